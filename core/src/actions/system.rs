@@ -1,0 +1,39 @@
+//! `get_version` and `get_current_time`: small actions that prove the path
+//! agent → gateway → SQL → extension works.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// `get_version` takes no arguments.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetVersionRequest {}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct GetVersionResponse {
+    /// Version of the `neotoma` extension installed in this database.
+    pub extension_version: String,
+    /// Version of the action catalog (changes whenever an action's contract changes).
+    pub catalog_version: String,
+    /// Version of the MCP contract (seed 000 section 8).
+    pub api_version: String,
+    /// Version of the MCP server (gateway) making the call, when known.
+    pub server_version: Option<String>,
+    /// `server_version` of Postgres.
+    pub postgres_version: String,
+}
+
+/// `get_current_time` takes no arguments.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetCurrentTimeRequest {}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct GetCurrentTimeResponse {
+    /// The database clock, ISO 8601 in UTC.
+    pub now: String,
+    /// Milliseconds since the Unix epoch.
+    pub unix_ms: i64,
+    /// Always "UTC".
+    pub timezone: String,
+}

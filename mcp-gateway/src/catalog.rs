@@ -1,0 +1,159 @@
+//! The tool list, built from `neotoma.action_catalog()` at start. Nothing here
+//! knows any action by name.
+
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// One action as the gateway needs it.
+#[derive(Clone, Debug)]
+pub struct Action {
+    pub name: String,
+    /// Schema-qualified function name, e.g. `neotoma.store`.
+    pub sql_function: String,
+    pub read_only: bool,
+    pub tool: Tool,
+}
+
+#[derive(Debug, Default)]
+pub struct Catalog {
+    pub version: String,
+    pub extension_version: String,
+    /// In catalog order.
+    pub actions: Vec<Arc<Action>>,
+    /// Canonical names and legacy aliases.
+    by_name: HashMap<String, Arc<Action>>,
+}
+
+/// `schema.function`, lower-case identifiers only: safe to put in SQL text.
+fn is_qualified_identifier(s: &str) -> bool {
+    let ident = |p: &str| {
+        !p.is_empty()
+            && !p.starts_with(|c: char| c.is_ascii_digit())
+            && p.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    };
+    matches!(s.split_once('.'), Some((a, b)) if ident(a) && ident(b))
+}
+
+fn object(v: &Value) -> Option<JsonObject> {
+    v.as_object().cloned()
+}
+
+impl Catalog {
+    /// Reads the JSON served by `neotoma.action_catalog()`.
+    pub fn from_json(v: &Value) -> anyhow::Result<Catalog> {
+        let mut catalog = Catalog {
+            version: v["catalog_version"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            extension_version: v["extension_version"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            ..Catalog::default()
+        };
+        let entries = v["actions"]
+            .as_array()
+            .ok_or_else(|| anyhow::anyhow!("action catalog has no `actions` array"))?;
+        for e in entries {
+            let name = e["name"]
+                .as_str()
+                .ok_or_else(|| anyhow::anyhow!("catalog entry without a name: {e}"))?
+                .to_string();
+            let input = object(&e["input_schema"])
+                .ok_or_else(|| anyhow::anyhow!("action {name} has no input schema"))?;
+            let ann = &e["annotations"];
+            let read_only = ann["read_only"].as_bool().unwrap_or(false);
+            let mut tool = Tool::new(
+                name.clone(),
+                e["description"].as_str().unwrap_or_default().to_string(),
+                Arc::new(input),
+            )
+            .with_annotations(
+                ToolAnnotations::with_title(e["title"].as_str().unwrap_or(&name))
+                    .read_only(read_only)
+                    .destructive(ann["destructive"].as_bool().unwrap_or(false))
+                    .idempotent(ann["idempotent"].as_bool().unwrap_or(false))
+                    .open_world(false),
+            );
+            if let Some(title) = e["title"].as_str() {
+                tool = tool.with_title(title);
+            }
+            if let Some(out) = object(&e["output_schema"]) {
+                tool = tool.with_raw_output_schema(Arc::new(out));
+            }
+            let sql_function = e["sql_function"].as_str().unwrap_or_default().to_string();
+            anyhow::ensure!(
+                is_qualified_identifier(&sql_function),
+                "action {name} has an unusable sql_function {sql_function:?}"
+            );
+            let action = Arc::new(Action {
+                sql_function,
+                name: name.clone(),
+                read_only,
+                tool,
+            });
+            for alias in e["aliases"].as_array().into_iter().flatten() {
+                if let Some(a) = alias.as_str() {
+                    catalog.by_name.insert(a.to_string(), action.clone());
+                }
+            }
+            catalog.by_name.insert(name, action.clone());
+            catalog.actions.push(action);
+        }
+        Ok(catalog)
+    }
+
+    /// The action called `name` (canonical or legacy).
+    pub fn get(&self, name: &str) -> Option<&Arc<Action>> {
+        self.by_name.get(name)
+    }
+
+    pub fn tools(&self) -> Vec<Tool> {
+        self.actions.iter().map(|a| a.tool.clone()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_tools_from_the_core_catalog() {
+        let json = neotoma_core::catalog::catalog_json("9.9.9");
+        let c = Catalog::from_json(&json).unwrap();
+        assert_eq!(c.extension_version, "9.9.9");
+        let v = c.get("get_version").expect("get_version");
+        assert!(v.read_only);
+        assert_eq!(v.sql_function, "neotoma.get_version");
+        let ann = v.tool.annotations.as_ref().unwrap();
+        assert_eq!(ann.read_only_hint, Some(true));
+        assert_eq!(ann.destructive_hint, Some(false));
+        assert!(v.tool.output_schema.is_some());
+        assert_eq!(c.tools().len(), c.actions.len());
+        assert!(c.get("no_such_action").is_none());
+    }
+
+    #[test]
+    fn refuses_sql_function_names_that_are_not_plain_identifiers() {
+        assert!(is_qualified_identifier("neotoma.store"));
+        for bad in [
+            "store",
+            "neotoma.store; drop table x",
+            "Neotoma.x",
+            "a.b.c",
+            "neotoma.",
+            "x.1a",
+        ] {
+            assert!(!is_qualified_identifier(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn refuses_a_catalog_without_actions() {
+        assert!(Catalog::from_json(&serde_json::json!({})).is_err());
+    }
+}

@@ -1,0 +1,176 @@
+//! The gateway's only contact with Neotoma: a pool of Postgres connections and
+//! one call per action, `SELECT neotoma.<action>($args)`, in one transaction,
+//! with the acting user set for that transaction.
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use neotoma_core::{ErrorCode, NeotomaError};
+use serde_json::Value;
+use std::time::Duration;
+use tokio_postgres::NoTls;
+use tokio_postgres::error::SqlState;
+use uuid::Uuid;
+
+/// How long the gateway waits for a free connection or a new one.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+#[derive(Clone)]
+pub struct Database {
+    pool: Pool,
+    statement_timeout: Duration,
+}
+
+/// Settings for [`Database::connect`].
+pub struct DatabaseOptions {
+    pub url: String,
+    pub pool_size: usize,
+    pub statement_timeout: Duration,
+    /// Reported by `get_version` as `server_version`.
+    pub server_version: String,
+}
+
+impl Database {
+    /// Builds the pool. Connections are made lazily; call [`Database::ping`]
+    /// to check the database is there.
+    pub fn connect(opts: &DatabaseOptions) -> anyhow::Result<Self> {
+        let mut pg: tokio_postgres::Config = opts.url.parse()?;
+        pg.application_name("neotoma-mcp");
+        pg.connect_timeout(CONNECT_TIMEOUT);
+        // statement_timeout bounds every call; neotoma.server_version lets
+        // get_version report the gateway's version.
+        pg.options(format!(
+            "-c statement_timeout={} -c neotoma.server_version={}",
+            opts.statement_timeout.as_millis(),
+            opts.server_version
+        ));
+        let manager = Manager::from_config(
+            pg,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(opts.pool_size.max(1))
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(CONNECT_TIMEOUT))
+            .create_timeout(Some(CONNECT_TIMEOUT))
+            .recycle_timeout(Some(CONNECT_TIMEOUT))
+            .build()?;
+        Ok(Database {
+            pool,
+            statement_timeout: opts.statement_timeout,
+        })
+    }
+
+    /// Runs a query that returns one jsonb value.
+    pub async fn query_json(&self, sql: &str) -> Result<Value, NeotomaError> {
+        let client = self.pool.get().await.map_err(unavailable)?;
+        let row = client
+            .query_one(sql, &[])
+            .await
+            .map_err(|e| map_pg_error(e, ErrorCode::DbQueryFailed))?;
+        row.try_get::<_, Value>(0)
+            .map_err(|e| map_pg_error(e, ErrorCode::DbQueryFailed))
+    }
+
+    /// Runs `sql_function(args)` as `user`, in one transaction (a single
+    /// statement in autocommit mode: the user is set with `set_config(..,
+    /// true)`, which lasts exactly that transaction).
+    pub async fn call(
+        &self,
+        sql_function: &str,
+        user: Option<Uuid>,
+        args: &Value,
+        write: bool,
+    ) -> Result<Value, NeotomaError> {
+        let fallback = if write {
+            ErrorCode::DbInsertFailed
+        } else {
+            ErrorCode::DbQueryFailed
+        };
+        let sql = format!(
+            "SELECT {sql_function}($2::jsonb) \
+             FROM (SELECT set_config('neotoma.user_id', $1, true)) AS acting_user"
+        );
+        let user = user.map(|u| u.to_string()).unwrap_or_default();
+        let work = async {
+            let client = self.pool.get().await.map_err(unavailable)?;
+            let statement = client
+                .prepare_cached(&sql)
+                .await
+                .map_err(|e| map_pg_error(e, fallback))?;
+            let row = client
+                .query_one(&statement, &[&user, args])
+                .await
+                .map_err(|e| map_pg_error(e, fallback))?;
+            row.try_get::<_, Value>(0)
+                .map_err(|e| map_pg_error(e, fallback))
+        };
+        // Postgres' statement_timeout ends a slow call; this is the backstop
+        // for a connection that stops answering altogether.
+        match tokio::time::timeout(self.statement_timeout + CONNECT_TIMEOUT * 2, work).await {
+            Ok(result) => result,
+            Err(_) => Err(timeout_error(format!(
+                "no answer within {} ms",
+                (self.statement_timeout + CONNECT_TIMEOUT * 2).as_millis()
+            ))),
+        }
+    }
+}
+
+fn unavailable(e: deadpool_postgres::PoolError) -> NeotomaError {
+    NeotomaError::new(
+        ErrorCode::ServiceUnavailable,
+        "the database is unreachable; retry shortly",
+    )
+    .with("reason", e.to_string())
+    .with("retryable", true)
+}
+
+fn timeout_error(reason: String) -> NeotomaError {
+    NeotomaError::new(
+        ErrorCode::DbQueryFailed,
+        "the action timed out and was cancelled; retry, or narrow the request (smaller limit or batch)",
+    )
+    .with("reason", reason)
+    .with("retryable", true)
+}
+
+/// Maps a Postgres failure to the seed's error codes: an NT001 error carries
+/// the action's own envelope; anything else becomes `fallback` (or
+/// `SERVICE_UNAVAILABLE` when the connection itself failed).
+pub fn map_pg_error(e: tokio_postgres::Error, fallback: ErrorCode) -> NeotomaError {
+    let Some(db) = e.as_db_error() else {
+        return NeotomaError::new(
+            ErrorCode::ServiceUnavailable,
+            "lost the connection to the database; retry shortly",
+        )
+        .with("reason", e.to_string())
+        .with("retryable", true);
+    };
+    if db.code().code() == neotoma_core::error::SQLSTATE
+        && let Some(err) = db
+            .detail()
+            .and_then(|d| serde_json::from_str::<Value>(d).ok())
+            .and_then(|v| NeotomaError::from_json(&v))
+    {
+        return err;
+    }
+    if *db.code() == SqlState::QUERY_CANCELED {
+        return timeout_error(db.message().to_string());
+    }
+    if *db.code() == SqlState::UNDEFINED_FUNCTION || *db.code() == SqlState::INVALID_SCHEMA_NAME {
+        return NeotomaError::new(
+            ErrorCode::ServiceUnavailable,
+            "the neotoma extension is missing or older than this gateway; run CREATE EXTENSION neotoma / ALTER EXTENSION neotoma UPDATE",
+        )
+        .with("sqlstate", db.code().code());
+    }
+    let retryable = matches!(
+        db.code().code().get(..2),
+        Some("40") | Some("53") | Some("57") | Some("08")
+    );
+    NeotomaError::new(fallback, format!("database error: {}", db.message()))
+        .with("sqlstate", db.code().code())
+        .with("retryable", retryable)
+}

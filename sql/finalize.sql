@@ -1,0 +1,43 @@
+-- Runs last in CREATE EXTENSION neotoma, after the Rust functions exist.
+
+-- Creates one SQL function per action of the catalog (and per legacy alias):
+--   neotoma.<action>(args jsonb DEFAULT '{}') RETURNS jsonb
+-- Each calls the Rust dispatcher and turns an error result into a raised
+-- NT001 error carrying the envelope, so the whole action is one transaction.
+CREATE FUNCTION neotoma._install_action_functions() RETURNS integer
+LANGUAGE plpgsql AS $install$
+DECLARE
+  a jsonb;
+  fn text;
+  n integer := 0;
+BEGIN
+  FOR a IN SELECT value FROM jsonb_array_elements(neotoma.action_catalog()->'actions') LOOP
+    FOR fn IN SELECT a->>'name' UNION ALL SELECT jsonb_array_elements_text(a->'aliases') LOOP
+      EXECUTE format($f$
+        CREATE OR REPLACE FUNCTION neotoma.%I(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+        LANGUAGE plpgsql VOLATILE AS $body$
+        DECLARE r jsonb := neotoma._invoke(%L, args);
+        BEGIN
+          IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+          RETURN r->'ok';
+        END $body$$f$, fn, fn);
+      EXECUTE format('COMMENT ON FUNCTION neotoma.%I(jsonb) IS %L', fn,
+        CASE WHEN fn = a->>'name' THEN a->>'description'
+             ELSE format('Legacy name of neotoma.%s: %s', a->>'name', a->>'description') END);
+      n := n + 1;
+    END LOOP;
+  END LOOP;
+  RETURN n;
+END $install$;
+
+SELECT neotoma._install_action_functions();
+
+-- Everyone may use the schema; row level security decides which rows.
+GRANT USAGE ON SCHEMA neotoma TO PUBLIC;
+GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA neotoma TO PUBLIC;
+GRANT UPDATE, DELETE ON neotoma.entities, neotoma.entity_snapshots, neotoma.entity_identifiers,
+  neotoma.interpretation_runs, neotoma.raw_fragments, neotoma.entity_schemas TO PUBLIC;
+
+COMMENT ON SCHEMA neotoma IS
+  'Neotoma: a memory for AI agents. One function per action (neotoma.<action>(jsonb)); '
+  'see neotoma.action_catalog().';

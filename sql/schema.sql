@@ -1,0 +1,233 @@
+-- Neotoma: the truth model's tables, installed by CREATE EXTENSION neotoma
+-- (the schema `neotoma` itself comes from the control file).
+--
+-- Rules (see docs/architecture.md):
+--  * every table has user_id; primary and unique keys lead with it;
+--  * row level security is enabled and forced on every table: a session sees
+--    the rows of neotoma.current_user_id() only (superusers bypass RLS);
+--  * sources and observations are append-only; snapshots are derived data.
+
+-- Raises a Neotoma action error: SQLSTATE NT001, message "CODE: message",
+-- detail = the envelope body {code, message, details} as JSON.
+CREATE FUNCTION neotoma._raise(err jsonb) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION USING
+    ERRCODE = 'NT001',
+    MESSAGE = format('%s: %s', err->>'code', err->>'message'),
+    DETAIL = err::text,
+    HINT = 'The detail is the Neotoma error envelope {code, message, details} as JSON.';
+END $$;
+
+-- The user this session acts for: the GUC neotoma.user_id (set by the MCP
+-- gateway per transaction, or by a SQL session with SET), else Supabase's
+-- auth.uid() when an `auth` schema provides it, else NULL (a trusted session
+-- that names the user with each action's user_id argument).
+CREATE FUNCTION neotoma.current_user_id() RETURNS uuid
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  v text := current_setting('neotoma.user_id', true);
+  u uuid;
+BEGIN
+  IF v IS NOT NULL AND v <> '' THEN
+    IF v !~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN
+      PERFORM neotoma._raise(jsonb_build_object(
+        'code', 'VALIDATION_ERROR',
+        'message', 'the setting neotoma.user_id is not a UUID',
+        'details', jsonb_build_object('field', 'neotoma.user_id')));
+    END IF;
+    RETURN v::uuid;
+  END IF;
+  IF to_regprocedure('auth.uid()') IS NOT NULL THEN
+    EXECUTE 'SELECT auth.uid()' INTO u;
+    RETURN u;
+  END IF;
+  RETURN NULL;
+END $$;
+
+COMMENT ON FUNCTION neotoma.current_user_id() IS
+  'The user this session acts for: GUC neotoma.user_id, else auth.uid() (Supabase), else NULL.';
+
+-- The nil UUID stands for "every user" in the schema registry (global schemas).
+CREATE FUNCTION neotoma.global_user_id() RETURNS uuid
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT '00000000-0000-0000-0000-000000000000'::uuid $$;
+
+-- Source material: what was stored, content-addressed per user.
+CREATE TABLE neotoma.sources (
+  user_id          uuid        NOT NULL,
+  id               uuid        NOT NULL,
+  content_hash     text        NOT NULL,
+  source_type      text        NOT NULL CHECK (source_type IN ('structured', 'file', 'correction', 'relationship', 'migration')),
+  mime_type        text,
+  original_filename text,
+  file_size        bigint,
+  storage_path     text,
+  content          jsonb,
+  source_priority  integer     NOT NULL DEFAULT 100,
+  provenance       jsonb       NOT NULL DEFAULT '{}',
+  created_at       timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (user_id, id),
+  UNIQUE (user_id, content_hash)
+);
+
+-- Interpretation runs: how observations were obtained from a source
+-- (structured input is a run of the `structured` interpreter).
+CREATE TABLE neotoma.interpretation_runs (
+  user_id              uuid        NOT NULL,
+  id                   uuid        NOT NULL,
+  source_id            uuid        NOT NULL,
+  interpreter          text        NOT NULL,
+  config               jsonb       NOT NULL DEFAULT '{}',
+  status               text        NOT NULL CHECK (status IN ('running', 'completed', 'failed', 'skipped')),
+  entities_created     integer     NOT NULL DEFAULT 0,
+  observations_created integer     NOT NULL DEFAULT 0,
+  unknown_fields_count integer     NOT NULL DEFAULT 0,
+  error                jsonb,
+  started_at           timestamptz NOT NULL DEFAULT now(),
+  finished_at          timestamptz,
+  PRIMARY KEY (user_id, id),
+  FOREIGN KEY (user_id, source_id) REFERENCES neotoma.sources (user_id, id)
+);
+CREATE INDEX interpretation_runs_source ON neotoma.interpretation_runs (user_id, source_id);
+
+-- Entities: the things observations are about. The id is derived from
+-- (user, type, normalised identity); a merged entity keeps its row and points
+-- at the entity it was merged into.
+CREATE TABLE neotoma.entities (
+  user_id        uuid        NOT NULL,
+  id             text        NOT NULL,
+  entity_type    text        NOT NULL,
+  canonical_name text        NOT NULL,
+  identity_key   text        NOT NULL,
+  merged_into    text,
+  merged_at      timestamptz,
+  created_at     timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (user_id, id)
+);
+CREATE INDEX entities_type ON neotoma.entities (user_id, entity_type);
+CREATE INDEX entities_merged_into ON neotoma.entities (user_id, merged_into) WHERE merged_into IS NOT NULL;
+
+-- Observations: immutable facts one source gave about one entity.
+CREATE TABLE neotoma.observations (
+  user_id               uuid        NOT NULL,
+  id                    uuid        NOT NULL,
+  entity_id             text        NOT NULL,
+  entity_type           text        NOT NULL,
+  schema_version        text        NOT NULL,
+  source_id             uuid        NOT NULL,
+  interpretation_run_id uuid,
+  kind                  text        NOT NULL DEFAULT 'store' CHECK (kind IN ('store', 'correction', 'interpretation', 'migration')),
+  observed_at           timestamptz NOT NULL,
+  specificity_score     double precision NOT NULL DEFAULT 0,
+  source_priority       integer     NOT NULL DEFAULT 100,
+  fields                jsonb       NOT NULL,
+  created_at            timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (user_id, id),
+  FOREIGN KEY (user_id, entity_id) REFERENCES neotoma.entities (user_id, id),
+  FOREIGN KEY (user_id, source_id) REFERENCES neotoma.sources (user_id, id)
+);
+CREATE INDEX observations_entity ON neotoma.observations (user_id, entity_id, observed_at DESC, id);
+CREATE INDEX observations_source ON neotoma.observations (user_id, source_id);
+
+-- Entity snapshots: the reducer's output, maintained by a trigger on
+-- observations and reproducible from them (neotoma.verify()).
+CREATE TABLE neotoma.entity_snapshots (
+  user_id             uuid        NOT NULL,
+  entity_id           text        NOT NULL,
+  entity_type         text        NOT NULL,
+  schema_version      text        NOT NULL,
+  snapshot            jsonb       NOT NULL,
+  provenance          jsonb       NOT NULL,
+  field_provenance    jsonb       NOT NULL,
+  reducer_state       jsonb       NOT NULL,
+  observation_count   bigint      NOT NULL,
+  last_observation_at timestamptz,
+  computed_at         timestamptz,
+  PRIMARY KEY (user_id, entity_id),
+  FOREIGN KEY (user_id, entity_id) REFERENCES neotoma.entities (user_id, id)
+);
+
+-- Normalised identifiers of each entity (its identity fields' values in the
+-- current snapshot), for retrieve_entity_by_identifier.
+CREATE TABLE neotoma.entity_identifiers (
+  user_id   uuid NOT NULL,
+  entity_id text NOT NULL,
+  field     text NOT NULL,
+  value     text NOT NULL,
+  PRIMARY KEY (user_id, entity_id, field, value),
+  FOREIGN KEY (user_id, entity_id) REFERENCES neotoma.entities (user_id, id)
+);
+CREATE INDEX entity_identifiers_value ON neotoma.entity_identifiers (user_id, value);
+
+-- Fields a source gave that the entity's schema does not have: kept, never
+-- dropped, ready to be promoted into the schema.
+CREATE TABLE neotoma.raw_fragments (
+  user_id                 uuid        NOT NULL,
+  id                      uuid        NOT NULL,
+  source_id               uuid        NOT NULL,
+  entity_id               text,
+  observation_id          uuid,
+  interpretation_run_id   uuid,
+  entity_type             text        NOT NULL,
+  fragment_key            text        NOT NULL,
+  fragment_value          jsonb       NOT NULL,
+  inferred_type           text        NOT NULL,
+  migrated_at             timestamptz,
+  migrated_observation_id uuid,
+  created_at              timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (user_id, id),
+  FOREIGN KEY (user_id, source_id) REFERENCES neotoma.sources (user_id, id)
+);
+CREATE INDEX raw_fragments_key ON neotoma.raw_fragments (user_id, entity_type, fragment_key);
+CREATE INDEX raw_fragments_entity ON neotoma.raw_fragments (user_id, entity_id);
+
+-- The schema registry: versioned entity schemas, global (user_id = nil UUID)
+-- or user-specific; at most one active version per (scope, entity type).
+CREATE TABLE neotoma.entity_schemas (
+  user_id        uuid        NOT NULL,
+  id             uuid        NOT NULL,
+  entity_type    text        NOT NULL,
+  schema_version text        NOT NULL,
+  description    text        NOT NULL DEFAULT '',
+  definition     jsonb       NOT NULL,
+  active         boolean     NOT NULL DEFAULT false,
+  created_at     timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (user_id, id),
+  UNIQUE (user_id, entity_type, schema_version)
+);
+CREATE UNIQUE INDEX entity_schemas_one_active ON neotoma.entity_schemas (user_id, entity_type) WHERE active;
+
+-- Row level security: every table, forced so that table owners obey it too.
+DO $$
+DECLARE t text;
+BEGIN
+  FOREACH t IN ARRAY ARRAY['sources', 'interpretation_runs', 'entities', 'observations',
+                           'entity_snapshots', 'entity_identifiers', 'raw_fragments'] LOOP
+    EXECUTE format('ALTER TABLE neotoma.%I ENABLE ROW LEVEL SECURITY', t);
+    EXECUTE format('ALTER TABLE neotoma.%I FORCE ROW LEVEL SECURITY', t);
+    EXECUTE format('CREATE POLICY %I ON neotoma.%I USING (user_id = (SELECT neotoma.current_user_id())) '
+                   'WITH CHECK (user_id = (SELECT neotoma.current_user_id()))', t || '_own_rows', t);
+  END LOOP;
+END $$;
+
+-- Schemas: everyone reads the global ones and their own; writes go to either.
+ALTER TABLE neotoma.entity_schemas ENABLE ROW LEVEL SECURITY;
+ALTER TABLE neotoma.entity_schemas FORCE ROW LEVEL SECURITY;
+CREATE POLICY entity_schemas_visible ON neotoma.entity_schemas
+  USING (user_id IN (neotoma.global_user_id(), (SELECT neotoma.current_user_id())))
+  WITH CHECK (user_id IN (neotoma.global_user_id(), (SELECT neotoma.current_user_id())));
+
+-- Sources and observations are append-only.
+CREATE FUNCTION neotoma._refuse_change() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM neotoma._raise(jsonb_build_object(
+    'code', 'VALIDATION_ERROR',
+    'message', format('%s is append-only: %s is not allowed', TG_TABLE_NAME, TG_OP),
+    'details', jsonb_build_object('table', TG_TABLE_NAME, 'operation', TG_OP)));
+  RETURN NULL;
+END $$;
+CREATE TRIGGER observations_append_only BEFORE UPDATE OR DELETE ON neotoma.observations
+  FOR EACH ROW EXECUTE FUNCTION neotoma._refuse_change();
+CREATE TRIGGER sources_append_only BEFORE UPDATE OR DELETE ON neotoma.sources
+  FOR EACH ROW EXECUTE FUNCTION neotoma._refuse_change();

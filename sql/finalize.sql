@@ -32,6 +32,31 @@ END $install$;
 
 SELECT neotoma._install_action_functions();
 
+-- The seeded entity schemas (global, active).
+INSERT INTO neotoma.entity_schemas (user_id, id, entity_type, schema_version, description, definition, active)
+SELECT neotoma.global_user_id(), (s->>'id')::uuid, s->>'entity_type', s->>'schema_version',
+       s->>'description', s->'definition', true
+FROM jsonb_array_elements(neotoma._builtin_schemas()) AS s;
+
+-- Snapshots follow observations: every statement that inserts observations
+-- folds them into their entities' snapshots (and identifiers) before it ends.
+CREATE FUNCTION neotoma._observations_inserted() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM neotoma._apply_observations((
+    SELECT jsonb_agg(jsonb_build_object(
+             'user_id', n.user_id, 'id', n.id, 'entity_id', n.entity_id,
+             'source_id', n.source_id, 'observed_at', neotoma._micros(n.observed_at),
+             'source_priority', n.source_priority, 'specificity_score', n.specificity_score,
+             'fields', n.fields)
+           ORDER BY n.user_id, n.entity_id, n.id)
+    FROM new_observations n));
+  RETURN NULL;
+END $$;
+CREATE TRIGGER observations_reduce AFTER INSERT ON neotoma.observations
+  REFERENCING NEW TABLE AS new_observations
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma._observations_inserted();
+
 -- Everyone may use the schema; row level security decides which rows.
 GRANT USAGE ON SCHEMA neotoma TO PUBLIC;
 GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA neotoma TO PUBLIC;

@@ -52,6 +52,15 @@ COMMENT ON FUNCTION neotoma.current_user_id() IS
 CREATE FUNCTION neotoma.global_user_id() RETURNS uuid
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT '00000000-0000-0000-0000-000000000000'::uuid $$;
 
+-- Timestamps cross the Rust boundary as microseconds since the epoch (exact)
+-- and leave in responses as ISO 8601 UTC text.
+CREATE FUNCTION neotoma._micros(ts timestamptz) RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT (extract(epoch FROM ts) * 1000000)::bigint $$;
+CREATE FUNCTION neotoma._from_micros(us bigint) RETURNS timestamptz
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 'epoch'::timestamptz + us * interval '1 microsecond' $$;
+CREATE FUNCTION neotoma._iso(ts timestamptz) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') $$;
+
 -- Source material: what was stored, content-addressed per user.
 CREATE TABLE neotoma.sources (
   user_id          uuid        NOT NULL,
@@ -124,7 +133,8 @@ CREATE TABLE neotoma.observations (
   created_at            timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (user_id, id),
   FOREIGN KEY (user_id, entity_id) REFERENCES neotoma.entities (user_id, id),
-  FOREIGN KEY (user_id, source_id) REFERENCES neotoma.sources (user_id, id)
+  FOREIGN KEY (user_id, source_id) REFERENCES neotoma.sources (user_id, id),
+  FOREIGN KEY (user_id, interpretation_run_id) REFERENCES neotoma.interpretation_runs (user_id, id)
 );
 CREATE INDEX observations_entity ON neotoma.observations (user_id, entity_id, observed_at DESC, id);
 CREATE INDEX observations_source ON neotoma.observations (user_id, source_id);

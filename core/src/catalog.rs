@@ -2,7 +2,7 @@
 //! client needs to call it. The gateway builds its tool list from this (read
 //! through `neotoma.action_catalog()`), so adding an action never touches it.
 
-use crate::actions::system;
+use crate::actions::{entities, store, system};
 use crate::canonical::{canonical_json, sha256_hex};
 use crate::request::schema_for;
 use serde_json::{json, Value};
@@ -77,6 +77,128 @@ pub fn actions() -> Vec<ActionSpec> {
             output_schema: Some(schema_for::<system::GetCurrentTimeResponse>),
             read_only: true,
             idempotent: false,
+            destructive: false,
+            aliases: &[],
+        },
+        ActionSpec {
+            name: "store",
+            title: "Store source material",
+            description: "Store what you learned. Structured: `entities`, an array of objects each \
+                with an `entity_type` (call list_entity_types first to pick it) and ALL the fields \
+                of the source data; fields the schema lacks are kept in raw_fragments \
+                (`unknown_fields_count`). Unstructured: `file_content` (base64) or `file_path` with \
+                `mime_type`, interpreted by the server (do not extract fields yourself). Content is \
+                hashed: storing the same content again returns the same source_id with \
+                `deduplicated: true` and creates nothing. The same real-world thing stored twice \
+                (same identity fields, e.g. an invoice number and vendor, a person's e-mail) lands \
+                on one entity. Returns {source_id, content_hash, deduplicated, interpretation, \
+                entities:[{entity_id, entity_type, observation_id}], unknown_fields_count}.",
+            input_schema: schema_for::<store::StoreRequest>,
+            output_schema: Some(schema_for::<store::StoreResponse>),
+            read_only: false,
+            idempotent: true,
+            destructive: false,
+            aliases: &["ingest", "ingest_structured"],
+        },
+        ActionSpec {
+            name: "retrieve_entity_snapshot",
+            title: "Retrieve entity snapshot",
+            description: "Get the current truth about one entity: its snapshot (field → value) \
+                computed by the reducer from all its observations, with provenance for every field \
+                (which observation and source it came from). Pass `at` (ISO 8601) for the snapshot \
+                as it was at that time. A merged entity redirects to the entity it was merged into \
+                (`redirected_from`).",
+            input_schema: schema_for::<entities::RetrieveEntitySnapshotRequest>,
+            output_schema: Some(schema_for::<entities::EntitySnapshotResponse>),
+            read_only: true,
+            idempotent: true,
+            destructive: false,
+            aliases: &["get_entity_snapshot"],
+        },
+        ActionSpec {
+            name: "list_observations",
+            title: "List observations",
+            description: "List the observations (what each source said) about one entity, newest \
+                first, with their fields, source, priority and specificity. Use it to see how a \
+                snapshot was built or what changed. Paginated with limit/offset; returns \
+                {observations, total, limit, offset}.",
+            input_schema: schema_for::<entities::ListObservationsRequest>,
+            output_schema: Some(schema_for::<entities::ListObservationsResponse>),
+            read_only: true,
+            idempotent: true,
+            destructive: false,
+            aliases: &[],
+        },
+        ActionSpec {
+            name: "retrieve_field_provenance",
+            title: "Retrieve field provenance",
+            description: "Explain one field of an entity's snapshot: its value, the observation \
+                that supplied it (priority, specificity, time), the source material it came from \
+                and the interpretation run, if any. Use it to answer 'where does this come from?'.",
+            input_schema: schema_for::<entities::RetrieveFieldProvenanceRequest>,
+            output_schema: Some(schema_for::<entities::RetrieveFieldProvenanceResponse>),
+            read_only: true,
+            idempotent: true,
+            destructive: false,
+            aliases: &["get_field_provenance"],
+        },
+        ActionSpec {
+            name: "retrieve_entities",
+            title: "Retrieve entities",
+            description: "List entities, optionally of one `entity_type`, most recently observed \
+                first, with their snapshots (include_snapshots, default true). Merged entities are \
+                left out unless include_merged. Paginated with limit (max 1000) and offset; returns \
+                {entities:[{id, entity_type, canonical_name, snapshot, observation_count, \
+                last_observation_at}], total, excluded_merged}.",
+            input_schema: schema_for::<entities::RetrieveEntitiesRequest>,
+            output_schema: Some(schema_for::<entities::RetrieveEntitiesResponse>),
+            read_only: true,
+            idempotent: true,
+            destructive: false,
+            aliases: &[],
+        },
+        ActionSpec {
+            name: "retrieve_entity_by_identifier",
+            title: "Find entity by identifier",
+            description: "Find entities by something that identifies them: a name, e-mail, phone \
+                number, web site, invoice number… The identifier is normalised (case, spaces, \
+                phone and URL forms) and matched against the identity fields of every entity, \
+                optionally of one entity_type; when nothing matches exactly, partial matches are \
+                returned (match_type tells which).",
+            input_schema: schema_for::<entities::RetrieveEntityByIdentifierRequest>,
+            output_schema: Some(schema_for::<entities::RetrieveEntityByIdentifierResponse>),
+            read_only: true,
+            idempotent: true,
+            destructive: false,
+            aliases: &["get_entity_by_identifier"],
+        },
+        ActionSpec {
+            name: "list_entity_types",
+            title: "List entity types",
+            description: "List the entity types you can store, with their fields (type, required), \
+                identity fields and schema version. Call it before `store` to choose the \
+                entity_type. With `keyword`, types are ranked by matches in their names, \
+                descriptions and field names (e.g. 'bill' finds invoice), falling back to fuzzy \
+                similarity when nothing matches.",
+            input_schema: schema_for::<entities::ListEntityTypesRequest>,
+            output_schema: Some(schema_for::<entities::ListEntityTypesResponse>),
+            read_only: true,
+            idempotent: true,
+            destructive: false,
+            aliases: &[],
+        },
+        ActionSpec {
+            name: "correct",
+            title: "Correct a field",
+            description: "Fix one field of an entity: records a correction observation (priority \
+                1000) that wins over every other observation immediately and stays the truth \
+                until corrected again; nothing is deleted. Give entity_id, its entity_type, the \
+                schema field and the right value (null clears it). Returns the correction's \
+                observation_id.",
+            input_schema: schema_for::<entities::CorrectRequest>,
+            output_schema: Some(schema_for::<entities::CorrectResponse>),
+            read_only: false,
+            idempotent: true,
             destructive: false,
             aliases: &[],
         },

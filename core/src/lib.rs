@@ -7,7 +7,12 @@ pub mod actions;
 pub mod canonical;
 pub mod catalog;
 pub mod error;
+pub mod identity;
 pub mod ids;
+pub mod reducer;
 pub mod request;
+pub mod schema;
+pub mod time;
+pub mod typesearch;
 
 pub use error::{ErrorCode, NeotomaError, Result};

@@ -22,7 +22,16 @@ pub fn parse<T: DeserializeOwned>(args: &Value) -> Result<T> {
     serde_path_to_error::deserialize(args).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
-        let field = if path == "." { None } else { Some(path) };
+        // serde reports a missing field at the parent's path; name the field.
+        let missing = inner
+            .strip_prefix("missing field `")
+            .and_then(|rest| rest.split('`').next())
+            .map(str::to_string);
+        let field = match (path.as_str(), missing) {
+            (".", m) => m,
+            (p, Some(m)) => Some(format!("{p}.{m}")),
+            (p, None) => Some(p.to_string()),
+        };
         let message = match &field {
             Some(f) => format!("invalid argument `{f}`: {inner}"),
             None => format!("invalid arguments: {inner}"),
@@ -90,6 +99,7 @@ mod tests {
         assert!(e.message.contains("bogus"), "{}", e.message);
         let e = parse::<Example>(&json!({})).unwrap_err();
         assert!(e.message.contains("name"), "{}", e.message);
+        assert_eq!(e.details["field"], "name");
         let e = parse::<Example>(&json!([1])).unwrap_err();
         assert!(e.message.contains("array"), "{}", e.message);
     }

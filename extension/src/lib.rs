@@ -10,6 +10,8 @@ use pgrx::prelude::*;
 mod actions;
 mod catalog;
 mod db;
+mod registry;
+mod snapshots;
 mod tenancy;
 
 extension_sql_file!("../sql/schema.sql", name = "schema", bootstrap);

@@ -54,6 +54,18 @@ fn set_session_user(user: Option<Uuid>) -> Result<(), NeotomaError> {
     let value = user.map(|u| u.to_string()).unwrap_or_default();
     db::run(
         "SELECT set_config('neotoma.user_id', $1, true)",
-        &[value.into()],
+        &[db::Arg::Text(&value)],
     )
+}
+
+/// Like [`with_user`], for actions that also work without a user (they then
+/// see only what is global).
+pub fn with_optional_user<T>(
+    user_arg: Option<&str>,
+    body: impl FnOnce(Option<Uuid>) -> Result<T, NeotomaError>,
+) -> Result<T, NeotomaError> {
+    if user_arg.is_none() && established_user()?.is_none() {
+        return body(None);
+    }
+    with_user(user_arg, |u| body(Some(u)))
 }

@@ -1,3 +1,6 @@
 //! Request and response types of every action, one module per concern.
 
+pub mod common;
+pub mod entities;
+pub mod store;
 pub mod system;

@@ -4,13 +4,24 @@
 use neotoma_core::NeotomaError;
 use serde_json::Value;
 
+mod entities;
+mod store;
 mod system;
+mod types;
 
 /// Runs the action `name` (a canonical catalog name).
 pub fn dispatch(name: &str, args: &Value) -> Result<Value, NeotomaError> {
     match name {
         "get_version" => system::get_version(args),
         "get_current_time" => system::get_current_time(args),
+        "store" => store::store(args),
+        "retrieve_entity_snapshot" => entities::retrieve_entity_snapshot(args),
+        "list_observations" => entities::list_observations(args),
+        "retrieve_field_provenance" => entities::retrieve_field_provenance(args),
+        "retrieve_entities" => entities::retrieve_entities(args),
+        "retrieve_entity_by_identifier" => entities::retrieve_entity_by_identifier(args),
+        "list_entity_types" => types::list_entity_types(args),
+        "correct" => entities::correct(args),
         other => Err(NeotomaError::new(
             neotoma_core::ErrorCode::ServiceUnavailable,
             format!("action `{other}` is in the catalog but this build has no handler for it"),

@@ -21,3 +21,10 @@ END $$;
 -- The error code of a failed action (NULL when it succeeded).
 CREATE FUNCTION error_code(result jsonb) RETURNS text
 LANGUAGE sql AS $$ SELECT result->'error'->>'code' $$;
+
+-- An ordinary role: row level security applies to it (not to superusers).
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'neotoma_regress_agent') THEN
+    CREATE ROLE neotoma_regress_agent NOSUPERUSER NOBYPASSRLS;
+  END IF;
+END $$;

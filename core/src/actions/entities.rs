@@ -1,0 +1,259 @@
+//! Reading entities: snapshots, observations, provenance, listings, lookup by
+//! identifier; and `correct`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+type Object = Map<String, Value>;
+
+/// Snapshot of one entity, now or as of a past time.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetrieveEntitySnapshotRequest {
+    /// Entity id (`ent_…`).
+    pub entity_id: String,
+    /// ISO 8601 time: the snapshot as of then, from the observations observed up to it.
+    pub at: Option<String>,
+    /// Acting user (UUID); optional when the connection identifies the user.
+    pub user_id: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct EntitySnapshotResponse {
+    pub entity_id: String,
+    pub entity_type: String,
+    pub canonical_name: String,
+    pub schema_version: String,
+    /// Current truth: field → value.
+    pub snapshot: Object,
+    /// Field → id of the observation the value came from.
+    pub provenance: Object,
+    /// Field → {observation_id, source_id, observed_at, source_priority, specificity_score}.
+    pub field_provenance: Object,
+    /// Newest observed_at among the observations (the snapshot is a function of them).
+    pub computed_at: Option<String>,
+    pub observation_count: i64,
+    pub last_observation_at: Option<String>,
+    /// Present when the snapshot is as of a past time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
+    /// Present when the requested entity was merged into this one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redirected_from: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListObservationsRequest {
+    pub entity_id: String,
+    /// Max results (1–1000, default 100).
+    pub limit: Option<i64>,
+    /// Results to skip (default 0).
+    pub offset: Option<i64>,
+    pub user_id: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ObservationOut {
+    pub id: String,
+    pub entity_id: String,
+    pub entity_type: String,
+    pub schema_version: String,
+    pub source_id: String,
+    pub interpretation_run_id: Option<String>,
+    /// store, correction, interpretation or migration.
+    pub kind: String,
+    pub observed_at: String,
+    pub specificity_score: f64,
+    pub source_priority: i32,
+    pub fields: Object,
+    pub created_at: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ListObservationsResponse {
+    /// Newest first (observed_at DESC, then id).
+    pub observations: Vec<ObservationOut>,
+    pub total: i64,
+    pub limit: i64,
+    pub offset: i64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetrieveFieldProvenanceRequest {
+    pub entity_id: String,
+    /// Field of the snapshot.
+    pub field: String,
+    pub user_id: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct SourceObservationOut {
+    pub id: String,
+    pub source_id: String,
+    pub observed_at: String,
+    pub specificity_score: f64,
+    pub source_priority: i32,
+    pub kind: String,
+    pub interpretation_run_id: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct SourceMaterialOut {
+    pub id: String,
+    pub source_type: String,
+    pub mime_type: Option<String>,
+    pub original_filename: Option<String>,
+    pub content_hash: String,
+    pub file_urls: Vec<String>,
+    pub storage_path: Option<String>,
+    pub created_at: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct RetrieveFieldProvenanceResponse {
+    pub field: String,
+    pub value: Value,
+    pub source_observation: SourceObservationOut,
+    pub source_material: SourceMaterialOut,
+    /// The interpretation run that produced the observation, if any.
+    pub interpretation_run: Option<Object>,
+    pub observed_at: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetrieveEntitiesRequest {
+    /// Only entities of this type.
+    pub entity_type: Option<String>,
+    /// Acting user (UUID); optional when the connection identifies the user.
+    pub user_id: Option<String>,
+    /// Max results (1–1000, default 100).
+    pub limit: Option<i64>,
+    /// Results to skip (default 0).
+    pub offset: Option<i64>,
+    /// Include each entity's snapshot (default true).
+    pub include_snapshots: Option<bool>,
+    /// Include entities merged into others (default false).
+    pub include_merged: Option<bool>,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct EntitySummary {
+    pub id: String,
+    pub entity_type: String,
+    pub canonical_name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<Object>,
+    pub observation_count: i64,
+    pub last_observation_at: Option<String>,
+    /// Set on merged entities: where they went.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merged_into: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct RetrieveEntitiesResponse {
+    /// Most recently observed first, then by id.
+    pub entities: Vec<EntitySummary>,
+    pub total: i64,
+    /// True when merged entities were left out.
+    pub excluded_merged: bool,
+    pub limit: i64,
+    pub offset: i64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetrieveEntityByIdentifierRequest {
+    /// A name, e-mail, phone, web site, number… (normalised before matching).
+    pub identifier: String,
+    /// Only entities of this type.
+    pub entity_type: Option<String>,
+    pub user_id: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct IdentifiedEntity {
+    pub id: String,
+    pub entity_type: String,
+    pub canonical_name: String,
+    pub snapshot: Option<Object>,
+    /// Identity fields that matched.
+    pub matched_fields: Vec<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct RetrieveEntityByIdentifierResponse {
+    pub entities: Vec<IdentifiedEntity>,
+    pub total: i64,
+    /// "exact" (normalised equality), "partial" (substring, when nothing was exact) or "none".
+    pub match_type: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CorrectRequest {
+    /// Acting user (UUID); optional when the connection identifies the user.
+    pub user_id: Option<String>,
+    pub entity_id: String,
+    /// The entity's type (must match).
+    pub entity_type: String,
+    /// Schema field to correct.
+    pub field: String,
+    /// The right value (null clears the field).
+    pub value: Value,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct CorrectResponse {
+    pub observation_id: String,
+    pub entity_id: String,
+    pub field: String,
+    pub value: Value,
+    pub message: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListEntityTypesRequest {
+    /// Words to look for in type names, descriptions and field names.
+    pub keyword: Option<String>,
+    pub user_id: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct FieldSummary {
+    #[serde(rename = "type")]
+    pub field_type: String,
+    pub required: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct EntityTypeOut {
+    pub entity_type: String,
+    pub schema_version: String,
+    pub description: String,
+    pub field_names: Vec<String>,
+    pub field_summary: Map<String, Value>,
+    /// Fields that decide identity, in precedence order.
+    pub identity_fields: Vec<Value>,
+    /// "global" or "user".
+    pub scope: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub similarity_score: Option<f64>,
+    /// "keyword" (name, field or description contains it) or "similarity" (fuzzy fallback).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub match_type: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ListEntityTypesResponse {
+    pub entity_types: Vec<EntityTypeOut>,
+    pub total: i64,
+    pub keyword: Option<String>,
+    /// "all", "keyword_exact" or "similarity".
+    pub search_method: String,
+}

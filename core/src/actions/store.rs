@@ -1,0 +1,115 @@
+//! `store`: the unified action that stores source material.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+/// Largest structured payload one `store` accepts (canonical JSON bytes).
+pub const MAX_STRUCTURED_BYTES: usize = 4 * 1024 * 1024;
+/// Most entities one `store` accepts.
+pub const MAX_ENTITIES: usize = 1000;
+/// Default source priority of stored data.
+pub const DEFAULT_SOURCE_PRIORITY: i32 = 100;
+
+fn entities_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "array",
+        "minItems": 1,
+        "maxItems": MAX_ENTITIES,
+        "description": "Structured form: the entities to store. Each object has `entity_type` (see \
+            list_entity_types) and its fields. Include ALL fields of the source data: fields \
+            the schema lacks are kept in raw_fragments, never dropped.",
+        "items": {
+            "type": "object",
+            "required": ["entity_type"],
+            "properties": {"entity_type": {"type": "string", "description": "e.g. invoice, person, note"}},
+            "additionalProperties": true
+        }
+    })
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StoreProvenance {
+    /// Ids of the sources this data was derived from.
+    #[serde(default)]
+    pub source_refs: Option<Vec<String>>,
+    /// When the data was extracted (ISO 8601); becomes the observations' observed_at.
+    pub extracted_at: String,
+    /// Version of what extracted it, e.g. "my-agent/1.2".
+    pub extractor_version: String,
+    /// Which agent stored it.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+}
+
+/// Store source material: structured entities (`entities`), or a file
+/// (`file_content` base64 or `file_path`, with `mime_type`).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StoreRequest {
+    /// User the material belongs to (UUID); optional when the connection already identifies the user.
+    pub user_id: Option<String>,
+    #[schemars(schema_with = "entities_schema")]
+    pub entities: Option<Vec<Value>>,
+    /// How much this source is trusted (default 100; corrections use 1000).
+    #[schemars(range(min = 0, max = 999))]
+    pub source_priority: Option<i32>,
+    /// Where the structured data came from.
+    pub provenance: Option<StoreProvenance>,
+    /// Unstructured form: the file's bytes, base64-encoded.
+    pub file_content: Option<String>,
+    /// Unstructured form: a path readable by the MCP server (alternative to file_content).
+    pub file_path: Option<String>,
+    /// MIME type of the file, e.g. application/pdf (detected when absent).
+    pub mime_type: Option<String>,
+    /// Original file name.
+    pub original_filename: Option<String>,
+    /// Interpret the file into entities now (default true).
+    pub interpret: Option<bool>,
+    /// Interpretation settings: provider, model_id, temperature, prompt_hash, code_version, feature_flags.
+    pub interpretation_config: Option<Map<String, Value>>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct InterpretationSummary {
+    pub run_id: String,
+    pub entities_created: u64,
+    pub observations_created: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct StoredEntity {
+    pub entity_id: String,
+    pub entity_type: String,
+    pub observation_id: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct StoreResponse {
+    /// Id of the source (same content → same id).
+    pub source_id: String,
+    /// SHA-256 of the content.
+    pub content_hash: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_size: Option<i64>,
+    /// True when this content was stored before: nothing new was created.
+    pub deduplicated: bool,
+    pub interpretation: Option<InterpretationSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entities: Option<Vec<StoredEntity>>,
+    /// Fields kept in raw_fragments because the schema lacks them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unknown_fields_count: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub related_entities: Option<Vec<Map<String, Value>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub related_relationships: Option<Vec<Map<String, Value>>>,
+}
+
+/// The canonical content of a structured store: what its hash is taken of.
+/// Only the entities count: the same entities stored again (with another
+/// timestamp or priority) are the same source.
+pub fn structured_content(entities: &[Value]) -> Value {
+    json!({ "entities": entities })
+}

@@ -1,0 +1,602 @@
+//! The reducer: folds an entity's observations into its snapshot.
+//!
+//! The result is a total function of the *set* of observations: every field is
+//! decided by a total order over candidate observations (strategy key, then the
+//! tie-breaker, then the other tie-breaker, then the observation id), so the
+//! order observations arrive in never changes the snapshot. That is what lets
+//! the database maintain snapshots incrementally (`apply` one observation to
+//! the stored state) and still agree with a full recomputation (`reduce`).
+//!
+//! Rules:
+//! * a correction (source priority >= 1000) beats every non-correction, for
+//!   every strategy ("corrections always win");
+//! * `last_write`: newest observed_at; `highest_priority`: highest source
+//!   priority; `most_specific`: highest specificity score;
+//! * `merge_array`: the de-duplicated union of the values given at the highest
+//!   source priority present (so a correction replaces an array), in order of
+//!   first appearance;
+//! * a field an observation does not carry is ignored; an explicit null clears
+//!   the field (it leaves the snapshot).
+
+use crate::schema::{MergePolicy, Strategy, TieBreaker};
+use crate::time::format_micros;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+/// Source priority of corrections.
+pub const CORRECTION_PRIORITY: i32 = 1000;
+
+/// One observation as the reducer sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Observation {
+    pub id: String,
+    pub source_id: String,
+    /// Microseconds since the epoch.
+    pub observed_at: i64,
+    pub source_priority: i32,
+    pub specificity_score: f64,
+    pub fields: Map<String, Value>,
+}
+
+/// Where a field's value came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    #[serde(rename = "o")]
+    pub observation_id: String,
+    #[serde(rename = "s")]
+    pub source_id: String,
+    #[serde(rename = "t")]
+    pub observed_at: i64,
+    #[serde(rename = "p")]
+    pub source_priority: i32,
+    #[serde(rename = "x")]
+    pub specificity_score: f64,
+}
+
+impl Provenance {
+    fn of(o: &Observation) -> Self {
+        Provenance {
+            observation_id: o.id.clone(),
+            source_id: o.source_id.clone(),
+            observed_at: o.observed_at,
+            source_priority: o.source_priority,
+            specificity_score: o.specificity_score,
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        json!({
+            "observation_id": self.observation_id,
+            "source_id": self.source_id,
+            "observed_at": format_micros(self.observed_at),
+            "source_priority": self.source_priority,
+            "specificity_score": self.specificity_score,
+        })
+    }
+
+    fn is_correction(&self) -> bool {
+        self.source_priority >= CORRECTION_PRIORITY
+    }
+}
+
+/// An element of a merged array and where it first appeared.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArrayItem {
+    #[serde(rename = "v")]
+    pub value: Value,
+    /// Canonical JSON of `value`: the de-duplication key.
+    #[serde(rename = "k")]
+    pub key: String,
+    /// Position in the observation's array, for a stable order.
+    #[serde(rename = "i")]
+    pub position: usize,
+    #[serde(rename = "by")]
+    pub prov: Provenance,
+}
+
+impl ArrayItem {
+    /// Order of first appearance: oldest observation, then id, then position.
+    fn order(&self, other: &Self) -> Ordering {
+        (
+            self.prov.observed_at,
+            &self.prov.observation_id,
+            self.position,
+        )
+            .cmp(&(
+                other.prov.observed_at,
+                &other.prov.observation_id,
+                other.position,
+            ))
+    }
+}
+
+/// The reducer's state for one field.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FieldState {
+    /// The winning candidate of a scalar strategy.
+    Value {
+        #[serde(rename = "v")]
+        value: Value,
+        #[serde(rename = "by")]
+        prov: Provenance,
+    },
+    /// `merge_array`: items given at `priority`, the highest seen.
+    Set {
+        priority: i32,
+        items: Vec<ArrayItem>,
+        /// The newest observation at `priority` (it may have added nothing).
+        #[serde(rename = "by")]
+        latest: Provenance,
+    },
+}
+
+/// The reducer's state for one entity: what is stored in
+/// `entity_snapshots.reducer_state`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct SnapshotState {
+    pub fields: BTreeMap<String, FieldState>,
+    pub observation_count: u64,
+    pub last_observation_at: Option<i64>,
+}
+
+/// Merge policies by field; fields not listed use the default (`last_write`).
+pub type Policies = BTreeMap<String, MergePolicy>;
+
+/// `Greater` when candidate `a` beats `b` under `policy`.
+pub fn compare(a: &Provenance, b: &Provenance, policy: MergePolicy) -> Ordering {
+    let observed = a.observed_at.cmp(&b.observed_at);
+    let priority = a.source_priority.cmp(&b.source_priority);
+    let primary = match policy.strategy {
+        Strategy::LastWrite => observed,
+        Strategy::HighestPriority | Strategy::MergeArray => priority,
+        Strategy::MostSpecific => a.specificity_score.total_cmp(&b.specificity_score),
+    };
+    let (first, second) = match policy.tie_breaker.unwrap_or_default() {
+        TieBreaker::ObservedAt => (observed, priority),
+        TieBreaker::SourcePriority => (priority, observed),
+    };
+    a.is_correction()
+        .cmp(&b.is_correction())
+        .then(primary)
+        .then(first)
+        .then(second)
+        // The smaller id wins the last tie, so the order is total.
+        .then_with(|| b.observation_id.cmp(&a.observation_id))
+}
+
+fn contribution(value: &Value) -> Vec<Value> {
+    match value {
+        Value::Null => vec![],
+        Value::Array(items) => items.clone(),
+        other => vec![other.clone()],
+    }
+}
+
+fn newer(a: &Provenance, b: &Provenance) -> bool {
+    (a.observed_at, &b.observation_id) > (b.observed_at, &a.observation_id)
+}
+
+fn merge_set(state: Option<FieldState>, prov: &Provenance, value: &Value) -> FieldState {
+    let mut fresh: Vec<ArrayItem> = Vec::new();
+    for (position, v) in contribution(value).into_iter().enumerate() {
+        let key = crate::canonical::canonical_json(&v);
+        if !fresh.iter().any(|i| i.key == key) {
+            fresh.push(ArrayItem {
+                value: v,
+                key,
+                position,
+                prov: prov.clone(),
+            });
+        }
+    }
+    match state {
+        Some(FieldState::Set {
+            priority,
+            mut items,
+            latest,
+        }) if priority == prov.source_priority => {
+            for item in fresh {
+                match items.iter_mut().find(|i| i.key == item.key) {
+                    Some(existing) if item.order(existing) == Ordering::Less => *existing = item,
+                    Some(_) => {}
+                    None => items.push(item),
+                }
+            }
+            items.sort_by(ArrayItem::order);
+            let latest = if newer(prov, &latest) {
+                prov.clone()
+            } else {
+                latest
+            };
+            FieldState::Set {
+                priority,
+                items,
+                latest,
+            }
+        }
+        Some(set @ FieldState::Set { priority, .. }) if priority > prov.source_priority => set,
+        // Higher priority than before (or no state, or a state of another
+        // strategy): this observation starts the set.
+        _ => FieldState::Set {
+            priority: prov.source_priority,
+            items: fresh,
+            latest: prov.clone(),
+        },
+    }
+}
+
+/// Adds one observation to `state`.
+pub fn apply(state: &mut SnapshotState, obs: &Observation, policies: &Policies) {
+    state.observation_count += 1;
+    state.last_observation_at = Some(
+        state
+            .last_observation_at
+            .map_or(obs.observed_at, |t| t.max(obs.observed_at)),
+    );
+    let prov = Provenance::of(obs);
+    for (field, value) in &obs.fields {
+        let policy = policies.get(field).copied().unwrap_or_default();
+        let current = state.fields.remove(field);
+        let next = match policy.strategy {
+            Strategy::MergeArray => merge_set(current, &prov, value),
+            _ => match current {
+                Some(FieldState::Value { value: v, prov: p })
+                    if compare(&prov, &p, policy) != Ordering::Greater =>
+                {
+                    FieldState::Value { value: v, prov: p }
+                }
+                _ => FieldState::Value {
+                    value: value.clone(),
+                    prov: prov.clone(),
+                },
+            },
+        };
+        state.fields.insert(field.clone(), next);
+    }
+}
+
+/// Folds every observation into a fresh state.
+pub fn reduce<'a>(
+    observations: impl IntoIterator<Item = &'a Observation>,
+    policies: &Policies,
+) -> SnapshotState {
+    let mut state = SnapshotState::default();
+    for o in observations {
+        apply(&mut state, o, policies);
+    }
+    state
+}
+
+/// What a snapshot shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rendered {
+    /// field → value (cleared fields are absent).
+    pub snapshot: Map<String, Value>,
+    /// field → observation id (the seed's `provenance`).
+    pub provenance: Map<String, Value>,
+    /// field → {observation_id, source_id, observed_at, source_priority,
+    /// specificity_score[, observation_ids]}.
+    pub field_provenance: Map<String, Value>,
+}
+
+pub fn render(state: &SnapshotState) -> Rendered {
+    let mut r = Rendered {
+        snapshot: Map::new(),
+        provenance: Map::new(),
+        field_provenance: Map::new(),
+    };
+    for (field, fs) in &state.fields {
+        match fs {
+            FieldState::Value { value, prov } => {
+                if value.is_null() {
+                    continue;
+                }
+                r.snapshot.insert(field.clone(), value.clone());
+                r.provenance
+                    .insert(field.clone(), Value::String(prov.observation_id.clone()));
+                r.field_provenance.insert(field.clone(), prov.to_json());
+            }
+            FieldState::Set { items, latest, .. } => {
+                if items.is_empty() {
+                    continue;
+                }
+                r.snapshot.insert(
+                    field.clone(),
+                    Value::Array(items.iter().map(|i| i.value.clone()).collect()),
+                );
+                r.provenance
+                    .insert(field.clone(), Value::String(latest.observation_id.clone()));
+                let mut contributors: Vec<&str> = items
+                    .iter()
+                    .map(|i| i.prov.observation_id.as_str())
+                    .collect();
+                contributors.dedup();
+                let mut p = latest.to_json();
+                p["observation_ids"] = json!(contributors);
+                r.field_provenance.insert(field.clone(), p);
+            }
+        }
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::Strategy;
+    use proptest::prelude::{
+        any, prop, prop_assert_eq, prop_oneof, proptest, Just, ProptestConfig,
+    };
+    use proptest::strategy::Strategy as _;
+
+    fn obs(id: &str, t: i64, priority: i32, spec: f64, fields: Value) -> Observation {
+        Observation {
+            id: id.to_string(),
+            source_id: format!("src-{id}"),
+            observed_at: t,
+            source_priority: priority,
+            specificity_score: spec,
+            fields: fields.as_object().unwrap().clone(),
+        }
+    }
+
+    fn policies(pairs: &[(&str, Strategy, Option<TieBreaker>)]) -> Policies {
+        pairs
+            .iter()
+            .map(|(f, s, t)| {
+                (
+                    f.to_string(),
+                    MergePolicy {
+                        strategy: *s,
+                        tie_breaker: *t,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    fn snap(state: &SnapshotState) -> Value {
+        Value::Object(render(state).snapshot)
+    }
+
+    #[test]
+    fn last_write_takes_the_newest() {
+        let o = [
+            obs("a", 1, 100, 0.1, json!({"x": 1})),
+            obs("b", 2, 50, 0.1, json!({"x": 2})),
+        ];
+        assert_eq!(snap(&reduce(&o, &Policies::new())), json!({"x": 2}));
+    }
+
+    #[test]
+    fn highest_priority_takes_the_most_trusted_source() {
+        let p = policies(&[("x", Strategy::HighestPriority, None)]);
+        let o = [
+            obs("a", 1, 100, 0.1, json!({"x": 1})),
+            obs("b", 2, 50, 0.1, json!({"x": 2})),
+        ];
+        assert_eq!(snap(&reduce(&o, &p)), json!({"x": 1}));
+    }
+
+    #[test]
+    fn most_specific_takes_the_most_detailed_observation() {
+        let p = policies(&[("x", Strategy::MostSpecific, None)]);
+        let o = [
+            obs("a", 1, 100, 0.9, json!({"x": 1})),
+            obs("b", 2, 100, 0.2, json!({"x": 2})),
+        ];
+        assert_eq!(snap(&reduce(&o, &p)), json!({"x": 1}));
+    }
+
+    #[test]
+    fn tie_breakers_then_id() {
+        // Same priority: observed_at decides by default...
+        let p = policies(&[("x", Strategy::HighestPriority, None)]);
+        let o = [
+            obs("a", 1, 100, 0.0, json!({"x": 1})),
+            obs("b", 2, 100, 0.0, json!({"x": 2})),
+        ];
+        assert_eq!(snap(&reduce(&o, &p)), json!({"x": 2}));
+        // ...source_priority as the tie-breaker of last_write...
+        let p = policies(&[("x", Strategy::LastWrite, Some(TieBreaker::SourcePriority))]);
+        let o = [
+            obs("a", 5, 200, 0.0, json!({"x": 1})),
+            obs("b", 5, 100, 0.0, json!({"x": 2})),
+        ];
+        assert_eq!(snap(&reduce(&o, &p)), json!({"x": 1}));
+        // ...and with everything equal the smaller id wins, whatever the order.
+        let o = [
+            obs("b", 5, 100, 0.0, json!({"x": "b"})),
+            obs("a", 5, 100, 0.0, json!({"x": "a"})),
+        ];
+        assert_eq!(snap(&reduce(&o, &Policies::new())), json!({"x": "a"}));
+        assert_eq!(
+            snap(&reduce(o.iter().rev(), &Policies::new())),
+            json!({"x": "a"})
+        );
+    }
+
+    #[test]
+    fn corrections_always_win() {
+        for strategy in [
+            Strategy::LastWrite,
+            Strategy::HighestPriority,
+            Strategy::MostSpecific,
+        ] {
+            let p = policies(&[("x", strategy, None)]);
+            let o = [
+                obs("fix", 1, CORRECTION_PRIORITY, 0.0, json!({"x": "fixed"})),
+                obs("later", 9, 900, 1.0, json!({"x": "wrong"})),
+            ];
+            assert_eq!(snap(&reduce(&o, &p)), json!({"x": "fixed"}), "{strategy:?}");
+        }
+    }
+
+    #[test]
+    fn merge_array_unions_at_the_highest_priority() {
+        let p = policies(&[("tags", Strategy::MergeArray, None)]);
+        let o = [
+            obs("a", 1, 100, 0.0, json!({"tags": ["x", "y"]})),
+            obs("b", 2, 100, 0.0, json!({"tags": ["y", "z"]})),
+            obs("c", 3, 50, 0.0, json!({"tags": ["low"]})),
+        ];
+        let s = reduce(&o, &p);
+        assert_eq!(snap(&s), json!({"tags": ["x", "y", "z"]}));
+        let fp = &render(&s).field_provenance["tags"];
+        assert_eq!(fp["observation_id"], "b");
+        assert_eq!(fp["observation_ids"], json!(["a", "b"]));
+        // A correction replaces the array instead of adding to it.
+        let mut with_fix = o.to_vec();
+        with_fix.push(obs(
+            "fix",
+            0,
+            CORRECTION_PRIORITY,
+            0.0,
+            json!({"tags": ["only"]}),
+        ));
+        assert_eq!(snap(&reduce(&with_fix, &p)), json!({"tags": ["only"]}));
+    }
+
+    #[test]
+    fn absent_fields_are_ignored_and_null_clears() {
+        let o = [
+            obs("a", 1, 100, 0.0, json!({"x": 1, "y": 1})),
+            obs("b", 2, 100, 0.0, json!({"y": null})),
+        ];
+        let s = reduce(&o, &Policies::new());
+        assert_eq!(snap(&s), json!({"x": 1}));
+        assert!(!render(&s).provenance.contains_key("y"));
+        assert_eq!(s.observation_count, 2);
+        assert_eq!(s.last_observation_at, Some(2));
+    }
+
+    #[test]
+    fn provenance_points_at_the_winning_observation() {
+        let o = [
+            obs("a", 1, 100, 0.5, json!({"x": 1, "y": 1})),
+            obs("b", 2, 100, 0.5, json!({"x": 2})),
+        ];
+        let r = render(&reduce(&o, &Policies::new()));
+        assert_eq!(r.provenance["x"], "b");
+        assert_eq!(r.provenance["y"], "a");
+        assert_eq!(r.field_provenance["y"]["source_id"], "src-a");
+        assert_eq!(r.field_provenance["y"]["source_priority"], 100);
+        assert_eq!(
+            r.field_provenance["y"]["observed_at"],
+            "1970-01-01T00:00:00.000001Z"
+        );
+    }
+
+    #[test]
+    fn state_survives_a_round_trip_through_json() {
+        let p = policies(&[("tags", Strategy::MergeArray, None)]);
+        let o = [obs(
+            "a",
+            1,
+            100,
+            0.5,
+            json!({"x": {"n": 1}, "tags": [1, 2]}),
+        )];
+        let s = reduce(&o, &p);
+        let back: SnapshotState =
+            serde_json::from_value(serde_json::to_value(&s).unwrap()).unwrap();
+        assert_eq!(back, s);
+    }
+
+    // Property: the snapshot is a function of the set of observations.
+    fn arb_observations() -> impl proptest::strategy::Strategy<Value = Vec<Observation>> {
+        let value = prop_oneof![
+            Just(Value::Null),
+            (0i64..3).prop_map(|n| json!(n)),
+            prop::sample::select(vec!["a", "b"]).prop_map(|s| json!(s)),
+            prop::collection::vec(0i64..4, 0..3).prop_map(|v| json!(v)),
+        ];
+        let fields = prop::collection::btree_map(
+            prop::sample::select(vec!["f1", "f2", "f3", "tags"]),
+            value,
+            0..4,
+        );
+        let one = (
+            0i64..4,
+            prop::sample::select(vec![50, 100, 1000]),
+            prop::sample::select(vec![0.0, 0.5, 1.0]),
+            fields,
+        );
+        prop::collection::vec(one, 0..12).prop_map(|v| {
+            v.into_iter()
+                .enumerate()
+                .map(|(i, (t, p, s, f))| Observation {
+                    id: format!("obs{i:02}"),
+                    source_id: format!("src{}", i % 3),
+                    observed_at: t,
+                    source_priority: p,
+                    specificity_score: s,
+                    fields: f.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+                })
+                .collect()
+        })
+    }
+
+    fn all_policies() -> Vec<Policies> {
+        let mut out = vec![];
+        for s in [
+            Strategy::LastWrite,
+            Strategy::HighestPriority,
+            Strategy::MostSpecific,
+        ] {
+            for t in [None, Some(TieBreaker::SourcePriority)] {
+                out.push(policies(&[
+                    ("f1", s, t),
+                    ("f2", Strategy::LastWrite, None),
+                    ("tags", Strategy::MergeArray, None),
+                ]));
+            }
+        }
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+        #[test]
+        fn arrival_order_never_changes_the_snapshot(
+            observations in arb_observations(),
+            shuffle in any::<prop::sample::Index>(),
+            seed in any::<u64>(),
+        ) {
+            let mut shuffled = observations.clone();
+            // A deterministic Fisher-Yates from the seed.
+            let mut x = seed | 1;
+            for i in (1..shuffled.len()).rev() {
+                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                shuffled.swap(i, (x % (i as u64 + 1)) as usize);
+            }
+            if !shuffled.is_empty() {
+                let k = shuffle.index(shuffled.len());
+                shuffled.rotate_left(k);
+            }
+            for p in all_policies() {
+                let a = reduce(&observations, &p);
+                let b = reduce(&shuffled, &p);
+                prop_assert_eq!(render(&a), render(&b));
+                prop_assert_eq!(a, b);
+            }
+        }
+
+        #[test]
+        fn incremental_equals_full(observations in arb_observations(), split in any::<prop::sample::Index>()) {
+            let p = &all_policies()[0];
+            let full = reduce(&observations, p);
+            // Stored state, serialised and read back, then the rest applied.
+            let k = if observations.is_empty() { 0 } else { split.index(observations.len()) };
+            let first = reduce(&observations[..k], p);
+            let mut stored: SnapshotState = serde_json::from_value(serde_json::to_value(&first).unwrap()).unwrap();
+            for o in &observations[k..] {
+                apply(&mut stored, o, p);
+            }
+            prop_assert_eq!(stored, full);
+        }
+    }
+}

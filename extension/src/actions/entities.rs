@@ -1,0 +1,475 @@
+//! Reading entities (snapshot, observations, field provenance, listings,
+//! lookup by identifier) and `correct`.
+
+use crate::catalog::to_value;
+use crate::db::{self, Arg};
+use crate::registry;
+use crate::snapshots;
+use crate::tenancy;
+use neotoma_core::actions::common;
+use neotoma_core::actions::entities::*;
+use neotoma_core::canonical::{canonical_json, sha256_hex};
+use neotoma_core::identity::identifier_candidates;
+use neotoma_core::ids::{derived_uuid, source_id};
+use neotoma_core::reducer::{self, FieldState, SnapshotState, CORRECTION_PRIORITY};
+use neotoma_core::request::{json_type, parse};
+use neotoma_core::schema::check_name;
+use neotoma_core::time::format_micros;
+use neotoma_core::{ErrorCode, NeotomaError};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use uuid::Uuid;
+
+/// An entity row.
+#[derive(Deserialize)]
+pub struct EntityRow {
+    pub id: String,
+    pub entity_type: String,
+    pub canonical_name: String,
+    pub merged_into: Option<String>,
+}
+
+pub fn find_entity(user: &Uuid, entity_id: &str) -> Result<Option<EntityRow>, NeotomaError> {
+    let v = db::json(
+        "SELECT to_jsonb(e) FROM (SELECT id, entity_type, canonical_name, merged_into
+                                   FROM neotoma.entities WHERE user_id = $1::uuid AND id = $2) e",
+        &[Arg::Text(&user.to_string()), Arg::Text(entity_id)],
+    )?;
+    if v.is_null() {
+        Ok(None)
+    } else {
+        db::from_json(v, "entity").map(Some)
+    }
+}
+
+fn not_found(entity_id: &str) -> NeotomaError {
+    NeotomaError::new(
+        ErrorCode::EntityNotFound,
+        format!("no entity {entity_id} (for this user)"),
+    )
+    .with("entity_id", entity_id)
+}
+
+/// The entity, following a merge to where it went. Answers the entity and,
+/// when it was merged, the id that was asked for.
+pub fn resolve_entity(
+    user: &Uuid,
+    entity_id: &str,
+) -> Result<(EntityRow, Option<String>), NeotomaError> {
+    let entity = find_entity(user, entity_id)?.ok_or_else(|| not_found(entity_id))?;
+    match &entity.merged_into {
+        Some(target) => {
+            let t = find_entity(user, target)?.ok_or_else(|| not_found(target))?;
+            Ok((t, Some(entity_id.to_string())))
+        }
+        None => Ok((entity, None)),
+    }
+}
+
+pub fn retrieve_entity_snapshot(args: &Value) -> Result<Value, NeotomaError> {
+    let req: RetrieveEntitySnapshotRequest = parse(args)?;
+    let entity_id = common::entity_id("entity_id", &req.entity_id)?;
+    if let Some(at) = &req.at {
+        common::timestamp("at", at)?;
+    }
+    tenancy::with_user(req.user_id.as_deref(), |user| {
+        let (entity, redirected_from) = resolve_entity(&user, &entity_id)?;
+        let mut out = match &req.at {
+            None => db::json(
+                "SELECT jsonb_build_object(
+                   'entity_id', e.id, 'entity_type', e.entity_type, 'canonical_name', e.canonical_name,
+                   'schema_version', coalesce(s.schema_version, ''),
+                   'snapshot', coalesce(s.snapshot, '{}'), 'provenance', coalesce(s.provenance, '{}'),
+                   'field_provenance', coalesce(s.field_provenance, '{}'),
+                   'computed_at', neotoma._iso(s.computed_at),
+                   'observation_count', coalesce(s.observation_count, 0),
+                   'last_observation_at', neotoma._iso(s.last_observation_at))
+                 FROM neotoma.entities e
+                 LEFT JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
+                 WHERE e.user_id = $1::uuid AND e.id = $2",
+                &[Arg::Text(&user.to_string()), Arg::Text(&entity.id)],
+            )?,
+            Some(at) => snapshot_at(&user, &entity, at)?,
+        };
+        if let Some(from) = redirected_from {
+            out["redirected_from"] = json!(from);
+        }
+        Ok(out)
+    })
+}
+
+/// The snapshot recomputed from the observations observed up to `at`.
+fn snapshot_at(user: &Uuid, entity: &EntityRow, at: &str) -> Result<Value, NeotomaError> {
+    let observations = snapshots::observations_of(user, &entity.id, Some(at))?;
+    let schemas = registry::active(*user, std::slice::from_ref(&entity.entity_type))?;
+    let schema = schemas.get(&entity.entity_type).map(|a| &a.schema);
+    let policies = schema.map(|s| s.merge_policies.clone()).unwrap_or_default();
+    let state = reducer::reduce(&observations, &policies);
+    let r = reducer::render(&state);
+    let last = state.last_observation_at.map(format_micros);
+    to_value(&EntitySnapshotResponse {
+        entity_id: entity.id.clone(),
+        entity_type: entity.entity_type.clone(),
+        canonical_name: entity.canonical_name.clone(),
+        schema_version: schema.map(|s| s.schema_version.clone()).unwrap_or_default(),
+        snapshot: r.snapshot,
+        provenance: r.provenance,
+        field_provenance: r.field_provenance,
+        computed_at: last.clone(),
+        observation_count: state.observation_count as i64,
+        last_observation_at: last,
+        at: Some(at.to_string()),
+        redirected_from: None,
+    })
+}
+
+pub fn list_observations(args: &Value) -> Result<Value, NeotomaError> {
+    let req: ListObservationsRequest = parse(args)?;
+    let entity_id = common::entity_id("entity_id", &req.entity_id)?;
+    let (limit, offset) = common::page(req.limit, req.offset)?;
+    tenancy::with_user(req.user_id.as_deref(), |user| {
+        let (entity, _) = resolve_entity(&user, &entity_id)?;
+        db::json(
+            "WITH o AS (
+               SELECT * FROM neotoma.observations
+               WHERE user_id = $1::uuid
+                 AND (entity_id = $2 OR entity_id IN (SELECT id FROM neotoma.entities
+                                                      WHERE user_id = $1::uuid AND merged_into = $2)))
+             SELECT jsonb_build_object(
+               'observations', coalesce((
+                 SELECT jsonb_agg(jsonb_build_object(
+                          'id', p.id, 'entity_id', p.entity_id, 'entity_type', p.entity_type,
+                          'schema_version', p.schema_version, 'source_id', p.source_id,
+                          'interpretation_run_id', p.interpretation_run_id, 'kind', p.kind,
+                          'observed_at', neotoma._iso(p.observed_at),
+                          'specificity_score', p.specificity_score, 'source_priority', p.source_priority,
+                          'fields', p.fields, 'created_at', neotoma._iso(p.created_at))
+                        ORDER BY p.observed_at DESC, p.id)
+                 FROM (SELECT * FROM o ORDER BY observed_at DESC, id LIMIT $3 OFFSET $4) p), '[]'),
+               'total', (SELECT count(*) FROM o), 'limit', $3, 'offset', $4)",
+            &[Arg::Text(&user.to_string()), Arg::Text(&entity.id), Arg::Int(limit), Arg::Int(offset)],
+        )
+    })
+}
+
+pub fn retrieve_field_provenance(args: &Value) -> Result<Value, NeotomaError> {
+    let req: RetrieveFieldProvenanceRequest = parse(args)?;
+    let entity_id = common::entity_id("entity_id", &req.entity_id)?;
+    if req.field.trim().is_empty() {
+        return Err(NeotomaError::invalid_field(
+            "field",
+            "field must not be empty",
+        ));
+    }
+    tenancy::with_user(req.user_id.as_deref(), |user| {
+        let (entity, _) = resolve_entity(&user, &entity_id)?;
+        let found = db::json(
+            "SELECT jsonb_build_object('value', s.snapshot -> $3, 'prov', s.field_provenance -> $3,
+                                       'fields', (SELECT coalesce(jsonb_agg(k ORDER BY k), '[]')
+                                                  FROM jsonb_object_keys(s.snapshot) k))
+             FROM neotoma.entity_snapshots s WHERE s.user_id = $1::uuid AND s.entity_id = $2",
+            &[
+                Arg::Text(&user.to_string()),
+                Arg::Text(&entity.id),
+                Arg::Text(&req.field),
+            ],
+        )?;
+        let Some(observation_id) = found["prov"]["observation_id"].as_str() else {
+            return Err(NeotomaError::new(
+                ErrorCode::FieldNotFound,
+                format!("the snapshot of {} has no field `{}`", entity.id, req.field),
+            )
+            .with("field", req.field.clone())
+            .with("available_fields", found["fields"].clone()));
+        };
+        db::json(
+            "SELECT jsonb_build_object(
+               'field', $3::text, 'value', $4::jsonb, 'observed_at', neotoma._iso(o.observed_at),
+               'source_observation', jsonb_build_object(
+                  'id', o.id, 'source_id', o.source_id, 'observed_at', neotoma._iso(o.observed_at),
+                  'specificity_score', o.specificity_score, 'source_priority', o.source_priority,
+                  'kind', o.kind, 'interpretation_run_id', o.interpretation_run_id),
+               'source_material', jsonb_build_object(
+                  'id', s.id, 'source_type', s.source_type, 'mime_type', s.mime_type,
+                  'original_filename', s.original_filename, 'content_hash', s.content_hash,
+                  'file_urls', '[]'::jsonb, 'storage_path', s.storage_path,
+                  'created_at', neotoma._iso(s.created_at)),
+               'interpretation_run', (SELECT jsonb_build_object(
+                  'id', r.id, 'interpreter', r.interpreter, 'config', r.config, 'status', r.status,
+                  'started_at', neotoma._iso(r.started_at), 'finished_at', neotoma._iso(r.finished_at))
+                  FROM neotoma.interpretation_runs r
+                  WHERE r.user_id = o.user_id AND r.id = o.interpretation_run_id))
+             FROM neotoma.observations o
+             JOIN neotoma.sources s ON s.user_id = o.user_id AND s.id = o.source_id
+             WHERE o.user_id = $1::uuid AND o.id = $2::uuid",
+            &[
+                Arg::Text(&user.to_string()),
+                Arg::Text(observation_id),
+                Arg::Text(&req.field),
+                Arg::Json(&found["value"]),
+            ],
+        )
+    })
+}
+
+fn optional_type(field: &str, t: &Option<String>) -> Result<(), NeotomaError> {
+    match t {
+        Some(t) => check_name(field, t),
+        None => Ok(()),
+    }
+}
+
+pub fn retrieve_entities(args: &Value) -> Result<Value, NeotomaError> {
+    let req: RetrieveEntitiesRequest = parse(args)?;
+    optional_type("entity_type", &req.entity_type)?;
+    let (limit, offset) = common::page(req.limit, req.offset)?;
+    let include_snapshots = req.include_snapshots.unwrap_or(true);
+    let include_merged = req.include_merged.unwrap_or(false);
+    tenancy::with_user(req.user_id.as_deref(), |user| {
+        db::json(
+            "WITH e AS (
+               SELECT e.id, e.entity_type, e.canonical_name, e.merged_into, s.snapshot,
+                      coalesce(s.observation_count, 0) AS observation_count, s.last_observation_at
+               FROM neotoma.entities e
+               LEFT JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
+               WHERE e.user_id = $1::uuid AND ($2::text IS NULL OR e.entity_type = $2)
+                 AND ($3 = 'true' OR e.merged_into IS NULL))
+             SELECT jsonb_build_object(
+               'entities', coalesce((
+                 SELECT jsonb_agg(jsonb_build_object(
+                          'id', p.id, 'entity_type', p.entity_type, 'canonical_name', p.canonical_name,
+                          'observation_count', p.observation_count,
+                          'last_observation_at', neotoma._iso(p.last_observation_at))
+                        || CASE WHEN $4 = 'true' THEN jsonb_build_object('snapshot', coalesce(p.snapshot, '{}'))
+                                ELSE '{}' END
+                        || CASE WHEN p.merged_into IS NOT NULL THEN jsonb_build_object('merged_into', p.merged_into)
+                                ELSE '{}' END
+                        ORDER BY p.last_observation_at DESC NULLS LAST, p.id)
+                 FROM (SELECT * FROM e ORDER BY last_observation_at DESC NULLS LAST, id
+                       LIMIT $5 OFFSET $6) p), '[]'),
+               'total', (SELECT count(*) FROM e),
+               'excluded_merged', $3 <> 'true', 'limit', $5, 'offset', $6)",
+            &[
+                Arg::Text(&user.to_string()),
+                Arg::OptText(req.entity_type.as_deref()),
+                Arg::Text(if include_merged { "true" } else { "false" }),
+                Arg::Text(if include_snapshots { "true" } else { "false" }),
+                Arg::Int(limit),
+                Arg::Int(offset),
+            ],
+        )
+    })
+}
+
+pub fn retrieve_entity_by_identifier(args: &Value) -> Result<Value, NeotomaError> {
+    let req: RetrieveEntityByIdentifierRequest = parse(args)?;
+    optional_type("entity_type", &req.entity_type)?;
+    let identifier = req.identifier.trim();
+    if identifier.is_empty() || identifier.len() > 1000 {
+        return Err(NeotomaError::invalid_field(
+            "identifier",
+            "identifier must be 1 to 1000 characters",
+        ));
+    }
+    let candidates = identifier_candidates(identifier);
+    let text = candidates.first().cloned().unwrap_or_default();
+    tenancy::with_user(req.user_id.as_deref(), |user| {
+        let mut found = lookup(
+            &user,
+            req.entity_type.as_deref(),
+            identifier,
+            &candidates,
+            None,
+        )?;
+        if found["total"] == json!(0) {
+            found = lookup(
+                &user,
+                req.entity_type.as_deref(),
+                identifier,
+                &candidates,
+                Some(&text),
+            )?;
+        }
+        Ok(found)
+    })
+}
+
+/// Entities whose identifiers equal one of `candidates` (or, with `partial`,
+/// contain it), best known first.
+fn lookup(
+    user: &Uuid,
+    entity_type: Option<&str>,
+    identifier: &str,
+    candidates: &[String],
+    partial: Option<&str>,
+) -> Result<Value, NeotomaError> {
+    let pattern = partial.map(|p| {
+        format!(
+            "%{}%",
+            p.replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_")
+        )
+    });
+    db::json(
+        "WITH m AS (
+           SELECT i.entity_id, array_agg(DISTINCT i.field ORDER BY i.field) AS fields
+           FROM neotoma.entity_identifiers i
+           WHERE i.user_id = $1::uuid
+             AND (CASE WHEN $4::text IS NULL THEN i.value = ANY($3) ELSE i.value LIKE $4 END)
+           GROUP BY i.entity_id
+           UNION
+           SELECT e.id, ARRAY['id'] FROM neotoma.entities e WHERE e.user_id = $1::uuid AND e.id = $5),
+         r AS (
+           SELECT e.id, e.entity_type, e.canonical_name, s.snapshot, m.fields
+           FROM m JOIN neotoma.entities e ON e.user_id = $1::uuid AND e.id = m.entity_id
+           LEFT JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
+           WHERE e.merged_into IS NULL AND ($2::text IS NULL OR e.entity_type = $2)
+           ORDER BY e.entity_type, e.canonical_name, e.id
+           LIMIT 100)
+         SELECT jsonb_build_object(
+           'entities', coalesce((SELECT jsonb_agg(jsonb_build_object(
+                 'id', r.id, 'entity_type', r.entity_type, 'canonical_name', r.canonical_name,
+                 'snapshot', r.snapshot, 'matched_fields', to_jsonb(r.fields))
+               ORDER BY r.entity_type, r.canonical_name, r.id) FROM r), '[]'),
+           'total', (SELECT count(*) FROM r),
+           'match_type', CASE WHEN NOT EXISTS (SELECT 1 FROM r) THEN 'none'
+                              WHEN $4::text IS NULL THEN 'exact' ELSE 'partial' END)",
+        &[
+            Arg::Text(&user.to_string()),
+            Arg::OptText(entity_type),
+            Arg::Texts(candidates.to_vec()),
+            Arg::OptText(pattern.as_deref()),
+            Arg::Text(identifier),
+        ],
+    )
+}
+
+pub fn correct(args: &Value) -> Result<Value, NeotomaError> {
+    let req: CorrectRequest = parse(args)?;
+    let entity_id = common::entity_id("entity_id", &req.entity_id)?;
+    check_name("entity_type", &req.entity_type)?;
+    check_name("field", &req.field)?;
+    tenancy::with_user(req.user_id.as_deref(), |user| {
+        let (entity, _) = resolve_entity(&user, &entity_id)?;
+        if entity.entity_type != req.entity_type {
+            return Err(NeotomaError::invalid_field(
+                "entity_type",
+                format!(
+                    "{} is a {}, not a {}",
+                    entity.id, entity.entity_type, req.entity_type
+                ),
+            )
+            .with("expected", entity.entity_type.clone()));
+        }
+        let schemas = registry::active(user, std::slice::from_ref(&entity.entity_type))?;
+        let Some(schema) = schemas.get(&entity.entity_type).map(|a| &a.schema) else {
+            return Err(NeotomaError::new(
+                ErrorCode::SchemaNotFound,
+                "the entity's type has no active schema",
+            ));
+        };
+        let Some(def) = schema.fields.get(&req.field) else {
+            return Err(NeotomaError::invalid_field(
+                "field",
+                format!("`{}` is not a field of {}", req.field, entity.entity_type),
+            )
+            .with("fields", schema.fields.keys().cloned().collect::<Vec<_>>()));
+        };
+        if !def.field_type.accepts(&req.value) {
+            return Err(NeotomaError::invalid_field(
+                "value",
+                format!(
+                    "{} must be a {}, got {}",
+                    req.field,
+                    def.field_type.as_str(),
+                    json_type(&req.value)
+                ),
+            )
+            .with("expected", def.field_type.as_str()));
+        }
+        let user_s = user.to_string();
+        let state: Option<SnapshotState> = match db::json(
+            "SELECT reducer_state FROM neotoma.entity_snapshots WHERE user_id = $1::uuid AND entity_id = $2",
+            &[Arg::Text(&user_s), Arg::Text(&entity.id)],
+        )? {
+            Value::Null => None,
+            v => Some(db::from_json(v, "reducer state")?),
+        };
+        let winner = state.as_ref().and_then(|s| s.fields.get(&req.field));
+        let previous = match winner {
+            Some(FieldState::Value { value, prov }) => {
+                if prov.source_priority >= CORRECTION_PRIORITY && *value == req.value {
+                    return answer(
+                        prov.observation_id.clone(),
+                        &entity.id,
+                        &req,
+                        "already corrected to this value",
+                    );
+                }
+                prov.observation_id.clone()
+            }
+            Some(FieldState::Set { latest, .. }) => latest.observation_id.clone(),
+            None => String::new(),
+        };
+        let value_json = canonical_json(&req.value);
+        let observation_id = derived_uuid(
+            "correction",
+            &[&user_s, &entity.id, &req.field, &value_json, &previous],
+        );
+        let content =
+            json!({"correction": {"entity_id": entity.id, "field": req.field, "value": req.value}});
+        let content_hash = sha256_hex(canonical_json(&content).as_bytes());
+        let source = source_id(&user, &content_hash).to_string();
+        db::run(
+            "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, content, source_priority)
+             VALUES ($1::uuid, $2::uuid, $3, 'correction', 'application/json', $4, $5::int)
+             ON CONFLICT DO NOTHING",
+            &[
+                Arg::Text(&user_s),
+                Arg::Text(&source),
+                Arg::Text(&content_hash),
+                Arg::Json(&content),
+                Arg::Int(CORRECTION_PRIORITY as i64),
+            ],
+        )?;
+        let mut fields = Map::new();
+        fields.insert(req.field.clone(), req.value.clone());
+        db::run(
+            "INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
+                 kind, observed_at, specificity_score, source_priority, fields)
+             VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::uuid, 'correction', clock_timestamp(), 1.0, $7::int, $8)",
+            &[
+                Arg::Text(&user_s),
+                Arg::Text(&observation_id.to_string()),
+                Arg::Text(&entity.id),
+                Arg::Text(&entity.entity_type),
+                Arg::Text(&schema.schema_version),
+                Arg::Text(&source),
+                Arg::Int(CORRECTION_PRIORITY as i64),
+                Arg::Json(&Value::Object(fields)),
+            ],
+        )?;
+        answer(
+            observation_id.to_string(),
+            &entity.id,
+            &req,
+            "corrected; the snapshot shows the new value",
+        )
+    })
+}
+
+fn answer(
+    observation_id: String,
+    entity_id: &str,
+    req: &CorrectRequest,
+    message: &str,
+) -> Result<Value, NeotomaError> {
+    to_value(&CorrectResponse {
+        observation_id,
+        entity_id: entity_id.to_string(),
+        field: req.field.clone(),
+        value: req.value.clone(),
+        message: message.to_string(),
+    })
+}

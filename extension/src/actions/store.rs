@@ -1,0 +1,401 @@
+//! `store`, structured form: entities → source, interpretation run, entities,
+//! observations (the trigger folds them into snapshots) and raw_fragments.
+
+use crate::catalog::to_value;
+use crate::db::{self, Arg};
+use crate::registry;
+use crate::tenancy;
+use neotoma_core::actions::store::*;
+use neotoma_core::canonical::{canonical_json, sha256_hex};
+use neotoma_core::identity;
+use neotoma_core::ids::{derived_uuid, source_id};
+use neotoma_core::request::{json_type, parse};
+use neotoma_core::schema::{check_name, FieldType};
+use neotoma_core::{ErrorCode, NeotomaError};
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use uuid::Uuid;
+
+pub fn store(args: &Value) -> Result<Value, NeotomaError> {
+    let req: StoreRequest = parse(args)?;
+    tenancy::with_user(req.user_id.as_deref(), |user| {
+        if req.file_content.is_some() || req.file_path.is_some() {
+            return Err(NeotomaError::new(
+                ErrorCode::UnsupportedFileType,
+                "storing files is not available in this version; store structured `entities`",
+            ));
+        }
+        let Some(entities) = &req.entities else {
+            return Err(NeotomaError::validation(
+                "store needs `entities` (structured) or `file_content`/`file_path` (a file)",
+            )
+            .with("field", "entities"));
+        };
+        store_structured(user, entities, &req)
+    })
+}
+
+/// One entity of the request, split and resolved.
+struct Prepared {
+    entity_type: String,
+    schema_version: String,
+    identity: identity::Identity,
+    fields: Map<String, Value>,
+    unknown: Vec<(String, Value)>,
+    specificity: f64,
+}
+
+fn prepare(user: Uuid, entities: &[Value]) -> Result<Vec<Prepared>, NeotomaError> {
+    let mut objects = Vec::with_capacity(entities.len());
+    let mut types = Vec::new();
+    for (i, e) in entities.iter().enumerate() {
+        let Value::Object(obj) = e else {
+            return Err(NeotomaError::invalid_field(
+                &format!("entities[{i}]"),
+                format!("entities[{i}] must be an object, got {}", json_type(e)),
+            ));
+        };
+        let entity_type = match obj.get("entity_type") {
+            Some(Value::String(t)) => t.trim().to_string(),
+            Some(other) => {
+                return Err(NeotomaError::invalid_field(
+                    &format!("entities[{i}].entity_type"),
+                    format!(
+                        "entities[{i}].entity_type must be a string, got {}",
+                        json_type(other)
+                    ),
+                ))
+            }
+            None => {
+                return Err(NeotomaError::invalid_field(
+                    &format!("entities[{i}].entity_type"),
+                    format!(
+                        "entities[{i}] has no entity_type; call list_entity_types to choose one"
+                    ),
+                ))
+            }
+        };
+        check_name(&format!("entities[{i}].entity_type"), &entity_type)?;
+        types.push(entity_type.clone());
+        objects.push((entity_type, obj));
+    }
+    types.sort();
+    types.dedup();
+    let schemas = registry::active(user, &types)?;
+    let mut out = Vec::with_capacity(objects.len());
+    for (i, (entity_type, obj)) in objects.into_iter().enumerate() {
+        let Some(active) = schemas.get(&entity_type) else {
+            return Err(NeotomaError::validation(format!(
+                "unknown entity_type `{entity_type}`: call list_entity_types to find the right \
+                 type, or register_schema to define a new one"
+            ))
+            .with("field", format!("entities[{i}].entity_type"))
+            .with("entity_type", entity_type));
+        };
+        let schema = &active.schema;
+        let mut fields = Map::new();
+        let mut unknown = Vec::new();
+        for (k, v) in obj {
+            if k == "entity_type" {
+                continue;
+            }
+            match schema.fields.get(k) {
+                Some(def) if def.field_type.accepts(v) => {
+                    fields.insert(k.clone(), v.clone());
+                }
+                Some(def) => {
+                    return Err(NeotomaError::validation(format!(
+                        "entities[{i}].{k} must be a {} (or null), got {}{}",
+                        def.field_type.as_str(),
+                        json_type(v),
+                        if def.field_type == FieldType::Date {
+                            " that is not an ISO 8601 date"
+                        } else {
+                            ""
+                        }
+                    ))
+                    .with("field", format!("entities[{i}].{k}"))
+                    .with("expected", def.field_type.as_str())
+                    .with("got", json_type(v)))
+                }
+                None => unknown.push((k.clone(), v.clone())),
+            }
+        }
+        out.push(Prepared {
+            identity: identity::resolve(&user, schema, &fields),
+            specificity: schema.specificity(&fields),
+            schema_version: schema.schema_version.clone(),
+            entity_type,
+            fields,
+            unknown,
+        });
+    }
+    Ok(out)
+}
+
+fn observation_id(user: &Uuid, source: &Uuid, index: usize) -> Uuid {
+    derived_uuid(
+        "observation",
+        &[&user.to_string(), &source.to_string(), &index.to_string()],
+    )
+}
+
+fn store_structured(
+    user: Uuid,
+    entities: &[Value],
+    req: &StoreRequest,
+) -> Result<Value, NeotomaError> {
+    if entities.is_empty() || entities.len() > MAX_ENTITIES {
+        return Err(NeotomaError::invalid_field(
+            "entities",
+            format!("entities must hold 1 to {MAX_ENTITIES} entities"),
+        )
+        .with("got", entities.len()));
+    }
+    let content = structured_content(entities);
+    let canonical = canonical_json(&content);
+    if canonical.len() > MAX_STRUCTURED_BYTES {
+        return Err(NeotomaError::invalid_field(
+            "entities",
+            format!(
+                "the entities are {} bytes; at most {MAX_STRUCTURED_BYTES} fit in one store",
+                canonical.len()
+            ),
+        )
+        .with("bytes", canonical.len())
+        .with("max_bytes", MAX_STRUCTURED_BYTES));
+    }
+    let priority = req.source_priority.unwrap_or(DEFAULT_SOURCE_PRIORITY);
+    if !(0..1000).contains(&priority) {
+        return Err(NeotomaError::invalid_field(
+            "source_priority",
+            "source_priority must be between 0 and 999 (1000 is reserved for corrections)",
+        )
+        .with("got", priority));
+    }
+    let observed_at = match &req.provenance {
+        Some(p) => {
+            neotoma_core::actions::common::timestamp("provenance.extracted_at", &p.extracted_at)?;
+            Some(p.extracted_at.clone())
+        }
+        None => None,
+    };
+    let prepared = prepare(user, entities)?;
+    let content_hash = sha256_hex(canonical.as_bytes());
+    let source = source_id(&user, &content_hash);
+    let run_id = derived_uuid(
+        "run",
+        &[&user.to_string(), &source.to_string(), "structured"],
+    );
+    let user_s = user.to_string();
+    let source_s = source.to_string();
+
+    let existing = db::json(
+        "SELECT to_jsonb(s.id) FROM neotoma.sources s WHERE s.user_id = $1::uuid AND s.id = $2::uuid",
+        &[Arg::Text(&user_s), Arg::Text(&source_s)],
+    )?;
+    let observation_ids: Vec<String> = (0..prepared.len())
+        .map(|i| observation_id(&user, &source, i).to_string())
+        .collect();
+
+    if !existing.is_null() {
+        return deduplicated(&user_s, &source_s, &content_hash, &run_id, &observation_ids);
+    }
+
+    // Entities merged into others: new observations go to the merge target.
+    let mut ids: Vec<String> = prepared
+        .iter()
+        .map(|p| p.identity.entity_id.clone())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    let redirects: BTreeMap<String, String> = db::from_json(
+        db::json(
+            "SELECT coalesce(jsonb_object_agg(id, merged_into), '{}') FROM neotoma.entities
+             WHERE user_id = $1::uuid AND id = ANY($2) AND merged_into IS NOT NULL",
+            &[Arg::Text(&user_s), Arg::Texts(ids)],
+        )?,
+        "merge redirects",
+    )?;
+    let target = |p: &Prepared| {
+        redirects
+            .get(&p.identity.entity_id)
+            .cloned()
+            .unwrap_or_else(|| p.identity.entity_id.clone())
+    };
+
+    let provenance = match &req.provenance {
+        Some(p) => json!({
+            "source_refs": p.source_refs, "extracted_at": p.extracted_at,
+            "extractor_version": p.extractor_version, "agent_id": p.agent_id,
+        }),
+        None => json!({}),
+    };
+    db::run(
+        "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, file_size,
+                                      content, source_priority, provenance)
+         VALUES ($1::uuid, $2::uuid, $3, 'structured', 'application/json', $4, $5, $6::int, $7)",
+        &[
+            Arg::Text(&user_s),
+            Arg::Text(&source_s),
+            Arg::Text(&content_hash),
+            Arg::Int(canonical.len() as i64),
+            Arg::Json(&content),
+            Arg::Int(priority as i64),
+            Arg::Json(&provenance),
+        ],
+    )?;
+
+    let mut entity_rows: BTreeMap<String, Value> = BTreeMap::new();
+    for p in &prepared {
+        entity_rows.entry(p.identity.entity_id.clone()).or_insert_with(|| {
+            json!({"id": p.identity.entity_id, "entity_type": p.entity_type,
+                   "canonical_name": p.identity.canonical_name, "identity_key": p.identity.identity_key})
+        });
+    }
+    let created = db::json(
+        "WITH ins AS (
+           INSERT INTO neotoma.entities (user_id, id, entity_type, canonical_name, identity_key)
+           SELECT $1::uuid, r.id, r.entity_type, r.canonical_name, r.identity_key
+           FROM jsonb_to_recordset($2) AS r(id text, entity_type text, canonical_name text, identity_key text)
+           ORDER BY r.id
+           ON CONFLICT (user_id, id) DO NOTHING RETURNING 1)
+         SELECT to_jsonb(count(*)) FROM ins",
+        &[Arg::Text(&user_s), Arg::Json(&Value::Array(entity_rows.into_values().collect()))],
+    )?
+    .as_u64()
+    .unwrap_or(0);
+
+    let unknown_count: usize = prepared.iter().map(|p| p.unknown.len()).sum();
+    db::run(
+        "INSERT INTO neotoma.interpretation_runs (user_id, id, source_id, interpreter, config, status,
+             entities_created, observations_created, unknown_fields_count, finished_at)
+         VALUES ($1::uuid, $2::uuid, $3::uuid, 'structured', '{}', 'completed', $4::int, $5::int, $6::int, now())",
+        &[
+            Arg::Text(&user_s),
+            Arg::Text(&run_id.to_string()),
+            Arg::Text(&source_s),
+            Arg::Int(created as i64),
+            Arg::Int(prepared.len() as i64),
+            Arg::Int(unknown_count as i64),
+        ],
+    )?;
+
+    let mut observation_rows = Vec::with_capacity(prepared.len());
+    let mut fragment_rows = Vec::new();
+    let mut stored = Vec::with_capacity(prepared.len());
+    for (i, p) in prepared.iter().enumerate() {
+        let entity_id = target(p);
+        observation_rows.push(json!({
+            "id": observation_ids[i], "entity_id": entity_id, "entity_type": p.entity_type,
+            "schema_version": p.schema_version, "specificity_score": p.specificity, "fields": p.fields,
+        }));
+        for (key, value) in &p.unknown {
+            fragment_rows.push(json!({
+                "id": derived_uuid("fragment", &[&user_s, &observation_ids[i], key]).to_string(),
+                "entity_id": entity_id, "observation_id": observation_ids[i], "entity_type": p.entity_type,
+                "key": key, "value": value,
+                "inferred_type": FieldType::infer(value).map_or("null", FieldType::as_str),
+            }));
+        }
+        stored.push(StoredEntity {
+            entity_id,
+            entity_type: p.entity_type.clone(),
+            observation_id: observation_ids[i].clone(),
+        });
+    }
+    db::run(
+        "INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
+             interpretation_run_id, kind, observed_at, specificity_score, source_priority, fields)
+         SELECT $1::uuid, r.id, r.entity_id, r.entity_type, r.schema_version, $2::uuid, $3::uuid, 'store',
+                coalesce($4::timestamptz, now()), r.specificity_score, $5::int, r.fields
+         FROM jsonb_to_recordset($6) AS r(id uuid, entity_id text, entity_type text, schema_version text,
+              specificity_score double precision, fields jsonb)",
+        &[
+            Arg::Text(&user_s),
+            Arg::Text(&source_s),
+            Arg::Text(&run_id.to_string()),
+            Arg::OptText(observed_at.as_deref()),
+            Arg::Int(priority as i64),
+            Arg::Json(&Value::Array(observation_rows)),
+        ],
+    )?;
+    if !fragment_rows.is_empty() {
+        db::run(
+            "INSERT INTO neotoma.raw_fragments (user_id, id, source_id, entity_id, observation_id,
+                 interpretation_run_id, entity_type, fragment_key, fragment_value, inferred_type)
+             SELECT $1::uuid, r.id, $2::uuid, r.entity_id, r.observation_id, $3::uuid, r.entity_type,
+                    r.key, r.value, r.inferred_type
+             FROM jsonb_to_recordset($4) AS r(id uuid, entity_id text, observation_id uuid,
+                  entity_type text, key text, value jsonb, inferred_type text)",
+            &[
+                Arg::Text(&user_s),
+                Arg::Text(&source_s),
+                Arg::Text(&run_id.to_string()),
+                Arg::Json(&Value::Array(fragment_rows)),
+            ],
+        )?;
+    }
+    to_value(&StoreResponse {
+        source_id: source_s,
+        content_hash,
+        file_size: None,
+        deduplicated: false,
+        interpretation: Some(InterpretationSummary {
+            run_id: run_id.to_string(),
+            entities_created: created,
+            observations_created: prepared.len() as u64,
+        }),
+        entities: Some(stored),
+        unknown_fields_count: Some(unknown_count as u64),
+        related_entities: Some(vec![]),
+        related_relationships: Some(vec![]),
+    })
+}
+
+/// The answer for content stored before: what that store created, nothing new.
+fn deduplicated(
+    user: &str,
+    source: &str,
+    content_hash: &str,
+    run_id: &Uuid,
+    observation_ids: &[String],
+) -> Result<Value, NeotomaError> {
+    let found = db::json(
+        "SELECT jsonb_build_object(
+           'entities', coalesce((SELECT jsonb_object_agg(o.id::text, jsonb_build_object(
+                          'entity_id', coalesce(e.merged_into, o.entity_id), 'entity_type', o.entity_type))
+                        FROM neotoma.observations o
+                        JOIN neotoma.entities e ON e.user_id = o.user_id AND e.id = o.entity_id
+                        WHERE o.user_id = $1::uuid AND o.id::text = ANY($3)), '{}'),
+           'unknown', (SELECT count(*) FROM neotoma.raw_fragments f
+                       WHERE f.user_id = $1::uuid AND f.source_id = $2::uuid))",
+        &[Arg::Text(user), Arg::Text(source), Arg::Texts(observation_ids.to_vec())],
+    )?;
+    let stored = observation_ids
+        .iter()
+        .filter_map(|id| {
+            let e = found["entities"].get(id)?;
+            Some(StoredEntity {
+                entity_id: e["entity_id"].as_str()?.to_string(),
+                entity_type: e["entity_type"].as_str()?.to_string(),
+                observation_id: id.clone(),
+            })
+        })
+        .collect();
+    to_value(&StoreResponse {
+        source_id: source.to_string(),
+        content_hash: content_hash.to_string(),
+        file_size: None,
+        deduplicated: true,
+        interpretation: Some(InterpretationSummary {
+            run_id: run_id.to_string(),
+            entities_created: 0,
+            observations_created: 0,
+        }),
+        entities: Some(stored),
+        unknown_fields_count: Some(found["unknown"].as_u64().unwrap_or(0)),
+        related_entities: Some(vec![]),
+        related_relationships: Some(vec![]),
+    })
+}

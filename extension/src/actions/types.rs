@@ -1,0 +1,82 @@
+//! `list_entity_types`: the schema registry as agents see it.
+
+use crate::catalog::to_value;
+use crate::registry;
+use crate::tenancy;
+use neotoma_core::actions::entities::*;
+use neotoma_core::request::parse;
+use neotoma_core::typesearch;
+use neotoma_core::NeotomaError;
+use serde_json::{json, Map, Value};
+use uuid::Uuid;
+
+pub fn list_entity_types(args: &Value) -> Result<Value, NeotomaError> {
+    let req: ListEntityTypesRequest = parse(args)?;
+    let keyword = req
+        .keyword
+        .as_deref()
+        .map(str::trim)
+        .filter(|k| !k.is_empty());
+    if keyword.is_some_and(|k| k.len() > 200) {
+        return Err(NeotomaError::invalid_field(
+            "keyword",
+            "keyword must be at most 200 characters",
+        ));
+    }
+    tenancy::with_optional_user(req.user_id.as_deref(), |user| {
+        let active = registry::all_active(user.unwrap_or(Uuid::nil()))?;
+        let entries: Vec<&registry::Active> = active.values().collect();
+        let schemas: Vec<_> = entries.iter().map(|a| a.schema.clone()).collect();
+        // (index, score) in answer order, and how they were found.
+        let (picked, how): (Vec<(usize, Option<f64>)>, Option<typesearch::MatchType>) =
+            match keyword {
+                None => ((0..entries.len()).map(|i| (i, None)).collect(), None),
+                Some(k) => {
+                    let (ranked, how) = typesearch::rank(&schemas, k);
+                    (
+                        ranked.into_iter().map(|(i, s)| (i, Some(s))).collect(),
+                        Some(how),
+                    )
+                }
+            };
+        let method = match how {
+            None => "all",
+            Some(typesearch::MatchType::Keyword) => "keyword_exact",
+            Some(typesearch::MatchType::Similarity) => "similarity",
+        };
+        let entity_types: Vec<EntityTypeOut> = picked
+            .into_iter()
+            .map(|(i, score)| {
+                let a = entries[i];
+                let s = &a.schema;
+                let summary: Map<String, Value> = s
+                    .fields
+                    .iter()
+                    .map(|(k, d)| {
+                        (
+                            k.clone(),
+                            json!({"type": d.field_type.as_str(), "required": d.required}),
+                        )
+                    })
+                    .collect();
+                EntityTypeOut {
+                    entity_type: s.entity_type.clone(),
+                    schema_version: s.schema_version.clone(),
+                    description: s.description.clone(),
+                    field_names: s.fields.keys().cloned().collect(),
+                    field_summary: summary,
+                    identity_fields: s.identity.iter().map(|r| json!(r)).collect(),
+                    scope: a.scope.to_string(),
+                    similarity_score: score,
+                    match_type: how.map(|h| h.as_str().to_string()),
+                }
+            })
+            .collect();
+        to_value(&ListEntityTypesResponse {
+            total: entity_types.len() as i64,
+            entity_types,
+            keyword: keyword.map(str::to_string),
+            search_method: method.to_string(),
+        })
+    })
+}

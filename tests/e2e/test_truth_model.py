@@ -1,0 +1,157 @@
+"""The truth model through MCP: store, snapshots with provenance, observations,
+listings, lookup, correct, entity types; strong consistency, determinism and
+isolation between users. The SDK client also checks every result against the
+tool's outputSchema."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import Client, error, gateway_env, new_user, ok, stdio_client
+
+pytestmark = pytest.mark.anyio
+
+INVOICE = {
+    "entity_type": "invoice",
+    "invoice_number": "INV-100",
+    "vendor_name": "Acme Corp",
+    "amount_due": 250.0,
+    "currency": "EUR",
+    "invoice_date": "2024-03-01",
+    "cost_center": "R&D",
+}
+PERSON = {"entity_type": "person", "name": "Bo Diaz", "email": "bo@example.com", "phone": "+1 555 0100"}
+
+
+async def test_store_then_read_everything_back(start_gateway) -> None:
+    gw = start_gateway("--user-id", new_user())
+    async with Client(gw.url) as c:
+        stored = ok(await c.call_tool("store", {"entities": [INVOICE, PERSON]}))
+        assert stored["deduplicated"] is False
+        assert stored["unknown_fields_count"] == 1
+        assert stored["interpretation"]["entities_created"] == 2
+        invoice_id = stored["entities"][0]["entity_id"]
+        person_id = stored["entities"][1]["entity_id"]
+
+        # Strong consistency: the very next call sees it.
+        snap = ok(await c.call_tool("retrieve_entity_snapshot", {"entity_id": invoice_id}))
+        assert snap["snapshot"]["amount_due"] == 250.0
+        assert "cost_center" not in snap["snapshot"]
+        assert snap["provenance"]["amount_due"] == stored["entities"][0]["observation_id"]
+        assert snap["field_provenance"]["amount_due"]["source_id"] == stored["source_id"]
+
+        obs = ok(await c.call_tool("list_observations", {"entity_id": invoice_id}))
+        assert obs["total"] == 1 and obs["observations"][0]["fields"]["currency"] == "EUR"
+
+        prov = ok(await c.call_tool("retrieve_field_provenance", {"entity_id": invoice_id, "field": "currency"}))
+        assert prov["source_material"]["id"] == stored["source_id"]
+        assert prov["source_material"]["content_hash"] == stored["content_hash"]
+
+        listed = ok(await c.call_tool("retrieve_entities", {"entity_type": "person"}))
+        assert [e["id"] for e in listed["entities"]] == [person_id]
+
+        found = ok(await c.call_tool("retrieve_entity_by_identifier", {"identifier": "+1 (555) 0100"}))
+        assert [e["id"] for e in found["entities"]] == [person_id]
+        assert found["entities"][0]["matched_fields"] == ["phone"]
+
+        fixed = ok(
+            await c.call_tool(
+                "correct",
+                {"entity_id": invoice_id, "entity_type": "invoice", "field": "amount_due", "value": 199.0},
+            )
+        )
+        snap = ok(await c.call_tool("retrieve_entity_snapshot", {"entity_id": invoice_id}))
+        assert snap["snapshot"]["amount_due"] == 199.0
+        assert snap["provenance"]["amount_due"] == fixed["observation_id"]
+        assert snap["field_provenance"]["amount_due"]["source_priority"] == 1000
+
+        types = ok(await c.call_tool("list_entity_types", {"keyword": "bill"}))
+        assert types["entity_types"][0]["entity_type"] == "invoice"
+
+        # Legacy names keep working.
+        legacy = ok(await c.call_tool("get_entity_snapshot", {"entity_id": invoice_id}))
+        assert legacy["snapshot"] == snap["snapshot"]
+
+
+async def test_same_input_same_ids_and_order(start_gateway, database: str) -> None:
+    user = new_user()
+    gw = start_gateway("--user-id", user)
+    async with Client(gw.url) as c:
+        first = ok(await c.call_tool("store", {"entities": [INVOICE, PERSON]}))
+        again = ok(await c.call_tool("store", {"entities": [INVOICE, PERSON]}))
+        assert again["deduplicated"] is True
+        assert again["source_id"] == first["source_id"]
+        assert again["entities"] == first["entities"]
+        assert again["interpretation"]["observations_created"] == 0
+        listing = ok(await c.call_tool("retrieve_entities", {}))
+        assert listing == ok(await c.call_tool("retrieve_entities", {}))
+    # Another gateway process, same user, same content: same ids.
+    async with stdio_client(env=gateway_env(DATABASE_URL=database, NEOTOMA_USER_ID=user)) as c:
+        third = ok(await c.call_tool("store", {"entities": [INVOICE, PERSON]}))
+        assert third["source_id"] == first["source_id"] and third["deduplicated"] is True
+
+
+async def test_two_sources_one_entity_and_isolation_between_users(start_gateway) -> None:
+    alice, bob = new_user(), new_user()
+    ga = start_gateway("--user-id", alice)
+    gb = start_gateway("--user-id", bob)
+    async with Client(ga.url) as a, Client(gb.url) as b:
+        one = ok(await a.call_tool("store", {"entities": [{**PERSON, "role": "buyer"}]}))
+        two = ok(await a.call_tool("store", {"entities": [{"entity_type": "person", "email": " BO@example.com", "name": "Bo"}]}))
+        assert one["entities"][0]["entity_id"] == two["entities"][0]["entity_id"]
+        person = one["entities"][0]["entity_id"]
+        snap = ok(await a.call_tool("retrieve_entity_snapshot", {"entity_id": person}))
+        assert snap["observation_count"] == 2
+
+        # Bob sees nothing of Alice's, through every action.
+        assert error(await b.call_tool("retrieve_entity_snapshot", {"entity_id": person}))["code"] == "ENTITY_NOT_FOUND"
+        assert error(await b.call_tool("list_observations", {"entity_id": person}))["code"] == "ENTITY_NOT_FOUND"
+        assert (
+            error(await b.call_tool("retrieve_field_provenance", {"entity_id": person, "field": "name"}))["code"]
+            == "ENTITY_NOT_FOUND"
+        )
+        assert ok(await b.call_tool("retrieve_entities", {}))["total"] == 0
+        assert ok(await b.call_tool("retrieve_entity_by_identifier", {"identifier": "bo@example.com"}))["total"] == 0
+        assert (
+            error(
+                await b.call_tool(
+                    "correct", {"entity_id": person, "entity_type": "person", "field": "name", "value": "X"}
+                )
+            )["code"]
+            == "ENTITY_NOT_FOUND"
+        )
+        # Bob cannot act for Alice by naming her.
+        refused = error(await b.call_tool("retrieve_entities", {"user_id": alice}))
+        assert refused["code"] == "FORBIDDEN"
+        # The same content for Bob is Bob's own source and entity.
+        mine = ok(await b.call_tool("store", {"entities": [{**PERSON, "role": "buyer"}]}))
+        assert mine["deduplicated"] is False
+        assert mine["entities"][0]["entity_id"] != person
+
+
+async def test_bad_store_input_gets_the_envelope_and_writes_nothing(start_gateway, admin_db) -> None:
+    user = new_user()
+    gw = start_gateway("--user-id", user)
+    async with Client(gw.url) as c:
+        cases = [
+            ({"entities": [{"name": "no type"}]}, "entities[0].entity_type"),
+            ({"entities": [{"entity_type": "invoice", "amount_due": "lots"}]}, "entities[0].amount_due"),
+            ({"entities": [{"entity_type": "note", "content": "fine"}, "not an object"]}, "entities[1]"),
+            ({"entities": "nope"}, "entities"),
+            ({"entities": [{"entity_type": "starship"}]}, "entities[0].entity_type"),
+        ]
+        for args, field in cases:
+            e = error(await c.call_tool("store", args))
+            assert e["code"] == "VALIDATION_ERROR", e
+            assert e["details"]["field"] == field, e
+    rows = admin_db.execute("SELECT count(*) FROM neotoma.sources WHERE user_id = %s", (user,)).fetchone()
+    assert rows == (0,)
+
+
+async def test_snapshots_verify_after_mcp_traffic(start_gateway, admin_db) -> None:
+    gw = start_gateway("--user-id", new_user())
+    async with Client(gw.url) as c:
+        for i in range(5):
+            ok(await c.call_tool("store", {"entities": [{**INVOICE, "amount_due": float(i), "notes": f"v{i}"}]}))
+    report = admin_db.execute("SELECT neotoma.verify()").fetchone()[0]
+    assert report["ok"] is True, report
+    assert report["entities_checked"] >= 1

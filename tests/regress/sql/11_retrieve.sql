@@ -1,0 +1,49 @@
+-- Reading back what 10_store stored.
+SET neotoma.user_id = 'a0000000-0000-0000-0000-00000000000a';
+SELECT id AS invoice FROM neotoma.entities WHERE entity_type = 'invoice' \gset
+
+-- Snapshot with provenance.
+SELECT r->'entity_type' AS type, r->'snapshot' AS snapshot, r->'observation_count' AS n,
+       r->'computed_at' AS computed_at, r->'last_observation_at' AS last_at,
+       r->'field_provenance'->'amount_due'->'source_priority' AS amount_priority
+FROM neotoma.retrieve_entity_snapshot(jsonb_build_object('entity_id', :'invoice')) AS r;
+
+-- As of a past time: only the first observation counts.
+SELECT r->'snapshot' AS snapshot, r->'observation_count' AS n, r->'at' AS at
+FROM neotoma.retrieve_entity_snapshot(jsonb_build_object('entity_id', :'invoice', 'at', '2024-01-17')) AS r;
+SELECT r->'snapshot' AS snapshot, r->'observation_count' AS n
+FROM neotoma.retrieve_entity_snapshot(jsonb_build_object('entity_id', :'invoice', 'at', '2020-01-01')) AS r;
+
+-- Observations, newest first, paginated.
+SELECT jsonb_path_query_array(r, '$.observations[*].fields.amount_due') AS amounts,
+       r->'total' AS total, r->'limit' AS lim
+FROM neotoma.list_observations(jsonb_build_object('entity_id', :'invoice')) AS r;
+SELECT jsonb_array_length(r->'observations') AS page, r->'total' AS total, r->'offset' AS off
+FROM neotoma.list_observations(jsonb_build_object('entity_id', :'invoice', 'limit', 1, 'offset', 1)) AS r;
+
+-- Field provenance: snapshot field → observation → source → run.
+SELECT r->'field' AS field, r->'value' AS value, r->'observed_at' AS observed_at,
+       r->'source_observation'->'source_priority' AS priority,
+       r->'source_material'->'source_type' AS source_type,
+       r->'interpretation_run'->'interpreter' AS interpreter
+FROM neotoma.retrieve_field_provenance(jsonb_build_object('entity_id', :'invoice', 'field', 'amount_due')) AS r;
+SELECT try_action('retrieve_field_provenance', jsonb_build_object('entity_id', :'invoice', 'field', 'po_number'));
+
+-- Listing: total order (most recently observed first, then id), pagination.
+SELECT jsonb_path_query_array(r, '$.entities[*].entity_type') AS types, r->'total' AS total,
+       r->'excluded_merged' AS excluded_merged
+FROM neotoma.retrieve_entities('{}') AS r;
+SELECT r->'entities'->0 ? 'snapshot' AS has_snapshot
+FROM neotoma.retrieve_entities('{"include_snapshots": false, "limit": 1}') AS r;
+SELECT neotoma.retrieve_entities('{}') = neotoma.retrieve_entities('{}') AS deterministic;
+
+-- Lookup by identifier: normalised (case, spaces), then partial.
+SELECT r->'match_type' AS how, jsonb_path_query_array(r, '$.entities[*].entity_type') AS types,
+       r->'entities'->0->'matched_fields' AS fields
+FROM neotoma.retrieve_entity_by_identifier('{"identifier": "  ALICE@example.com "}') AS r;
+SELECT r->'match_type' AS how, r->'entities'->0->'canonical_name' AS name
+FROM neotoma.retrieve_entity_by_identifier('{"identifier": "alice"}') AS r;
+SELECT r->'match_type' AS how, r->'total' AS total
+FROM neotoma.retrieve_entity_by_identifier('{"identifier": "inv-001", "entity_type": "person"}') AS r;
+SELECT r->'match_type' AS how, r->'total' AS total
+FROM neotoma.retrieve_entity_by_identifier('{"identifier": "nobody at all"}') AS r;

@@ -1,0 +1,16 @@
+-- The schema registry as list_entity_types shows it.
+SELECT r->'total' AS total, r->'search_method' AS method,
+       jsonb_path_query_array(r, '$.entity_types[*].entity_type') AS types
+FROM neotoma.list_entity_types('{}') AS r;
+
+SELECT t->>'entity_type' AS type, t->>'schema_version' AS version, t->>'scope' AS scope,
+       t->'identity_fields' AS identity, t->'field_summary'->'invoice_number' AS invoice_number
+FROM jsonb_array_elements(neotoma.list_entity_types('{}')->'entity_types') t
+WHERE t->>'entity_type' IN ('invoice', 'person');
+
+-- Keyword over names, fields and descriptions; similarity when nothing matches.
+SELECT k AS keyword, r->>'search_method' AS method,
+       (SELECT jsonb_agg(t->'entity_type') FROM jsonb_array_elements(r->'entity_types') WITH ORDINALITY x(t, n) WHERE n <= 3) AS top3,
+       r->'entity_types'->0->'similarity_score' AS best_score, r->'entity_types'->0->'match_type' AS match
+FROM unnest(ARRAY['invoice', 'bill', 'email', 'payment', 'invoce', 'zzzqqq']) AS k,
+     LATERAL neotoma.list_entity_types(jsonb_build_object('keyword', k)) AS r;

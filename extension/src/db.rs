@@ -1,17 +1,28 @@
 //! The few ways the extension talks to Postgres through SPI. Queries take
-//! their arguments as parameters (text, text[] or jsonb; SQL casts them) and
-//! answer one jsonb value, which keeps the Rust side free of per-column
-//! plumbing.
+//! their arguments as parameters (text, text[], jsonb or bigint; SQL casts
+//! them) and answer one jsonb value, which keeps the Rust side free of
+//! per-column plumbing.
+//!
+//! Every query text is prepared once per backend and its plan kept (Postgres
+//! invalidates kept plans itself when the objects they use change), so a hot
+//! action does not parse and plan its statements on every call.
 
 use neotoma_core::{ErrorCode, NeotomaError};
 use pgrx::datum::DatumWithOid;
+use pgrx::pg_sys::{BuiltinOid, PgOid};
 use pgrx::prelude::*;
+use pgrx::spi::{OwnedPreparedStatement, SpiError, SpiTupleTable};
 use pgrx::JsonB;
 use serde_json::Value;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 
-fn spi_error(sql: &str, e: pgrx::spi::SpiError) -> NeotomaError {
-    NeotomaError::new(ErrorCode::DbQueryFailed, format!("query failed: {e}"))
-        .with("query", sql.lines().next().unwrap_or_default().trim())
+fn spi_error(sql: &str, e: SpiError) -> NeotomaError {
+    NeotomaError::new(ErrorCode::DbQueryFailed, format!("query failed: {e}")).with(
+        "query",
+        sql.trim().lines().next().unwrap_or_default().trim(),
+    )
 }
 
 /// A query argument.
@@ -23,7 +34,7 @@ pub enum Arg<'a> {
     Int(i64),
 }
 
-impl<'a> Arg<'a> {
+impl Arg<'_> {
     fn datum(&self) -> DatumWithOid<'static> {
         match self {
             Arg::Text(s) => (*s).to_string().into(),
@@ -33,33 +44,72 @@ impl<'a> Arg<'a> {
             Arg::Int(i) => (*i).into(),
         }
     }
+
+    fn oid(&self) -> PgOid {
+        PgOid::BuiltIn(match self {
+            Arg::Text(_) | Arg::OptText(_) => BuiltinOid::TEXTOID,
+            Arg::Texts(_) => BuiltinOid::TEXTARRAYOID,
+            Arg::Json(_) => BuiltinOid::JSONBOID,
+            Arg::Int(_) => BuiltinOid::INT8OID,
+        })
+    }
+}
+
+thread_local! {
+    /// Kept plans, by query text and argument types. Shared out as `Rc` so no
+    /// borrow is held while a plan runs: running one can fire the observation
+    /// trigger, which runs plans of its own.
+    static PLANS: RefCell<HashMap<String, Rc<OwnedPreparedStatement>>> = RefCell::new(HashMap::new());
+}
+
+/// Runs `sql` with `args` through its kept plan; `read` gets the result.
+fn execute<R>(
+    sql: &str,
+    args: &[Arg],
+    limit: Option<i64>,
+    read: impl FnOnce(SpiTupleTable) -> Result<R, SpiError>,
+) -> Result<R, NeotomaError> {
+    let oids: Vec<PgOid> = args.iter().map(Arg::oid).collect();
+    let key = format!("{oids:?}{sql}");
+    let datums: Vec<DatumWithOid> = args.iter().map(Arg::datum).collect();
+    Spi::connect_mut(|client| {
+        let kept = PLANS.with(|plans| plans.borrow().get(&key).cloned());
+        let plan = match kept {
+            Some(plan) => plan,
+            None => {
+                let plan = Rc::new(client.prepare_mut(sql, &oids)?.keep());
+                PLANS.with(|plans| plans.borrow_mut().insert(key, plan.clone()));
+                plan
+            }
+        };
+        read(client.update(plan.as_ref(), limit, &datums)?)
+    })
+    .map_err(|e| spi_error(sql, e))
 }
 
 /// Runs `sql`, which produces one row with one jsonb column, and returns that
 /// value (`Value::Null` for SQL NULL or no row).
 pub fn json(sql: &str, args: &[Arg]) -> Result<Value, NeotomaError> {
-    let datums: Vec<DatumWithOid> = args.iter().map(Arg::datum).collect();
-    match Spi::get_one_with_args::<JsonB>(sql, &datums) {
+    execute(sql, args, Some(1), |t| match t.first().get_one::<JsonB>() {
         Ok(v) => Ok(v.map(|j| j.0).unwrap_or(Value::Null)),
-        Err(pgrx::spi::SpiError::InvalidPosition) => Ok(Value::Null),
-        Err(e) => Err(spi_error(sql, e)),
-    }
+        Err(SpiError::InvalidPosition) => Ok(Value::Null),
+        Err(e) => Err(e),
+    })
 }
 
 /// Runs `sql` that produces one text value (or none).
 pub fn text(sql: &str, args: &[Arg]) -> Result<Option<String>, NeotomaError> {
-    let datums: Vec<DatumWithOid> = args.iter().map(Arg::datum).collect();
-    match Spi::get_one_with_args::<String>(sql, &datums) {
-        Ok(v) => Ok(v),
-        Err(pgrx::spi::SpiError::InvalidPosition) => Ok(None),
-        Err(e) => Err(spi_error(sql, e)),
-    }
+    execute(sql, args, Some(1), |t| {
+        match t.first().get_one::<String>() {
+            Err(SpiError::InvalidPosition) => Ok(None),
+            other => other,
+        }
+    })
 }
 
 /// Runs a statement for its effect.
 pub fn run(sql: &str, args: &[Arg]) -> Result<(), NeotomaError> {
-    let datums: Vec<DatumWithOid> = args.iter().map(Arg::datum).collect();
-    Spi::run_with_args(sql, &datums).map_err(|e| spi_error(sql, e))
+    execute(sql, args, None, |_| Ok(()))
 }
 
 /// Reads a JSON value into a type; a mismatch is an internal error.

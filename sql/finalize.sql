@@ -61,7 +61,8 @@ CREATE TRIGGER observations_reduce AFTER INSERT ON neotoma.observations
 GRANT USAGE ON SCHEMA neotoma TO PUBLIC;
 GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA neotoma TO PUBLIC;
 GRANT UPDATE, DELETE ON neotoma.entities, neotoma.entity_snapshots, neotoma.entity_identifiers,
-  neotoma.interpretation_runs, neotoma.raw_fragments, neotoma.entity_schemas TO PUBLIC;
+  neotoma.interpretation_runs, neotoma.raw_fragments, neotoma.entity_schemas, neotoma.relationships,
+  neotoma.timeline_events TO PUBLIC;
 
 COMMENT ON SCHEMA neotoma IS
   'Neotoma: a memory for AI agents. One function per action (neotoma.<action>(jsonb)); '

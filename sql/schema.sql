@@ -207,12 +207,94 @@ CREATE TABLE neotoma.entity_schemas (
 );
 CREATE UNIQUE INDEX entity_schemas_one_active ON neotoma.entity_schemas (user_id, entity_type) WHERE active;
 
+-- Relationships: typed, directed links between entities. Each assertion is a
+-- relationship observation; the relationship's snapshot reduces their
+-- metadata like an entity snapshot. The id is derived from (user, type,
+-- source entity, target entity). When an endpoint is merged, the relationship
+-- is re-keyed onto the merge target and keeps a pointer to its new id.
+CREATE TABLE neotoma.relationships (
+  user_id             uuid        NOT NULL,
+  id                  uuid        NOT NULL,
+  relationship_type   text        NOT NULL CHECK (relationship_type IN
+                        ('PART_OF', 'CORRECTS', 'REFERS_TO', 'SETTLES', 'DUPLICATE_OF', 'DEPENDS_ON', 'SUPERSEDES')),
+  source_entity_id    text        NOT NULL,
+  target_entity_id    text        NOT NULL,
+  snapshot            jsonb       NOT NULL DEFAULT '{}',
+  provenance          jsonb       NOT NULL DEFAULT '{}',
+  reducer_state       jsonb       NOT NULL DEFAULT '{}',
+  observation_count   bigint      NOT NULL DEFAULT 0,
+  last_observation_at timestamptz,
+  merged_into         uuid,
+  created_at          timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (user_id, id),
+  UNIQUE (user_id, relationship_type, source_entity_id, target_entity_id),
+  FOREIGN KEY (user_id, source_entity_id) REFERENCES neotoma.entities (user_id, id),
+  FOREIGN KEY (user_id, target_entity_id) REFERENCES neotoma.entities (user_id, id)
+);
+CREATE INDEX relationships_from ON neotoma.relationships (user_id, source_entity_id, relationship_type) WHERE merged_into IS NULL;
+CREATE INDEX relationships_to ON neotoma.relationships (user_id, target_entity_id, relationship_type) WHERE merged_into IS NULL;
+
+CREATE TABLE neotoma.relationship_observations (
+  user_id           uuid        NOT NULL,
+  id                uuid        NOT NULL,
+  relationship_id   uuid        NOT NULL,
+  source_id         uuid        NOT NULL,
+  observed_at       timestamptz NOT NULL,
+  source_priority   integer     NOT NULL DEFAULT 100,
+  specificity_score double precision NOT NULL DEFAULT 1,
+  metadata          jsonb       NOT NULL DEFAULT '{}',
+  created_at        timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (user_id, id),
+  FOREIGN KEY (user_id, relationship_id) REFERENCES neotoma.relationships (user_id, id),
+  FOREIGN KEY (user_id, source_id) REFERENCES neotoma.sources (user_id, id)
+);
+CREATE INDEX relationship_observations_relationship ON neotoma.relationship_observations (user_id, relationship_id);
+
+-- Timeline events: derived from the date fields of entity snapshots (one per
+-- entity and date field), maintained with the snapshots and reproducible from
+-- them (neotoma.verify()).
+CREATE TABLE neotoma.timeline_events (
+  user_id         uuid        NOT NULL,
+  id              uuid        NOT NULL,
+  event_type      text        NOT NULL,
+  event_timestamp timestamptz NOT NULL,
+  source_id       uuid        NOT NULL,
+  entity_id       text        NOT NULL,
+  entity_ids      text[]      NOT NULL,
+  source_field    text        NOT NULL,
+  observation_id  uuid        NOT NULL,
+  properties      jsonb       NOT NULL DEFAULT '{}',
+  PRIMARY KEY (user_id, id),
+  FOREIGN KEY (user_id, entity_id) REFERENCES neotoma.entities (user_id, id)
+);
+CREATE INDEX timeline_events_time ON neotoma.timeline_events (user_id, event_timestamp DESC, id);
+CREATE INDEX timeline_events_entity ON neotoma.timeline_events (user_id, entity_id);
+CREATE INDEX timeline_events_source ON neotoma.timeline_events (user_id, source_id);
+
+-- The merge log: who was merged into whom, when and why. Observations are
+-- never rewritten, so the pre-merge history stays reconstructable.
+CREATE TABLE neotoma.entity_merges (
+  user_id              uuid        NOT NULL,
+  id                   uuid        NOT NULL,
+  from_entity_id       text        NOT NULL,
+  to_entity_id         text        NOT NULL,
+  merge_reason         text,
+  observations_moved   bigint      NOT NULL,
+  relationships_moved  bigint      NOT NULL,
+  from_snapshot        jsonb,
+  merged_at            timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (user_id, id),
+  FOREIGN KEY (user_id, from_entity_id) REFERENCES neotoma.entities (user_id, id),
+  FOREIGN KEY (user_id, to_entity_id) REFERENCES neotoma.entities (user_id, id)
+);
+
 -- Row level security: every table, forced so that table owners obey it too.
 DO $$
 DECLARE t text;
 BEGIN
   FOREACH t IN ARRAY ARRAY['sources', 'interpretation_runs', 'entities', 'observations',
-                           'entity_snapshots', 'entity_identifiers', 'raw_fragments'] LOOP
+                           'entity_snapshots', 'entity_identifiers', 'raw_fragments', 'relationships',
+                           'relationship_observations', 'timeline_events', 'entity_merges'] LOOP
     EXECUTE format('ALTER TABLE neotoma.%I ENABLE ROW LEVEL SECURITY', t);
     EXECUTE format('ALTER TABLE neotoma.%I FORCE ROW LEVEL SECURITY', t);
     EXECUTE format('CREATE POLICY %I ON neotoma.%I USING (user_id = (SELECT neotoma.current_user_id())) '
@@ -240,4 +322,6 @@ END $$;
 CREATE TRIGGER observations_append_only BEFORE UPDATE OR DELETE ON neotoma.observations
   FOR EACH ROW EXECUTE FUNCTION neotoma._refuse_change();
 CREATE TRIGGER sources_append_only BEFORE UPDATE OR DELETE ON neotoma.sources
+  FOR EACH ROW EXECUTE FUNCTION neotoma._refuse_change();
+CREATE TRIGGER relationship_observations_append_only BEFORE UPDATE OR DELETE ON neotoma.relationship_observations
   FOR EACH ROW EXECUTE FUNCTION neotoma._refuse_change();

@@ -2,7 +2,7 @@
 //! client needs to call it. The gateway builds its tool list from this (read
 //! through `neotoma.action_catalog()`), so adding an action never touches it.
 
-use crate::actions::{entities, store, system};
+use crate::actions::{entities, graph, store, system};
 use crate::canonical::{canonical_json, sha256_hex};
 use crate::request::schema_for;
 use serde_json::{json, Value};
@@ -200,6 +200,105 @@ pub fn actions() -> Vec<ActionSpec> {
             read_only: false,
             idempotent: true,
             destructive: false,
+            aliases: &[],
+        },
+        ActionSpec {
+            name: "create_relationship",
+            title: "Create relationship",
+            description: "Link two entities with a typed, directed relationship: PART_OF, \
+                DEPENDS_ON, SUPERSEDES, CORRECTS, SETTLES (none of these may form a cycle: \
+                CYCLE_DETECTED with the path), REFERS_TO or DUPLICATE_OF. Optional metadata is \
+                recorded as an observation with provenance. Same type and entities → same \
+                relationship id; asserting it again is idempotent.",
+            input_schema: schema_for::<graph::CreateRelationshipRequest>,
+            output_schema: Some(schema_for::<graph::RelationshipOut>),
+            read_only: false,
+            idempotent: true,
+            destructive: false,
+            aliases: &[],
+        },
+        ActionSpec {
+            name: "list_relationships",
+            title: "List relationships",
+            description: "List an entity's relationships (direction inbound, outbound or both; \
+                optionally one relationship_type), newest first, paginated. Returns \
+                {relationships:[{id, relationship_type, source_entity_id, target_entity_id, \
+                metadata, created_at}], total}.",
+            input_schema: schema_for::<graph::ListRelationshipsRequest>,
+            output_schema: Some(schema_for::<graph::ListRelationshipsResponse>),
+            read_only: true,
+            idempotent: true,
+            destructive: false,
+            aliases: &[],
+        },
+        ActionSpec {
+            name: "get_relationship_snapshot",
+            title: "Get relationship snapshot",
+            description: "Get one relationship (by type, source and target entity) with its \
+                metadata reduced from every assertion of it, provenance per metadata field, and \
+                the observations themselves.",
+            input_schema: schema_for::<graph::GetRelationshipSnapshotRequest>,
+            output_schema: Some(schema_for::<graph::GetRelationshipSnapshotResponse>),
+            read_only: true,
+            idempotent: true,
+            destructive: false,
+            aliases: &[],
+        },
+        ActionSpec {
+            name: "retrieve_related_entities",
+            title: "Retrieve related entities",
+            description: "Walk the relationship graph from an entity up to max_hops (default 1, \
+                at most 5) in a direction, optionally only through some relationship_types. \
+                Returns the entities reached (with snapshots unless include_entities is false) \
+                and the relationships walked, each once, in a stable order.",
+            input_schema: schema_for::<graph::RetrieveRelatedEntitiesRequest>,
+            output_schema: Some(schema_for::<graph::RetrieveRelatedEntitiesResponse>),
+            read_only: true,
+            idempotent: true,
+            destructive: false,
+            aliases: &["get_related_entities"],
+        },
+        ActionSpec {
+            name: "retrieve_graph_neighborhood",
+            title: "Retrieve graph neighborhood",
+            description: "Everything around one node (an entity, or a source with \
+                node_type 'source'): its snapshot or source material, its relationships and \
+                related entities, the sources it came from, its timeline events and, on request, \
+                its observations. Use it to get full context in one call.",
+            input_schema: schema_for::<graph::RetrieveGraphNeighborhoodRequest>,
+            output_schema: None,
+            read_only: true,
+            idempotent: true,
+            destructive: false,
+            aliases: &["get_graph_neighborhood"],
+        },
+        ActionSpec {
+            name: "list_timeline_events",
+            title: "List timeline events",
+            description: "List dated events derived from entities' date fields (e.g. \
+                InvoiceIssued, InvoiceDue, TaskDue, TransactionDate), newest first, filtered by \
+                event_type, a date range (after_date inclusive, before_date exclusive), source_id \
+                or entity_id, paginated.",
+            input_schema: schema_for::<graph::ListTimelineEventsRequest>,
+            output_schema: Some(schema_for::<graph::ListTimelineEventsResponse>),
+            read_only: true,
+            idempotent: true,
+            destructive: false,
+            aliases: &[],
+        },
+        ActionSpec {
+            name: "merge_entities",
+            title: "Merge entities",
+            description: "Merge a duplicate entity (from_entity_id) into another of the same type \
+                (to_entity_id): its observations, relationships and events count for the target \
+                from now on, the target's snapshot is recomputed, and the duplicate is hidden \
+                (retrieving it redirects to the target). Nothing is deleted; the merge is logged \
+                with its reason. Merging an entity twice is ENTITY_ALREADY_MERGED.",
+            input_schema: schema_for::<graph::MergeEntitiesRequest>,
+            output_schema: Some(schema_for::<graph::MergeEntitiesResponse>),
+            read_only: false,
+            idempotent: false,
+            destructive: true,
             aliases: &[],
         },
     ]

@@ -7,6 +7,7 @@ pub mod actions;
 pub mod canonical;
 pub mod catalog;
 pub mod error;
+pub mod graph;
 pub mod identity;
 pub mod ids;
 pub mod reducer;

@@ -30,6 +30,7 @@ pub enum Arg<'a> {
     Text(&'a str),
     OptText(Option<&'a str>),
     Texts(Vec<String>),
+    OptTexts(Option<Vec<String>>),
     Json(&'a Value),
     Int(i64),
 }
@@ -40,6 +41,7 @@ impl Arg<'_> {
             Arg::Text(s) => (*s).to_string().into(),
             Arg::OptText(s) => s.map(str::to_string).into(),
             Arg::Texts(v) => v.clone().into(),
+            Arg::OptTexts(v) => v.clone().into(),
             Arg::Json(v) => JsonB((*v).clone()).into(),
             Arg::Int(i) => (*i).into(),
         }
@@ -48,7 +50,7 @@ impl Arg<'_> {
     fn oid(&self) -> PgOid {
         PgOid::BuiltIn(match self {
             Arg::Text(_) | Arg::OptText(_) => BuiltinOid::TEXTOID,
-            Arg::Texts(_) => BuiltinOid::TEXTARRAYOID,
+            Arg::Texts(_) | Arg::OptTexts(_) => BuiltinOid::TEXTARRAYOID,
             Arg::Json(_) => BuiltinOid::JSONBOID,
             Arg::Int(_) => BuiltinOid::INT8OID,
         })

@@ -10,6 +10,7 @@ use pgrx::prelude::*;
 mod actions;
 mod catalog;
 mod db;
+mod ids;
 mod registry;
 mod snapshots;
 mod tenancy;

@@ -25,18 +25,12 @@ const ACTIVE: &str = "
                  user_id = neotoma.global_user_id() AS global
           FROM neotoma.entity_schemas
           WHERE active AND user_id IN ($1::uuid, neotoma.global_user_id())
-            AND ($2::text[] IS NULL OR entity_type = ANY($2::text[]))
+            AND ($2 IS NULL OR entity_type = ANY($2))
           ORDER BY entity_type, user_id = neotoma.global_user_id()) s";
 
 fn load(user: Uuid, types: Option<Vec<String>>) -> Result<BTreeMap<String, Active>, NeotomaError> {
     let user = user.to_string();
-    let rows = db::json(
-        ACTIVE,
-        &[
-            Arg::Text(&user),
-            types.map_or(Arg::OptText(None), Arg::Texts),
-        ],
-    )?;
+    let rows = db::json(ACTIVE, &[Arg::Text(&user), Arg::OptTexts(types)])?;
     let mut out = BTreeMap::new();
     for row in rows.as_array().into_iter().flatten() {
         let schema: EntitySchema = db::from_json(row["definition"].clone(), "entity schema")?;

@@ -7,10 +7,10 @@
 
 use crate::db::{self, Arg};
 use crate::registry;
-use neotoma_core::identity;
 use neotoma_core::reducer::{self, Observation, Policies, SnapshotState};
 use neotoma_core::schema::EntitySchema;
 use neotoma_core::NeotomaError;
+use neotoma_core::{graph, identity};
 use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde::Deserialize;
@@ -146,19 +146,27 @@ fn store_states(
     states: &BTreeMap<String, (String, SnapshotState)>,
     schemas: &BTreeMap<String, registry::Active>,
 ) -> Result<(), NeotomaError> {
+    let user_id = Uuid::parse_str(user).map_err(|e| NeotomaError::validation(e.to_string()))?;
     let mut snapshot_rows = Vec::new();
     let mut identifier_rows = Vec::new();
+    let mut event_rows = Vec::new();
     for (entity_id, (entity_type, state)) in states {
         let schema = schemas.get(entity_type.as_str()).map(|a| &a.schema);
-        let row = snapshot_row(entity_id, entity_type, state, schema);
+        let rendered = reducer::render(state);
         if let Some(schema) = schema {
-            let snapshot = row["snapshot"].as_object().cloned().unwrap_or_default();
-            for (field, value) in identity::identifiers(schema, &snapshot) {
+            for (field, value) in identity::identifiers(schema, &rendered.snapshot) {
                 identifier_rows
                     .push(json!({"entity_id": entity_id, "field": field, "value": value}));
             }
+            event_rows.extend(event_rows_of(&user_id, schema, entity_id, &rendered));
         }
-        snapshot_rows.push(row);
+        snapshot_rows.push(snapshot_row(
+            entity_id,
+            entity_type,
+            state,
+            &rendered,
+            schema,
+        ));
     }
     db::run(
         "INSERT INTO neotoma.entity_snapshots AS t (user_id, entity_id, entity_type, schema_version,
@@ -188,6 +196,50 @@ fn store_states(
          SELECT $1::uuid, r.entity_id, r.field, r.value
          FROM jsonb_to_recordset($2) AS r(entity_id text, field text, value text)",
         &[Arg::Text(user), Arg::Json(&Value::Array(identifier_rows))],
+    )?;
+    write_events(user, states.keys().cloned().collect(), event_rows)
+}
+
+/// Timeline event rows of an entity, as stored in `neotoma.timeline_events`.
+pub fn event_rows_of(
+    user: &Uuid,
+    schema: &EntitySchema,
+    entity_id: &str,
+    rendered: &reducer::Rendered,
+) -> Vec<Value> {
+    graph::derive_events(user, schema, entity_id, rendered)
+        .into_iter()
+        .map(|e| {
+            json!({
+                "id": e.id, "event_type": e.event_type, "ts": e.timestamp, "source_id": e.source_id,
+                "entity_id": entity_id, "source_field": e.source_field,
+                "observation_id": e.observation_id, "properties": e.properties,
+            })
+        })
+        .collect()
+}
+
+/// Replaces the timeline events of these entities.
+pub fn write_events(
+    user: &str,
+    entity_ids: Vec<String>,
+    rows: Vec<Value>,
+) -> Result<(), NeotomaError> {
+    db::run(
+        "DELETE FROM neotoma.timeline_events WHERE user_id = $1::uuid AND entity_id = ANY($2)",
+        &[Arg::Text(user), Arg::Texts(entity_ids)],
+    )?;
+    if rows.is_empty() {
+        return Ok(());
+    }
+    db::run(
+        "INSERT INTO neotoma.timeline_events (user_id, id, event_type, event_timestamp, source_id,
+             entity_id, entity_ids, source_field, observation_id, properties)
+         SELECT $1::uuid, r.id, r.event_type, neotoma._from_micros(r.ts), r.source_id, r.entity_id,
+                ARRAY[r.entity_id], r.source_field, r.observation_id, r.properties
+         FROM jsonb_to_recordset($2) AS r(id uuid, event_type text, ts bigint, source_id uuid,
+              entity_id text, source_field text, observation_id uuid, properties jsonb)",
+        &[Arg::Text(user), Arg::Json(&Value::Array(rows))],
     )
 }
 
@@ -196,9 +248,9 @@ fn snapshot_row(
     entity_id: &str,
     entity_type: &str,
     state: &SnapshotState,
+    r: &reducer::Rendered,
     schema: Option<&EntitySchema>,
 ) -> Value {
-    let r = reducer::render(state);
     json!({
         "entity_id": entity_id,
         "entity_type": entity_type,
@@ -269,6 +321,59 @@ fn verify(repair: default!(bool, false)) -> JsonB {
     }
 }
 
+/// Recomputes every visible relationship's snapshot from its observations.
+fn verify_relationships() -> Result<(u64, Vec<Value>), NeotomaError> {
+    let rows = db::json(
+        "SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', r.user_id, 'id', r.id,
+                   'snapshot', r.snapshot, 'provenance', r.provenance, 'count', r.observation_count,
+                   'observations', (SELECT coalesce(jsonb_agg(jsonb_build_object('id', o.id,
+                       'source_id', o.source_id, 'observed_at', neotoma._micros(o.observed_at),
+                       'source_priority', o.source_priority, 'specificity_score', o.specificity_score,
+                       'fields', o.metadata) ORDER BY o.id), '[]')
+                     FROM neotoma.relationship_observations o
+                     WHERE o.user_id = r.user_id AND o.relationship_id = r.id)) ORDER BY r.user_id, r.id), '[]')
+         FROM neotoma.relationships r WHERE r.merged_into IS NULL",
+        &[],
+    )?;
+    let mut checked = 0;
+    let mut mismatches = Vec::new();
+    for r in rows.as_array().into_iter().flatten() {
+        checked += 1;
+        let observations: Vec<Observation> =
+            db::from_json(r["observations"].clone(), "relationship observations")?;
+        let state = reducer::reduce(&observations, &Policies::new());
+        let rendered = reducer::render(&state);
+        if r["snapshot"] != Value::Object(rendered.snapshot.clone())
+            || r["provenance"] != Value::Object(rendered.provenance.clone())
+            || r["count"] != json!(state.observation_count)
+        {
+            mismatches.push(json!({"user_id": r["user_id"], "relationship_id": r["id"],
+                                   "expected": rendered.snapshot, "stored": r["snapshot"]}));
+        }
+    }
+    Ok((checked, mismatches))
+}
+
+/// The stored timeline events of an entity, in the shape `event_rows_of` makes.
+fn stored_events_of(user: &Uuid, entity_id: &str) -> Result<Vec<Value>, NeotomaError> {
+    let v = db::json(
+        "SELECT coalesce(jsonb_agg(jsonb_build_object('id', id, 'event_type', event_type,
+                   'ts', neotoma._micros(event_timestamp), 'source_id', source_id, 'entity_id', entity_id,
+                   'source_field', source_field, 'observation_id', observation_id, 'properties', properties)
+                 ORDER BY id), '[]')
+         FROM neotoma.timeline_events WHERE user_id = $1::uuid AND entity_id = $2",
+        &[Arg::Text(&user.to_string()), Arg::Text(entity_id)],
+    )?;
+    db::from_json(v, "timeline events")
+}
+
+fn same_events(expected: &[Value], stored: &[Value]) -> bool {
+    let key = |v: &Value| v["id"].as_str().unwrap_or_default().to_string();
+    let mut a = expected.to_vec();
+    a.sort_by_key(key);
+    a == stored
+}
+
 fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
     let entities = db::json(
         "SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', e.user_id, 'id', e.id,
@@ -281,7 +386,7 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
     )?;
     let mut checked = 0u64;
     let mut mismatches = Vec::new();
-    let mut mismatch_count = 0u64;
+    let mut mismatch_count: u64 = 0;
     let mut schemas: BTreeMap<Uuid, BTreeMap<String, registry::Active>> = BTreeMap::new();
     for e in entities.as_array().into_iter().flatten() {
         checked += 1;
@@ -298,7 +403,14 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
             continue;
         }
         let state = reducer::reduce(&observations, &policies_of(schema));
-        let expected = snapshot_row(id, entity_type, &state, schema.map(|a| &a.schema));
+        let rendered = reducer::render(&state);
+        let expected = snapshot_row(
+            id,
+            entity_type,
+            &state,
+            &rendered,
+            schema.map(|a| &a.schema),
+        );
         let stored = &e["stored"];
         let mut differences = Vec::new();
         for key in [
@@ -320,6 +432,14 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
         if stored_state.as_ref() != Some(&state) {
             differences.push(json!({"what": "reducer_state"}));
         }
+        let expected_events = match schema {
+            Some(a) => event_rows_of(&user, &a.schema, id, &rendered),
+            None => vec![],
+        };
+        let stored_events = stored_events_of(&user, id)?;
+        if !same_events(&expected_events, &stored_events) {
+            differences.push(json!({"what": "timeline_events", "expected": expected_events, "stored": stored_events}));
+        }
         if !differences.is_empty() {
             mismatch_count += 1;
             if mismatches.len() < 100 {
@@ -331,9 +451,13 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
             }
         }
     }
+    let (relationships_checked, relationship_mismatches) = verify_relationships()?;
+    mismatch_count += relationship_mismatches.len() as u64;
+    mismatches.extend(relationship_mismatches.into_iter().take(100));
     Ok(json!({
         "ok": mismatch_count == 0,
         "entities_checked": checked,
+        "relationships_checked": relationships_checked,
         "mismatch_count": mismatch_count,
         "mismatches": mismatches,
         "repaired": repair && mismatch_count > 0,

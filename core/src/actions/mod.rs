@@ -2,5 +2,6 @@
 
 pub mod common;
 pub mod entities;
+pub mod graph;
 pub mod store;
 pub mod system;

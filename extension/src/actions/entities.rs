@@ -312,14 +312,16 @@ fn lookup(
         )
     });
     db::json(
-        "WITH m AS (
-           SELECT i.entity_id, array_agg(DISTINCT i.field ORDER BY i.field) AS fields
+        "WITH hits AS (
+           -- An identifier of a merged entity finds the entity it was merged into.
+           SELECT coalesce(e.merged_into, e.id) AS entity_id, i.field
            FROM neotoma.entity_identifiers i
+           JOIN neotoma.entities e ON e.user_id = i.user_id AND e.id = i.entity_id
            WHERE i.user_id = $1::uuid
              AND (CASE WHEN $4::text IS NULL THEN i.value = ANY($3) ELSE i.value LIKE $4 END)
-           GROUP BY i.entity_id
-           UNION
-           SELECT e.id, ARRAY['id'] FROM neotoma.entities e WHERE e.user_id = $1::uuid AND e.id = $5),
+           UNION ALL
+           SELECT coalesce(e.merged_into, e.id), 'id' FROM neotoma.entities e WHERE e.user_id = $1::uuid AND e.id = $5),
+         m AS (SELECT entity_id, array_agg(DISTINCT field ORDER BY field) AS fields FROM hits GROUP BY entity_id),
          r AS (
            SELECT e.id, e.entity_type, e.canonical_name, s.snapshot, m.fields
            FROM m JOIN neotoma.entities e ON e.user_id = $1::uuid AND e.id = m.entity_id

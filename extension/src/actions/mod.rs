@@ -5,6 +5,7 @@ use neotoma_core::NeotomaError;
 use serde_json::Value;
 
 mod entities;
+mod graph;
 mod store;
 mod system;
 mod types;
@@ -22,6 +23,13 @@ pub fn dispatch(name: &str, args: &Value) -> Result<Value, NeotomaError> {
         "retrieve_entity_by_identifier" => entities::retrieve_entity_by_identifier(args),
         "list_entity_types" => types::list_entity_types(args),
         "correct" => entities::correct(args),
+        "create_relationship" => graph::create_relationship(args),
+        "list_relationships" => graph::list_relationships(args),
+        "get_relationship_snapshot" => graph::get_relationship_snapshot(args),
+        "retrieve_related_entities" => graph::retrieve_related_entities(args),
+        "retrieve_graph_neighborhood" => graph::retrieve_graph_neighborhood(args),
+        "list_timeline_events" => graph::list_timeline_events(args),
+        "merge_entities" => graph::merge_entities(args),
         other => Err(NeotomaError::new(
             neotoma_core::ErrorCode::ServiceUnavailable,
             format!("action `{other}` is in the catalog but this build has no handler for it"),

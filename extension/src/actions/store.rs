@@ -336,6 +336,10 @@ fn store_structured(
             ],
         )?;
     }
+    let mut stored_ids: Vec<String> = stored.iter().map(|e| e.entity_id.clone()).collect();
+    stored_ids.sort();
+    stored_ids.dedup();
+    let (related_entities, related_relationships) = super::graph::related_to(&user, &stored_ids)?;
     to_value(&StoreResponse {
         source_id: source_s,
         content_hash,
@@ -348,8 +352,8 @@ fn store_structured(
         }),
         entities: Some(stored),
         unknown_fields_count: Some(unknown_count as u64),
-        related_entities: Some(vec![]),
-        related_relationships: Some(vec![]),
+        related_entities: Some(related_entities),
+        related_relationships: Some(related_relationships),
     })
 }
 

@@ -1,0 +1,173 @@
+//! Relationship types and timeline event derivation.
+
+use crate::error::{ErrorCode, NeotomaError, Result};
+use crate::ids::derived_uuid;
+use crate::reducer::Rendered;
+use crate::schema::EntitySchema;
+use crate::time::parse_date_or_datetime;
+use serde_json::{json, Value};
+use strum::{Display, EnumIter, EnumString, IntoEnumIterator, IntoStaticStr};
+use uuid::Uuid;
+
+/// The seven relationship types of the specification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Display, EnumString, IntoStaticStr, EnumIter)]
+#[strum(serialize_all = "SCREAMING_SNAKE_CASE")]
+pub enum RelationshipType {
+    PartOf,
+    Corrects,
+    RefersTo,
+    Settles,
+    DuplicateOf,
+    DependsOn,
+    Supersedes,
+}
+
+impl RelationshipType {
+    pub fn all() -> Vec<&'static str> {
+        RelationshipType::iter().map(Into::into).collect()
+    }
+
+    /// Types where a cycle is meaningless (hierarchy, dependency, succession,
+    /// correction, settlement): a relationship that would close one is
+    /// refused. `REFERS_TO` (mutual references) and `DUPLICATE_OF`
+    /// (symmetric) may form cycles.
+    pub fn acyclic(self) -> bool {
+        !matches!(
+            self,
+            RelationshipType::RefersTo | RelationshipType::DuplicateOf
+        )
+    }
+
+    /// Parses a type argument; anything else is `INVALID_RELATIONSHIP_TYPE`.
+    pub fn parse(field: &str, s: &str) -> Result<RelationshipType> {
+        s.parse().map_err(|_| {
+            NeotomaError::new(
+                ErrorCode::InvalidRelationshipType,
+                format!(
+                    "`{s}` is not a relationship type; use one of {}",
+                    RelationshipType::all().join(", ")
+                ),
+            )
+            .with("field", field)
+            .with("allowed", RelationshipType::all())
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+/// A timeline event derived from an entity snapshot's date field.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DerivedEvent {
+    pub id: Uuid,
+    pub event_type: String,
+    /// Microseconds since the epoch.
+    pub timestamp: i64,
+    pub source_id: String,
+    pub observation_id: String,
+    pub source_field: String,
+    pub properties: Value,
+}
+
+/// The events an entity's snapshot implies: one per date field with a value
+/// (event type from the schema's temporal_fields, else the field name in
+/// CamelCase), from the source that supplied that value. The id depends on
+/// (user, entity, field) only, so correcting a date moves its event.
+pub fn derive_events(
+    user: &Uuid,
+    schema: &EntitySchema,
+    entity_id: &str,
+    rendered: &Rendered,
+) -> Vec<DerivedEvent> {
+    let mut out = Vec::new();
+    for (field, value) in &rendered.snapshot {
+        let Some(event_type) = schema.event_type(field) else {
+            continue;
+        };
+        let Some(timestamp) = value.as_str().and_then(parse_date_or_datetime) else {
+            continue;
+        };
+        let prov = &rendered.field_provenance[field];
+        out.push(DerivedEvent {
+            id: derived_uuid("event", &[&user.to_string(), entity_id, field]),
+            event_type,
+            timestamp,
+            source_id: prov["source_id"].as_str().unwrap_or_default().to_string(),
+            observation_id: prov["observation_id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            source_field: field.clone(),
+            properties: json!({"field": field, "value": value, "entity_type": schema.entity_type}),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reducer::{reduce, render, Observation};
+    use crate::schema::builtin_schemas;
+
+    #[test]
+    fn relationship_types() {
+        assert_eq!(RelationshipType::all().len(), 7);
+        assert_eq!(
+            RelationshipType::parse("t", "PART_OF").unwrap(),
+            RelationshipType::PartOf
+        );
+        let e = RelationshipType::parse("relationship_type", "LIKES").unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidRelationshipType);
+        assert!(RelationshipType::PartOf.acyclic());
+        assert!(RelationshipType::DependsOn.acyclic());
+        assert!(RelationshipType::Supersedes.acyclic());
+        assert!(!RelationshipType::RefersTo.acyclic());
+        assert!(!RelationshipType::DuplicateOf.acyclic());
+    }
+
+    fn invoice_snapshot(fields: Value) -> Rendered {
+        let o = Observation {
+            id: "o1".into(),
+            source_id: "s1".into(),
+            observed_at: 1,
+            source_priority: 100,
+            specificity_score: 0.5,
+            fields: fields.as_object().unwrap().clone(),
+        };
+        render(&reduce([&o], &Default::default()))
+    }
+
+    #[test]
+    fn date_fields_become_typed_events() {
+        let schema = builtin_schemas()
+            .into_iter()
+            .find(|s| s.entity_type == "invoice")
+            .unwrap();
+        let user = Uuid::nil();
+        let r = invoice_snapshot(
+            json!({"invoice_date": "2024-01-15", "date_due": "2024-02-15T00:00:00Z", "currency": "EUR"}),
+        );
+        let mut events = derive_events(&user, &schema, "ent_x", &r);
+        events.sort_by(|a, b| a.event_type.cmp(&b.event_type));
+        let types: Vec<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
+        assert_eq!(types, ["InvoiceDue", "InvoiceIssued"]);
+        assert_eq!(
+            events[1].timestamp,
+            parse_date_or_datetime("2024-01-15").unwrap()
+        );
+        assert_eq!(events[1].source_id, "s1");
+        assert_eq!(events[1].source_field, "invoice_date");
+        // Same entity and field, another date: same event, moved.
+        let moved = derive_events(
+            &user,
+            &schema,
+            "ent_x",
+            &invoice_snapshot(json!({"invoice_date": "2024-03-01"})),
+        );
+        assert_eq!(moved[0].id, events[1].id);
+        assert_ne!(moved[0].timestamp, events[1].timestamp);
+    }
+}

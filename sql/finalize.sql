@@ -60,6 +60,7 @@ CREATE TRIGGER observations_reduce AFTER INSERT ON neotoma.observations
 -- Everyone may use the schema; row level security decides which rows.
 GRANT USAGE ON SCHEMA neotoma TO PUBLIC;
 GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA neotoma TO PUBLIC;
+REVOKE ALL ON neotoma.api_tokens FROM PUBLIC;
 GRANT UPDATE, DELETE ON neotoma.entities, neotoma.entity_snapshots, neotoma.entity_identifiers,
   neotoma.interpretation_runs, neotoma.raw_fragments, neotoma.entity_schemas, neotoma.relationships,
   neotoma.timeline_events TO PUBLIC;

@@ -288,13 +288,55 @@ CREATE TABLE neotoma.entity_merges (
   FOREIGN KEY (user_id, to_entity_id) REFERENCES neotoma.entities (user_id, id)
 );
 
+-- Bearer tokens of the MCP gateway's HTTP transport, stored hashed (SHA-256
+-- of the token). Nobody reads this table directly: the SECURITY DEFINER
+-- functions below are the only way in, and only authenticate_token is public.
+CREATE TABLE neotoma.api_tokens (
+  user_id    uuid        NOT NULL,
+  id         uuid        NOT NULL,
+  token_hash text        NOT NULL,
+  name       text,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  revoked_at timestamptz,
+  PRIMARY KEY (user_id, id)
+);
+-- Authentication looks tokens up by hash before any user is known.
+CREATE UNIQUE INDEX api_tokens_hash ON neotoma.api_tokens (token_hash);
+
+CREATE FUNCTION neotoma.authenticate_token(token_hash text) RETURNS uuid
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog AS $$
+  SELECT user_id FROM neotoma.api_tokens t
+  WHERE t.token_hash = authenticate_token.token_hash AND t.revoked_at IS NULL $$;
+
+CREATE FUNCTION neotoma.create_api_token(user_id uuid, token_hash text, name text DEFAULT NULL) RETURNS uuid
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS $$
+  INSERT INTO neotoma.api_tokens (user_id, id, token_hash, name)
+  VALUES (create_api_token.user_id, gen_random_uuid(), create_api_token.token_hash, create_api_token.name)
+  RETURNING id $$;
+
+CREATE FUNCTION neotoma.revoke_api_token(token_id uuid) RETURNS boolean
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS $$
+  WITH r AS (UPDATE neotoma.api_tokens SET revoked_at = now()
+             WHERE id = revoke_api_token.token_id AND revoked_at IS NULL RETURNING 1)
+  SELECT EXISTS (SELECT 1 FROM r) $$;
+
+CREATE FUNCTION neotoma.list_api_tokens() RETURNS jsonb
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog AS $$
+  SELECT coalesce(jsonb_agg(jsonb_build_object('id', id, 'user_id', user_id, 'name', name,
+           'created_at', created_at, 'revoked_at', revoked_at) ORDER BY created_at, id), '[]')
+  FROM neotoma.api_tokens $$;
+
+REVOKE EXECUTE ON FUNCTION neotoma.create_api_token(uuid, text, text), neotoma.revoke_api_token(uuid),
+  neotoma.list_api_tokens() FROM PUBLIC;
+
 -- Row level security: every table, forced so that table owners obey it too.
 DO $$
 DECLARE t text;
 BEGIN
   FOREACH t IN ARRAY ARRAY['sources', 'interpretation_runs', 'entities', 'observations',
                            'entity_snapshots', 'entity_identifiers', 'raw_fragments', 'relationships',
-                           'relationship_observations', 'timeline_events', 'entity_merges'] LOOP
+                           'relationship_observations', 'timeline_events', 'entity_merges',
+                           'api_tokens'] LOOP
     EXECUTE format('ALTER TABLE neotoma.%I ENABLE ROW LEVEL SECURITY', t);
     EXECUTE format('ALTER TABLE neotoma.%I FORCE ROW LEVEL SECURITY', t);
     EXECUTE format('CREATE POLICY %I ON neotoma.%I USING (user_id = (SELECT neotoma.current_user_id())) '

@@ -2,7 +2,7 @@
 //! client needs to call it. The gateway builds its tool list from this (read
 //! through `neotoma.action_catalog()`), so adding an action never touches it.
 
-use crate::actions::{entities, graph, store, system};
+use crate::actions::{entities, graph, resources, store, system};
 use crate::canonical::{canonical_json, sha256_hex};
 use crate::request::schema_for;
 use serde_json::{json, Value};
@@ -24,6 +24,9 @@ pub struct ActionSpec {
     pub destructive: bool,
     /// Older names (seed 001) that keep working.
     pub aliases: &'static [&'static str],
+    /// Listed as an MCP tool. The resource functions are not: the gateway
+    /// serves them as MCP resources.
+    pub tool: bool,
 }
 
 impl ActionSpec {
@@ -46,6 +49,7 @@ impl ActionSpec {
             },
             "sql_function": self.sql_function(),
             "aliases": self.aliases,
+            "tool": self.tool,
         })
     }
 }
@@ -66,6 +70,7 @@ pub fn actions() -> Vec<ActionSpec> {
             idempotent: true,
             destructive: false,
             aliases: &[],
+            tool: true,
         },
         ActionSpec {
             name: "get_current_time",
@@ -79,6 +84,7 @@ pub fn actions() -> Vec<ActionSpec> {
             idempotent: false,
             destructive: false,
             aliases: &[],
+            tool: true,
         },
         ActionSpec {
             name: "store",
@@ -99,6 +105,7 @@ pub fn actions() -> Vec<ActionSpec> {
             idempotent: true,
             destructive: false,
             aliases: &["ingest", "ingest_structured"],
+            tool: true,
         },
         ActionSpec {
             name: "retrieve_entity_snapshot",
@@ -114,6 +121,7 @@ pub fn actions() -> Vec<ActionSpec> {
             idempotent: true,
             destructive: false,
             aliases: &["get_entity_snapshot"],
+            tool: true,
         },
         ActionSpec {
             name: "list_observations",
@@ -128,6 +136,7 @@ pub fn actions() -> Vec<ActionSpec> {
             idempotent: true,
             destructive: false,
             aliases: &[],
+            tool: true,
         },
         ActionSpec {
             name: "retrieve_field_provenance",
@@ -141,6 +150,7 @@ pub fn actions() -> Vec<ActionSpec> {
             idempotent: true,
             destructive: false,
             aliases: &["get_field_provenance"],
+            tool: true,
         },
         ActionSpec {
             name: "retrieve_entities",
@@ -156,6 +166,7 @@ pub fn actions() -> Vec<ActionSpec> {
             idempotent: true,
             destructive: false,
             aliases: &[],
+            tool: true,
         },
         ActionSpec {
             name: "retrieve_entity_by_identifier",
@@ -171,6 +182,7 @@ pub fn actions() -> Vec<ActionSpec> {
             idempotent: true,
             destructive: false,
             aliases: &["get_entity_by_identifier"],
+            tool: true,
         },
         ActionSpec {
             name: "list_entity_types",
@@ -186,6 +198,7 @@ pub fn actions() -> Vec<ActionSpec> {
             idempotent: true,
             destructive: false,
             aliases: &[],
+            tool: true,
         },
         ActionSpec {
             name: "correct",
@@ -201,6 +214,7 @@ pub fn actions() -> Vec<ActionSpec> {
             idempotent: true,
             destructive: false,
             aliases: &[],
+            tool: true,
         },
         ActionSpec {
             name: "create_relationship",
@@ -216,6 +230,7 @@ pub fn actions() -> Vec<ActionSpec> {
             idempotent: true,
             destructive: false,
             aliases: &[],
+            tool: true,
         },
         ActionSpec {
             name: "list_relationships",
@@ -230,6 +245,7 @@ pub fn actions() -> Vec<ActionSpec> {
             idempotent: true,
             destructive: false,
             aliases: &[],
+            tool: true,
         },
         ActionSpec {
             name: "get_relationship_snapshot",
@@ -243,6 +259,7 @@ pub fn actions() -> Vec<ActionSpec> {
             idempotent: true,
             destructive: false,
             aliases: &[],
+            tool: true,
         },
         ActionSpec {
             name: "retrieve_related_entities",
@@ -257,6 +274,7 @@ pub fn actions() -> Vec<ActionSpec> {
             idempotent: true,
             destructive: false,
             aliases: &["get_related_entities"],
+            tool: true,
         },
         ActionSpec {
             name: "retrieve_graph_neighborhood",
@@ -271,6 +289,7 @@ pub fn actions() -> Vec<ActionSpec> {
             idempotent: true,
             destructive: false,
             aliases: &["get_graph_neighborhood"],
+            tool: true,
         },
         ActionSpec {
             name: "list_timeline_events",
@@ -285,6 +304,7 @@ pub fn actions() -> Vec<ActionSpec> {
             idempotent: true,
             destructive: false,
             aliases: &[],
+            tool: true,
         },
         ActionSpec {
             name: "merge_entities",
@@ -300,6 +320,35 @@ pub fn actions() -> Vec<ActionSpec> {
             idempotent: false,
             destructive: true,
             aliases: &[],
+            tool: true,
+        },
+        ActionSpec {
+            name: "list_resources",
+            title: "List resources",
+            description: "The neotoma:// resources the user's data offers: the source collection, \
+                one collection per entity type, one timeline per year and month with events. \
+                Served as MCP resources/list, not as a tool.",
+            input_schema: schema_for::<resources::ListResourcesRequest>,
+            output_schema: None,
+            read_only: true,
+            idempotent: true,
+            destructive: false,
+            aliases: &[],
+            tool: false,
+        },
+        ActionSpec {
+            name: "read_resource",
+            title: "Read resource",
+            description: "The body of one neotoma:// resource (entity collection, entity, its \
+                observations or relationships, a year or month of timeline, a source, the \
+                sources). Served as MCP resources/read, not as a tool.",
+            input_schema: schema_for::<resources::ReadResourceRequest>,
+            output_schema: None,
+            read_only: true,
+            idempotent: true,
+            destructive: false,
+            aliases: &[],
+            tool: false,
         },
     ]
 }
@@ -321,6 +370,11 @@ pub fn catalog_json(extension_version: &str) -> Value {
         "extension_version": extension_version,
         "api_version": API_VERSION,
         "actions": actions,
+        "resources": {
+            "list_function": "neotoma.list_resources",
+            "read_function": "neotoma.read_resource",
+            "templates": resources::templates(),
+        },
     })
 }
 

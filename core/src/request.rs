@@ -67,7 +67,34 @@ pub fn schema_for<T: JsonSchema>() -> Value {
         map.remove("$schema");
         map.remove("title");
     }
+    objects_for_any(&mut schema);
     schema
+}
+
+/// schemars writes "any value" as the boolean schema `true`; some MCP clients
+/// and validators accept only object schemas for properties and items, so
+/// those become `{}` (which means the same).
+fn objects_for_any(schema: &mut Value) {
+    let Value::Object(map) = schema else { return };
+    if let Some(Value::Object(props)) = map.get_mut("properties") {
+        for p in props.values_mut() {
+            if *p == Value::Bool(true) {
+                *p = Value::Object(Default::default());
+            }
+            objects_for_any(p);
+        }
+    }
+    if let Some(items) = map.get_mut("items") {
+        if *items == Value::Bool(true) {
+            *items = Value::Object(Default::default());
+        }
+        objects_for_any(items);
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(Value::Array(alternatives)) = map.get_mut(key) {
+            alternatives.iter_mut().for_each(objects_for_any);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -102,6 +129,20 @@ mod tests {
         assert_eq!(e.details["field"], "name");
         let e = parse::<Example>(&json!([1])).unwrap_err();
         assert!(e.message.contains("array"), "{}", e.message);
+    }
+
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct AnyValue {
+        value: Value,
+        values: Vec<Value>,
+    }
+
+    #[test]
+    fn any_value_is_an_object_schema() {
+        let s = schema_for::<AnyValue>();
+        assert_eq!(s["properties"]["value"], json!({}));
+        assert_eq!(s["properties"]["values"]["items"], json!({}));
     }
 
     #[test]

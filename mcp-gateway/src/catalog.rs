@@ -1,7 +1,7 @@
 //! The tool list, built from `neotoma.action_catalog()` at start. Nothing here
 //! knows any action by name.
 
-use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{JsonObject, ResourceTemplate, Tool, ToolAnnotations};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -13,6 +13,8 @@ pub struct Action {
     /// Schema-qualified function name, e.g. `neotoma.store`.
     pub sql_function: String,
     pub read_only: bool,
+    /// Listed in tools/list (the resource functions are not).
+    pub listed: bool,
     pub tool: Tool,
 }
 
@@ -24,6 +26,10 @@ pub struct Catalog {
     pub actions: Vec<Arc<Action>>,
     /// Canonical names and legacy aliases.
     by_name: HashMap<String, Arc<Action>>,
+    /// SQL functions serving MCP resources/list and resources/read.
+    pub list_resources: Option<String>,
+    pub read_resource: Option<String>,
+    pub resource_templates: Vec<ResourceTemplate>,
 }
 
 /// `schema.function`, lower-case identifiers only: safe to put in SQL text.
@@ -94,6 +100,7 @@ impl Catalog {
                 sql_function,
                 name: name.clone(),
                 read_only,
+                listed: e["tool"].as_bool().unwrap_or(true),
                 tool,
             });
             for alias in e["aliases"].as_array().into_iter().flatten() {
@@ -104,6 +111,32 @@ impl Catalog {
             catalog.by_name.insert(name, action.clone());
             catalog.actions.push(action);
         }
+        let resources = &v["resources"];
+        for (field, slot) in [
+            ("list_function", &mut catalog.list_resources),
+            ("read_function", &mut catalog.read_resource),
+        ] {
+            if let Some(f) = resources[field].as_str() {
+                anyhow::ensure!(
+                    is_qualified_identifier(f),
+                    "unusable resource function {f:?}"
+                );
+                *slot = Some(f.to_string());
+            }
+        }
+        for t in resources["templates"].as_array().into_iter().flatten() {
+            let (Some(uri), Some(name)) = (t["uri_template"].as_str(), t["name"].as_str()) else {
+                continue;
+            };
+            let mut template = ResourceTemplate::new(uri, name);
+            if let Some(d) = t["description"].as_str() {
+                template = template.with_description(d);
+            }
+            if let Some(m) = t["mime_type"].as_str() {
+                template = template.with_mime_type(m);
+            }
+            catalog.resource_templates.push(template);
+        }
         Ok(catalog)
     }
 
@@ -112,8 +145,13 @@ impl Catalog {
         self.by_name.get(name)
     }
 
+    /// The tools to list: every action but the resource functions.
     pub fn tools(&self) -> Vec<Tool> {
-        self.actions.iter().map(|a| a.tool.clone()).collect()
+        self.actions
+            .iter()
+            .filter(|a| a.listed)
+            .map(|a| a.tool.clone())
+            .collect()
     }
 }
 
@@ -133,8 +171,18 @@ mod tests {
         assert_eq!(ann.read_only_hint, Some(true));
         assert_eq!(ann.destructive_hint, Some(false));
         assert!(v.tool.output_schema.is_some());
-        assert_eq!(c.tools().len(), c.actions.len());
+        assert_eq!(
+            c.tools().len(),
+            c.actions.iter().filter(|a| a.listed).count()
+        );
+        assert!(!c.tools().iter().any(|t| t.name == "read_resource"));
         assert!(c.get("no_such_action").is_none());
+        assert_eq!(
+            c.get("get_entity_snapshot").unwrap().name,
+            "retrieve_entity_snapshot"
+        );
+        assert_eq!(c.read_resource.as_deref(), Some("neotoma.read_resource"));
+        assert_eq!(c.resource_templates.len(), 8);
     }
 
     #[test]

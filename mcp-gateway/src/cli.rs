@@ -43,6 +43,47 @@ pub enum Command {
     /// Inspect or stop the embedded Postgres cluster.
     #[command(subcommand)]
     Cluster(ClusterCommand),
+    /// Create, revoke and list the bearer tokens of the HTTP transport (needs
+    /// an administrator's database connection; the embedded cluster's is used
+    /// without --database-url).
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum TokenCommand {
+    /// Create a token for a user; it is printed once and stored hashed.
+    Create {
+        /// The user the token acts for.
+        #[arg(long = "user")]
+        user: Uuid,
+        /// A note to recognise the token by.
+        #[arg(long)]
+        name: Option<String>,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+    /// Revoke a token by its id.
+    Revoke {
+        token_id: Uuid,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+    /// List tokens (ids, users, names; never the tokens).
+    List {
+        #[command(flatten)]
+        db: DbArgs,
+    },
+}
+
+/// Where the database is: a URL, or the embedded cluster.
+#[derive(Args, Debug, Clone)]
+pub struct DbArgs {
+    /// Postgres URL (an administrator's, for token management).
+    #[arg(long, env = "DATABASE_URL")]
+    pub database_url: Option<String>,
+    #[command(flatten)]
+    pub embedded: EmbeddedArgs,
 }
 
 #[derive(Subcommand, Debug)]
@@ -63,9 +104,23 @@ pub struct ServeArgs {
     /// e.g. 127.0.0.1:8080.
     #[arg(long, env = "NEOTOMA_HTTP", value_name = "ADDR")]
     pub http: Option<SocketAddr>,
-    /// The user tool calls act for (stdio, and HTTP without tokens).
+    /// The user tool calls act for over stdio (and over HTTP with --no-auth).
     #[arg(long, env = "NEOTOMA_USER_ID", default_value = DEFAULT_LOCAL_USER)]
     pub user_id: Uuid,
+    /// Serve HTTP without bearer tokens: every request acts for --user-id.
+    /// Only for a trusted machine (the default listens on loopback only).
+    #[arg(long, env = "NEOTOMA_NO_AUTH")]
+    pub no_auth: bool,
+    /// Calls per minute per user for an action, as ACTION=N (0 = unlimited);
+    /// repeat the flag for several actions.
+    #[arg(
+        long = "rate-limit",
+        env = "NEOTOMA_RATE_LIMITS",
+        value_delimiter = ',',
+        value_parser = crate::limits::parse_limit,
+        default_values = ["store=100", "retrieve_entities=300"]
+    )]
+    pub rate_limits: Vec<(String, u32)>,
     /// Database connections in the pool.
     #[arg(long, env = "NEOTOMA_POOL_SIZE", default_value_t = 8)]
     pub pool_size: usize,
@@ -79,6 +134,14 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     pub allowed_hosts: Vec<String>,
+    /// Browser origins to accept over HTTP besides loopback ones, e.g.
+    /// https://app.example.com:443.
+    #[arg(
+        long = "allowed-origin",
+        env = "NEOTOMA_ALLOWED_ORIGINS",
+        value_delimiter = ','
+    )]
+    pub allowed_origins: Vec<String>,
     #[command(flatten)]
     pub embedded: EmbeddedArgs,
 }

@@ -73,6 +73,27 @@ impl Database {
             .map_err(|e| map_pg_error(e, ErrorCode::DbQueryFailed))
     }
 
+    /// The user of a token (by its hash), if the token is valid.
+    pub async fn authenticate(&self, token_hash: &str) -> Result<Option<Uuid>, NeotomaError> {
+        let client = self.pool.get().await.map_err(unavailable)?;
+        let statement = client
+            .prepare_cached("SELECT neotoma.authenticate_token($1)")
+            .await
+            .map_err(|e| map_pg_error(e, ErrorCode::DbQueryFailed))?;
+        let row = client
+            .query_one(&statement, &[&token_hash])
+            .await
+            .map_err(|e| map_pg_error(e, ErrorCode::DbQueryFailed))?;
+        row.try_get::<_, Option<Uuid>>(0)
+            .map_err(|e| map_pg_error(e, ErrorCode::DbQueryFailed))
+    }
+
+    /// Connections in use and idle, for metrics.
+    pub fn pool_status(&self) -> (usize, usize) {
+        let s = self.pool.status();
+        (s.size.saturating_sub(s.available), s.available)
+    }
+
     /// Runs `sql_function(args)` as `user`, in one transaction (a single
     /// statement in autocommit mode: the user is set with `set_config(..,
     /// true)`, which lasts exactly that transaction).

@@ -221,6 +221,11 @@ impl Embedded {
             .unwrap_or(self.port)
     }
 
+    /// The superuser's URL of the `neotoma` database (for token management).
+    pub fn admin_url(&self) -> String {
+        self.url(ADMIN_ROLE, DATABASE)
+    }
+
     pub fn url(&self, role: &str, database: &str) -> String {
         format!(
             "host={} port={} user={role} dbname={database}",

@@ -2,16 +2,19 @@
 //! the `neotoma` Postgres extension to agents over stdio (default) or
 //! Streamable HTTP, turning each tool call into one SQL function call.
 
+mod auth;
 mod catalog;
 mod cli;
 mod database;
 mod embedded;
 mod http;
+mod limits;
+mod metrics;
 mod server;
 
 use anyhow::Context;
 use clap::Parser;
-use cli::{Cli, ClusterCommand, Command, LogFormat, ServeArgs};
+use cli::{Cli, ClusterCommand, Command, DbArgs, LogFormat, ServeArgs, TokenCommand};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -49,27 +52,85 @@ async fn main() -> anyhow::Result<()> {
         Command::Cluster(ClusterCommand::Stop(args)) => {
             embedded::Embedded::new(&args.options())?.stop()
         }
+        Command::Token(command) => token(command).await,
     }
+}
+
+/// The database URL to use: the given one, or the embedded cluster's (started
+/// and set up when needed) for `role`.
+async fn database_url(db: &DbArgs, admin: bool) -> anyhow::Result<String> {
+    if let Some(url) = &db.database_url {
+        return Ok(url.clone());
+    }
+    let cluster = embedded::Embedded::new(&db.embedded.options())?;
+    cluster.ensure_running()?;
+    let app_url = cluster.ensure_database().await?;
+    eprintln!(
+        "neotoma-mcp: your Neotoma data lives in {} (private Postgres cluster, socket in {}, log {})",
+        cluster.data_dir.display(),
+        cluster.socket_dir.display(),
+        cluster.log_file.display()
+    );
+    Ok(if admin { cluster.admin_url() } else { app_url })
+}
+
+async fn token(command: TokenCommand) -> anyhow::Result<()> {
+    let db = match &command {
+        TokenCommand::Create { db, .. }
+        | TokenCommand::Revoke { db, .. }
+        | TokenCommand::List { db } => db,
+    };
+    let url = database_url(db, true).await?;
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .with_context(|| "could not connect to the database")?;
+    tokio::spawn(connection);
+    match command {
+        TokenCommand::Create { user, name, .. } => {
+            let token = auth::new_token();
+            let row = client
+                .query_one(
+                    "SELECT neotoma.create_api_token($1, $2, $3)",
+                    &[&user, &auth::hash_token(&token), &name],
+                )
+                .await
+                .context("could not create the token (token management needs an administrator's connection)")?;
+            let id: uuid::Uuid = row.get(0);
+            eprintln!("token {id} for user {user} (shown once; store it safely):");
+            println!("{token}");
+        }
+        TokenCommand::Revoke { token_id, .. } => {
+            let row = client
+                .query_one("SELECT neotoma.revoke_api_token($1)", &[&token_id])
+                .await
+                .context("could not revoke the token")?;
+            let revoked: bool = row.get(0);
+            anyhow::ensure!(revoked, "no active token {token_id}");
+            println!("revoked {token_id}");
+        }
+        TokenCommand::List { .. } => {
+            let row = client
+                .query_one("SELECT neotoma.list_api_tokens()", &[])
+                .await
+                .context("could not list tokens")?;
+            let tokens: serde_json::Value = row.get(0);
+            println!("{}", serde_json::to_string_pretty(&tokens)?);
+        }
+    }
+    Ok(())
 }
 
 /// Resolves the database (URL, or the embedded cluster), loads the catalog
 /// and serves MCP until the client goes away or a signal arrives.
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let url = match &args.database_url {
-        Some(url) => url.clone(),
-        None => {
-            let cluster = embedded::Embedded::new(&args.embedded.options())?;
-            cluster.ensure_running()?;
-            let url = cluster.ensure_database().await?;
-            eprintln!(
-                "neotoma-mcp: your Neotoma data lives in {} (private Postgres cluster, socket in {}, log {})",
-                cluster.data_dir.display(),
-                cluster.socket_dir.display(),
-                cluster.log_file.display()
-            );
-            url
-        }
-    };
+    let url = database_url(
+        &DbArgs {
+            database_url: args.database_url.clone(),
+            embedded: args.embedded.clone(),
+        },
+        false,
+    )
+    .await?;
     let db = database::Database::connect(&database::DatabaseOptions {
         url,
         pool_size: args.pool_size,
@@ -90,24 +151,28 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         extension_version = %catalog.extension_version,
         "loaded the action catalog"
     );
+    if args.http.is_some() && args.no_auth {
+        tracing::warn!(user = %args.user_id, "HTTP without tokens: every request acts for one user");
+    }
     let state = Arc::new(server::AppState {
         db,
         catalog,
         default_user: args.user_id,
+        require_tokens: !args.no_auth,
+        tokens: auth::TokenCache::default(),
+        limits: limits::RateLimits::new(&args.rate_limits),
+        metrics: metrics::Metrics::new(),
     });
     let shutdown = CancellationToken::new();
     tokio::spawn(cancel_on_signal(shutdown.clone()));
     match args.http {
         Some(addr) => {
-            http::serve(
-                state,
-                http::HttpOptions {
-                    addr,
-                    allowed_hosts: args.allowed_hosts,
-                },
-                shutdown,
-            )
-            .await
+            let opts = http::HttpOptions {
+                addr,
+                allowed_hosts: args.allowed_hosts,
+                allowed_origins: args.allowed_origins,
+            };
+            http::serve(state, opts, shutdown).await
         }
         None => serve_stdio(state, shutdown).await,
     }

@@ -1,17 +1,25 @@
-//! The MCP server: tools from the catalog, each call one SQL function call.
+//! The MCP server: tools and resources from the catalog, each call one SQL
+//! function call. No business logic: who the caller is, how often it may
+//! call, and how the answer is shaped for MCP.
 
-use crate::catalog::Catalog;
+use crate::auth::{AuthUser, TokenCache};
+use crate::catalog::{Action, Catalog};
 use crate::database::Database;
-use neotoma_core::NeotomaError;
+use crate::limits::RateLimits;
+use crate::metrics::Metrics;
+use neotoma_core::{ErrorCode, NeotomaError};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use uuid::Uuid;
 
 pub const SERVER_NAME: &str = "neotoma-mcp";
@@ -21,14 +29,23 @@ const INSTRUCTIONS: &str = "Neotoma is a memory for agents. Store what you learn
 (structured `entities` with an `entity_type`, or a file), then read it back with the \
 `retrieve_*` tools: every field of an entity snapshot traces to the observation and source it \
 came from. Call `list_entity_types` before choosing an entity_type. Use `correct` to fix a \
-field. Errors come back as {\"error\": {code, message, details, trace_id}}.";
+field, `create_relationship` to link entities, `list_timeline_events` for dates. Errors come \
+back as {\"error\": {code, message, details, trace_id}}. Browse with the neotoma:// resources.";
+
+/// How often a call that asked for progress hears that it is still running.
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
 /// What every session shares.
 pub struct AppState {
     pub db: Database,
     pub catalog: Catalog,
-    /// The user of stdio sessions and of unauthenticated HTTP.
+    /// The user of stdio sessions (and of HTTP when tokens are not required).
     pub default_user: Uuid,
+    /// HTTP requests must carry a bearer token.
+    pub require_tokens: bool,
+    pub tokens: TokenCache,
+    pub limits: RateLimits,
+    pub metrics: Metrics,
 }
 
 #[derive(Clone)]
@@ -40,49 +57,116 @@ pub fn new_trace_id() -> String {
     format!("trace_{}", Uuid::new_v4().simple())
 }
 
+/// A failure as MCP tool result: `isError`, the envelope with its trace id.
+fn tool_error(e: &NeotomaError, trace_id: &str) -> CallToolResult {
+    CallToolResult::structured_error(e.envelope(Some(trace_id)))
+}
+
 impl Gateway {
     pub fn new(state: Arc<AppState>) -> Self {
         Gateway { state }
     }
 
-    fn user_for(&self, _cx: &RequestContext<RoleServer>) -> Uuid {
-        self.state.default_user
+    /// The user of this request: the HTTP request's authenticated user, else
+    /// the configured one (stdio).
+    fn user_for(&self, cx: &RequestContext<RoleServer>) -> Uuid {
+        cx.extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<AuthUser>())
+            .map(|u| u.0)
+            .unwrap_or(self.state.default_user)
     }
 
-    /// Runs one action and shapes the MCP result.
-    async fn run_action(&self, name: &str, args: Value, user: Uuid) -> CallToolResult {
-        let trace_id = new_trace_id();
-        let started = Instant::now();
-        let outcome = match self.state.catalog.get(name) {
-            Some(action) => {
-                tracing::debug!(trace_id, tool = name, action = %action.name, "calling");
-                self.state
-                    .db
-                    .call(&action.sql_function, Some(user), &args, !action.read_only)
-                    .await
-            }
-            None => Err(NeotomaError::validation(format!(
-                "unknown tool `{name}`; call tools/list for the available tools"
-            ))
-            .with("tool", name)),
+    /// Runs one action as `user`, checking its rate limit first.
+    async fn run(&self, action: &Action, args: &Value, user: Uuid) -> Result<Value, NeotomaError> {
+        self.state.limits.check(&action.name, user)?;
+        self.state
+            .db
+            .call(&action.sql_function, Some(user), args, !action.read_only)
+            .await
+    }
+
+    /// Runs an action, sending progress notifications while it runs when the
+    /// client asked for them.
+    async fn run_with_progress(
+        &self,
+        action: &Action,
+        args: &Value,
+        user: Uuid,
+        progress: Option<(ProgressToken, Peer<RoleServer>)>,
+    ) -> Result<Value, NeotomaError> {
+        let Some((token, peer)) = progress else {
+            return self.run(action, args, user).await;
         };
-        let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
-        match outcome {
-            Ok(value) => {
-                tracing::info!(trace_id, tool = name, elapsed_ms, "tool call ok");
-                CallToolResult::structured(value)
+        let work = self.run(action, args, user);
+        tokio::pin!(work);
+        let started = Instant::now();
+        let mut ticks = 0u32;
+        let mut ticker = tokio::time::interval(PROGRESS_EVERY);
+        let result = loop {
+            tokio::select! {
+                r = &mut work => break r,
+                _ = ticker.tick() => {
+                    let message = format!("{} running ({:.1}s)", action.name, started.elapsed().as_secs_f64());
+                    let _ = peer
+                        .notify_progress(ProgressNotificationParam::new(token.clone(), f64::from(ticks)).with_message(message))
+                        .await;
+                    ticks += 1;
+                }
             }
-            Err(e) => {
-                tracing::warn!(trace_id, tool = name, elapsed_ms, code = %e.code, message = %e.message, "tool call failed");
-                CallToolResult::structured_error(e.envelope(Some(&trace_id)))
-            }
-        }
+        };
+        let done = f64::from(ticks + 1);
+        let _ = peer
+            .notify_progress(
+                ProgressNotificationParam::new(token, done)
+                    .with_total(done)
+                    .with_message(format!("{} finished", action.name)),
+            )
+            .await;
+        result
+    }
+
+    /// Calls one of the resource functions of the catalog.
+    async fn resource_call(
+        &self,
+        function: Option<&String>,
+        args: Value,
+        user: Uuid,
+    ) -> Result<Value, ErrorData> {
+        let Some(function) = function else {
+            return Err(ErrorData::internal_error(
+                "this extension serves no resources",
+                None,
+            ));
+        };
+        self.state
+            .db
+            .call(function, Some(user), &args, false)
+            .await
+            .map_err(|e| {
+                let data = Some(e.envelope(None));
+                match e.code {
+                    ErrorCode::NotFound | ErrorCode::EntityNotFound | ErrorCode::SourceNotFound => {
+                        ErrorData::resource_not_found(e.message, data)
+                    }
+                    ErrorCode::ValidationError => ErrorData::invalid_params(e.message, data),
+                    _ => ErrorData::internal_error(e.message, data),
+                }
+            })
     }
 }
 
 impl ServerHandler for Gateway {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        #[allow(deprecated)] // logging is deprecated by SEP-2577 but clients still set levels
+        let capabilities = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_completions()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_tools()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(
                 Implementation::new(SERVER_NAME, SERVER_VERSION)
                     .with_title("Neotoma")
@@ -108,9 +192,133 @@ impl ServerHandler for Gateway {
         request: CallToolRequestParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let trace_id = new_trace_id();
+        let started = Instant::now();
+        let name = request.name.to_string();
         let user = self.user_for(&cx);
         let args = Value::Object(request.arguments.unwrap_or_default());
-        Ok(self.run_action(&request.name, args, user).await.into())
+        let outcome = match self.state.catalog.get(&name).filter(|a| a.listed) {
+            Some(action) => {
+                let progress = cx.meta.get_progress_token().map(|t| (t, cx.peer.clone()));
+                self.run_with_progress(action, &args, user, progress).await
+            }
+            None => Err(NeotomaError::validation(format!(
+                "unknown tool `{name}`; call tools/list for the available tools"
+            ))
+            .with("tool", name.as_str())),
+        };
+        let elapsed = started.elapsed();
+        let m = &self.state.metrics;
+        m.latency
+            .with_label_values(&[&name])
+            .observe(elapsed.as_secs_f64());
+        let elapsed_ms = elapsed.as_secs_f64() * 1000.0;
+        Ok(match outcome {
+            Ok(value) => {
+                m.calls.with_label_values(&[&name, "ok"]).inc();
+                tracing::info!(trace_id, tool = name, %user, elapsed_ms, "tool call ok");
+                CallToolResult::structured(value)
+            }
+            Err(e) => {
+                m.calls.with_label_values(&[&name, "error"]).inc();
+                m.errors.with_label_values(&[&name, e.code.as_str()]).inc();
+                tracing::warn!(trace_id, tool = name, %user, elapsed_ms, code = %e.code, message = %e.message, "tool call failed");
+                tool_error(&e, &trace_id)
+            }
+        }
+        .into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let user = self.user_for(&cx);
+        let listed = self
+            .resource_call(self.state.catalog.list_resources.as_ref(), json!({}), user)
+            .await?;
+        let resources = listed["resources"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| {
+                let mut resource = Resource::new(r["uri"].as_str()?, r["name"].as_str()?);
+                if let Some(d) = r["description"].as_str() {
+                    resource = resource.with_description(d);
+                }
+                Some(resource.with_mime_type(r["mime_type"].as_str().unwrap_or("application/json")))
+            })
+            .collect();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(
+            self.state.catalog.resource_templates.clone(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let user = self.user_for(&cx);
+        let uri = request.uri.clone();
+        let read = self
+            .resource_call(
+                self.state.catalog.read_resource.as_ref(),
+                json!({"uri": uri}),
+                user,
+            )
+            .await;
+        let outcome = if read.is_ok() { "ok" } else { "error" };
+        self.state
+            .metrics
+            .resource_reads
+            .with_label_values(&[outcome])
+            .inc();
+        let body = read?;
+        let text = serde_json::to_string_pretty(&body).unwrap_or_default();
+        let contents = ResourceContents::text(text, uri).with_mime_type("application/json");
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        // Accepted; resources are read fresh on every read, so there is no
+        // stale copy to invalidate.
+        tracing::debug!(uri = %request.uri, "resource subscription");
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        tracing::debug!(uri = %request.uri, "resource unsubscription");
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        tracing::debug!(level = ?request.level, "client log level");
+        Ok(())
     }
 }
 
@@ -123,10 +331,10 @@ pub async fn check_ready(state: &AppState) -> Result<Value, Value> {
             "SELECT to_jsonb((SELECT extversion FROM pg_extension WHERE extname = 'neotoma'))",
         )
         .await
-        .map_err(|e| serde_json::json!({"status": "unavailable", "error": e.to_json()}))?;
+        .map_err(|e| json!({"status": "unavailable", "error": e.to_json()}))?;
     let installed = installed.as_str().unwrap_or_default().to_string();
     let compatible = major_minor(&installed) == major_minor(SERVER_VERSION);
-    let body = serde_json::json!({
+    let body = json!({
         "status": if compatible { "ready" } else { "incompatible" },
         "extension_version": installed,
         "gateway_version": SERVER_VERSION,

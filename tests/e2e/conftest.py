@@ -23,6 +23,8 @@ import psycopg
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 APP_ROLE = "neotoma_app"
 DATABASE = "neotoma_e2e"
@@ -143,8 +145,10 @@ def start_gateway(database: str) -> Iterator[Any]:
     """Starts HTTP gateways against the test database; stops them after the test."""
     started: list[Gateway] = []
 
-    def start(*args: str, **env: str) -> Gateway:
-        g = Gateway(*args, env=gateway_env(DATABASE_URL=database, **env))
+    def start(*args: str, auth: bool = False, **env: str) -> Gateway:
+        """Without `auth`, HTTP requests need no token and act for --user-id."""
+        flags = args if auth else ("--no-auth", *args)
+        g = Gateway(*flags, env=gateway_env(DATABASE_URL=database, **env))
         started.append(g)
         return g
 
@@ -156,6 +160,27 @@ def start_gateway(database: str) -> Iterator[Any]:
 @pytest.fixture
 def http_gateway(start_gateway: Any) -> Gateway:
     return start_gateway()
+
+
+def token_cli(*args: str) -> subprocess.CompletedProcess:
+    """Runs `neotoma-mcp token …` against the test database as its owner."""
+    return subprocess.run(
+        [mcp_bin(), "token", *args, "--database-url", admin_dsn(DATABASE)],
+        env=gateway_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+
+def create_token(user: str) -> str:
+    return token_cli("create", "--user", user).stdout.strip()
+
+
+def authed_client(url: str, token: str, **kwargs: Any) -> Client:
+    """An MCP client that sends `Authorization: Bearer <token>`."""
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    return Client(streamable_http_client(url, http_client=http), **kwargs)
 
 
 def result_json(result: Any) -> dict[str, Any]:

@@ -3,5 +3,6 @@
 pub mod common;
 pub mod entities;
 pub mod graph;
+pub mod resources;
 pub mod store;
 pub mod system;

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 mod entities;
 mod graph;
+mod resources;
 mod store;
 mod system;
 mod types;
@@ -30,6 +31,8 @@ pub fn dispatch(name: &str, args: &Value) -> Result<Value, NeotomaError> {
         "retrieve_graph_neighborhood" => graph::retrieve_graph_neighborhood(args),
         "list_timeline_events" => graph::list_timeline_events(args),
         "merge_entities" => graph::merge_entities(args),
+        "list_resources" => resources::list_resources(args),
+        "read_resource" => resources::read_resource(args),
         other => Err(NeotomaError::new(
             neotoma_core::ErrorCode::ServiceUnavailable,
             format!("action `{other}` is in the catalog but this build has no handler for it"),

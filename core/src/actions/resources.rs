@@ -1,0 +1,209 @@
+//! MCP resources (seed 000 section 2.8): `neotoma://` URIs, parsed here and
+//! read by `neotoma.read_resource`; `neotoma.list_resources` lists what the
+//! user's data offers.
+
+use crate::error::{ErrorCode, NeotomaError, Result};
+use crate::ids::is_entity_id;
+use crate::schema::check_name;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListResourcesRequest {
+    pub user_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadResourceRequest {
+    /// A `neotoma://` URI.
+    pub uri: String,
+    pub user_id: Option<String>,
+}
+
+/// What a `neotoma://` URI names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResourceUri {
+    Entities(String),
+    Entity(String),
+    EntityObservations(String),
+    EntityRelationships(String),
+    TimelineYear(i32),
+    TimelineMonth(i32, u32),
+    Source(Uuid),
+    Sources,
+}
+
+pub const SCHEME: &str = "neotoma://";
+
+fn not_found(uri: &str, why: &str) -> NeotomaError {
+    NeotomaError::new(ErrorCode::NotFound, format!("no resource {uri}: {why}")).with("uri", uri)
+}
+
+impl ResourceUri {
+    pub fn parse(uri: &str) -> Result<ResourceUri> {
+        let Some(path) = uri.strip_prefix(SCHEME) else {
+            return Err(NeotomaError::invalid_field(
+                "uri",
+                format!("`{uri}` is not a neotoma:// URI"),
+            ));
+        };
+        let parts: Vec<&str> = path.split('/').collect();
+        let entity = |id: &str| {
+            if is_entity_id(id) {
+                Ok(id.to_string())
+            } else {
+                Err(not_found(uri, "not an entity id"))
+            }
+        };
+        match parts.as_slice() {
+            ["sources"] => Ok(ResourceUri::Sources),
+            ["source", id] => Uuid::parse_str(id)
+                .map(ResourceUri::Source)
+                .map_err(|_| not_found(uri, "not a source id")),
+            ["entities", t] => {
+                check_name("uri", t).map_err(|_| not_found(uri, "not an entity type"))?;
+                Ok(ResourceUri::Entities(t.to_string()))
+            }
+            ["entity", id] => Ok(ResourceUri::Entity(entity(id)?)),
+            ["entity", id, "observations"] => Ok(ResourceUri::EntityObservations(entity(id)?)),
+            ["entity", id, "relationships"] => Ok(ResourceUri::EntityRelationships(entity(id)?)),
+            ["timeline", period] => {
+                let bad = || not_found(uri, "the period is YYYY or YYYY-MM");
+                match period.split_once('-') {
+                    None if period.len() == 4 => Ok(ResourceUri::TimelineYear(
+                        period.parse().map_err(|_| bad())?,
+                    )),
+                    Some((y, m)) if y.len() == 4 && m.len() == 2 => {
+                        let month: u32 = m.parse().map_err(|_| bad())?;
+                        if !(1..=12).contains(&month) {
+                            return Err(bad());
+                        }
+                        Ok(ResourceUri::TimelineMonth(
+                            y.parse().map_err(|_| bad())?,
+                            month,
+                        ))
+                    }
+                    _ => Err(bad()),
+                }
+            }
+            _ => Err(not_found(uri, "unknown resource")),
+        }
+    }
+}
+
+/// The resource templates, as listed by MCP `resources/templates/list`.
+pub fn templates() -> Value {
+    let t = |uri: &str, name: &str, description: &str| json!({"uri_template": uri, "name": name, "description": description, "mime_type": "application/json"});
+    json!([
+        t(
+            "neotoma://entities/{entity_type}",
+            "Entities of a type",
+            "Every entity of one type, with snapshots (up to 1000)."
+        ),
+        t(
+            "neotoma://entity/{entity_id}",
+            "Entity",
+            "One entity: snapshot, provenance, observation count."
+        ),
+        t(
+            "neotoma://entity/{entity_id}/observations",
+            "Entity observations",
+            "Every observation of one entity, newest first."
+        ),
+        t(
+            "neotoma://entity/{entity_id}/relationships",
+            "Entity relationships",
+            "Every relationship of one entity, inbound and outbound."
+        ),
+        t(
+            "neotoma://timeline/{year}",
+            "Timeline of a year",
+            "Timeline events of one year, newest first."
+        ),
+        t(
+            "neotoma://timeline/{year}-{month}",
+            "Timeline of a month",
+            "Timeline events of one month (YYYY-MM), newest first."
+        ),
+        t(
+            "neotoma://source/{source_id}",
+            "Source",
+            "One source with its metadata and the entities it gave."
+        ),
+        t(
+            "neotoma://sources",
+            "Sources",
+            "Every source material, newest first (up to 1000)."
+        )
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_kind() {
+        let e = "ent_0123456789abcdef0123456789abcdef";
+        assert_eq!(
+            ResourceUri::parse("neotoma://sources").unwrap(),
+            ResourceUri::Sources
+        );
+        assert_eq!(
+            ResourceUri::parse("neotoma://entities/invoice").unwrap(),
+            ResourceUri::Entities("invoice".into())
+        );
+        assert_eq!(
+            ResourceUri::parse(&format!("neotoma://entity/{e}")).unwrap(),
+            ResourceUri::Entity(e.into())
+        );
+        assert_eq!(
+            ResourceUri::parse(&format!("neotoma://entity/{e}/observations")).unwrap(),
+            ResourceUri::EntityObservations(e.into())
+        );
+        assert_eq!(
+            ResourceUri::parse(&format!("neotoma://entity/{e}/relationships")).unwrap(),
+            ResourceUri::EntityRelationships(e.into())
+        );
+        assert_eq!(
+            ResourceUri::parse("neotoma://timeline/2024").unwrap(),
+            ResourceUri::TimelineYear(2024)
+        );
+        assert_eq!(
+            ResourceUri::parse("neotoma://timeline/2024-03").unwrap(),
+            ResourceUri::TimelineMonth(2024, 3)
+        );
+        let s = Uuid::from_bytes([1; 16]);
+        assert_eq!(
+            ResourceUri::parse(&format!("neotoma://source/{s}")).unwrap(),
+            ResourceUri::Source(s)
+        );
+    }
+
+    #[test]
+    fn refuses_what_is_not_there() {
+        assert_eq!(
+            ResourceUri::parse("http://x").unwrap_err().code,
+            ErrorCode::ValidationError
+        );
+        for bad in [
+            "neotoma://nothing",
+            "neotoma://entity/abc",
+            "neotoma://timeline/2024-13",
+            "neotoma://timeline/24",
+            "neotoma://source/xyz",
+            "neotoma://entities/bad type",
+        ] {
+            assert_eq!(
+                ResourceUri::parse(bad).unwrap_err().code,
+                ErrorCode::NotFound,
+                "{bad}"
+            );
+        }
+        assert_eq!(templates().as_array().unwrap().len(), 8);
+    }
+}

@@ -1,0 +1,121 @@
+//! `list_resources` and `read_resource`: the neotoma:// resources, served by
+//! the gateway as MCP resources. Bodies reuse the reading actions.
+
+use super::{entities, graph};
+use crate::db::{self, Arg};
+use crate::tenancy;
+use neotoma_core::actions::resources::*;
+use neotoma_core::request::parse;
+use neotoma_core::{ErrorCode, NeotomaError};
+use serde_json::{json, Value};
+
+/// Most items a collection resource holds (the actions paginate further).
+const MAX_ITEMS: i64 = 1000;
+
+pub fn list_resources(args: &Value) -> Result<Value, NeotomaError> {
+    let req: ListResourcesRequest = parse(args)?;
+    tenancy::with_user(req.user_id.as_deref(), |user| {
+        db::json(
+            "WITH types AS (
+               SELECT entity_type, count(*) AS n FROM neotoma.entities
+               WHERE user_id = $1::uuid AND merged_into IS NULL GROUP BY entity_type),
+             months AS (
+               SELECT to_char(event_timestamp AT TIME ZONE 'UTC', 'YYYY') AS y,
+                      to_char(event_timestamp AT TIME ZONE 'UTC', 'YYYY-MM') AS ym, count(*) AS n
+               FROM neotoma.timeline_events WHERE user_id = $1::uuid GROUP BY 1, 2)
+             SELECT jsonb_build_object('resources',
+               jsonb_build_array(jsonb_build_object('uri', 'neotoma://sources', 'name', 'Sources',
+                 'description', (SELECT count(*) FROM neotoma.sources WHERE user_id = $1::uuid) || ' source materials',
+                 'mime_type', 'application/json'))
+               || coalesce((SELECT jsonb_agg(jsonb_build_object('uri', 'neotoma://entities/' || entity_type,
+                     'name', entity_type || ' entities', 'description', n || ' entities of type ' || entity_type,
+                     'mime_type', 'application/json') ORDER BY entity_type) FROM types), '[]')
+               || coalesce((SELECT jsonb_agg(jsonb_build_object('uri', 'neotoma://timeline/' || y,
+                     'name', 'Timeline ' || y, 'description', n || ' timeline events in ' || y,
+                     'mime_type', 'application/json') ORDER BY y DESC)
+                   FROM (SELECT y, sum(n) AS n FROM months GROUP BY y) years), '[]')
+               || coalesce((SELECT jsonb_agg(jsonb_build_object('uri', 'neotoma://timeline/' || ym,
+                     'name', 'Timeline ' || ym, 'description', n || ' timeline events in ' || ym,
+                     'mime_type', 'application/json') ORDER BY ym DESC) FROM months), '[]'))",
+            &[Arg::Text(&user.to_string())],
+        )
+    })
+}
+
+pub fn read_resource(args: &Value) -> Result<Value, NeotomaError> {
+    let req: ReadResourceRequest = parse(args)?;
+    let uri = req.uri.clone();
+    let kind = ResourceUri::parse(&uri)?;
+    tenancy::with_user(req.user_id.as_deref(), |user| {
+        let user = user.to_string();
+        let mut body = match &kind {
+            ResourceUri::Entities(t) => {
+                let r =
+                    entities::retrieve_entities(&json!({"entity_type": t, "limit": MAX_ITEMS}))?;
+                json!({"type": "entity_collection", "entity_type": t, "entities": r["entities"], "total": r["total"],
+                       "truncated": r["total"].as_i64().unwrap_or(0) > MAX_ITEMS})
+            }
+            ResourceUri::Entity(id) => {
+                let mut r = entities::retrieve_entity_snapshot(&json!({"entity_id": id}))?;
+                r["type"] = json!("entity");
+                r
+            }
+            ResourceUri::EntityObservations(id) => {
+                let r = entities::list_observations(&json!({"entity_id": id, "limit": MAX_ITEMS}))?;
+                json!({"type": "entity_observations", "entity_id": id, "observations": r["observations"], "total": r["total"]})
+            }
+            ResourceUri::EntityRelationships(id) => {
+                let r = graph::list_relationships(&json!({"entity_id": id, "limit": MAX_ITEMS}))?;
+                json!({"type": "entity_relationships", "entity_id": id, "relationships": r["relationships"], "total": r["total"]})
+            }
+            ResourceUri::TimelineYear(y) => {
+                let r = graph::list_timeline_events(&json!({
+                    "after_date": format!("{y:04}-01-01"), "before_date": format!("{:04}-01-01", y + 1), "limit": MAX_ITEMS}))?;
+                json!({"type": "timeline", "year": format!("{y:04}"), "events": r["events"], "total": r["total"]})
+            }
+            ResourceUri::TimelineMonth(y, m) => {
+                let (ny, nm) = if *m == 12 { (y + 1, 1) } else { (*y, m + 1) };
+                let r = graph::list_timeline_events(&json!({
+                    "after_date": format!("{y:04}-{m:02}-01"), "before_date": format!("{ny:04}-{nm:02}-01"), "limit": MAX_ITEMS}))?;
+                json!({"type": "timeline", "year": format!("{y:04}"), "month": format!("{m:02}"),
+                       "events": r["events"], "total": r["total"]})
+            }
+            ResourceUri::Source(id) => {
+                let r = db::json(SOURCE, &[Arg::Text(&user), Arg::Text(&id.to_string())])?;
+                if r.is_null() {
+                    return Err(NeotomaError::new(
+                        ErrorCode::SourceNotFound,
+                        format!("no source {id}"),
+                    )
+                    .with("source_id", id.to_string()));
+                }
+                r
+            }
+            ResourceUri::Sources => db::json(SOURCES, &[Arg::Text(&user), Arg::Int(MAX_ITEMS)])?,
+        };
+        body["uri"] = json!(uri);
+        Ok(body)
+    })
+}
+
+const SOURCE: &str = "
+    SELECT jsonb_build_object('type', 'source', 'source_id', s.id, 'source_type', s.source_type,
+             'mime_type', s.mime_type, 'original_filename', s.original_filename,
+             'content_hash', s.content_hash, 'file_size', s.file_size, 'source_priority', s.source_priority,
+             'provenance', s.provenance, 'created_at', neotoma._iso(s.created_at),
+             'entities', coalesce((SELECT jsonb_agg(DISTINCT jsonb_build_object('entity_id', o.entity_id,
+                                     'entity_type', o.entity_type, 'observation_id', o.id))
+                                   FROM neotoma.observations o
+                                   WHERE o.user_id = s.user_id AND o.source_id = s.id), '[]'))
+    FROM neotoma.sources s WHERE s.user_id = $1::uuid AND s.id = $2::uuid";
+
+const SOURCES: &str = "
+    SELECT jsonb_build_object('type', 'source_collection',
+             'sources', coalesce((SELECT jsonb_agg(jsonb_build_object('source_id', p.id,
+                 'source_type', p.source_type, 'mime_type', p.mime_type,
+                 'original_filename', p.original_filename, 'content_hash', p.content_hash,
+                 'file_size', p.file_size, 'created_at', neotoma._iso(p.created_at))
+               ORDER BY p.created_at DESC, p.id)
+               FROM (SELECT * FROM neotoma.sources WHERE user_id = $1::uuid
+                     ORDER BY created_at DESC, id LIMIT $2) p), '[]'),
+             'total', (SELECT count(*) FROM neotoma.sources WHERE user_id = $1::uuid))";

@@ -1,0 +1,216 @@
+"""The gateway as an MCP server for agents: authentication, user isolation
+through tokens, rate limits, resources, metrics, progress, timeouts, logs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import httpx2 as httpx
+import pytest
+from conftest import (
+    Client,
+    authed_client,
+    create_token,
+    error,
+    gateway_env,
+    mcp_bin,
+    new_user,
+    ok,
+    token_cli,
+)
+from mcp.shared.exceptions import MCPError
+
+pytestmark = pytest.mark.anyio
+
+EXPECTED_TOOLS = {
+    "get_version", "get_current_time", "store", "retrieve_entity_snapshot", "list_observations",
+    "retrieve_field_provenance", "retrieve_entities", "retrieve_entity_by_identifier", "list_entity_types",
+    "correct", "create_relationship", "list_relationships", "get_relationship_snapshot",
+    "retrieve_related_entities", "retrieve_graph_neighborhood", "list_timeline_events", "merge_entities",
+}  # fmt: skip
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+async def test_every_action_is_a_tool_with_annotations(http_gateway) -> None:
+    async with Client(http_gateway.url) as c:
+        tools = {t.name: t for t in (await c.list_tools()).tools}
+    assert set(tools) == EXPECTED_TOOLS
+    for t in tools.values():
+        assert t.description and len(t.description) > 40
+        assert t.input_schema["type"] == "object"
+        assert t.annotations.read_only_hint is not None
+    assert tools["merge_entities"].annotations.destructive_hint is True
+    assert tools["store"].annotations.read_only_hint is False
+    assert tools["retrieve_entities"].annotations.idempotent_hint is True
+
+
+def test_http_needs_a_valid_token(start_gateway) -> None:
+    gw = start_gateway(auth=True)
+    missing = httpx.post(gw.url, json=INIT, headers=HEADERS)
+    assert missing.status_code == 401
+    assert missing.headers["www-authenticate"].startswith("Bearer")
+    bad = httpx.post(gw.url, json=INIT, headers={**HEADERS, "Authorization": "Bearer ntm_nope"})
+    assert bad.status_code == 401
+    assert 'error="invalid_token"' in bad.headers["www-authenticate"]
+    # Health stays open.
+    assert httpx.get(f"{gw.base}/healthz").status_code == 200
+
+
+async def test_two_tokens_two_users(start_gateway) -> None:
+    alice, bob = new_user(), new_user()
+    gw = start_gateway(auth=True)
+    ta, tb = create_token(alice), create_token(bob)
+    async with authed_client(gw.url, ta) as a, authed_client(gw.url, tb) as b:
+        stored = ok(await a.call_tool("store", {"entities": [{"entity_type": "note", "title": "secret", "content": "x"}]}))
+        note = stored["entities"][0]["entity_id"]
+        assert ok(await a.call_tool("retrieve_entity_snapshot", {"entity_id": note}))["snapshot"]["title"] == "secret"
+        assert error(await b.call_tool("retrieve_entity_snapshot", {"entity_id": note}))["code"] == "ENTITY_NOT_FOUND"
+        assert ok(await b.call_tool("retrieve_entities", {}))["total"] == 0
+        # A user_id argument naming someone else is refused, not obeyed.
+        assert error(await b.call_tool("retrieve_entities", {"user_id": alice}))["code"] == "FORBIDDEN"
+        assert ok(await a.call_tool("retrieve_entities", {"user_id": alice}))["total"] == 1
+    # Revoked: a new gateway (no cached lookup) refuses it.
+    listed = json.loads(token_cli("list").stdout)
+    bob_token = next(t["id"] for t in listed if t["user_id"] == bob)
+    token_cli("revoke", bob_token)
+    gw2 = start_gateway(auth=True)
+    r = httpx.post(gw2.url, json=INIT, headers={**HEADERS, "Authorization": f"Bearer {tb}"})
+    assert r.status_code == 401
+    async with authed_client(gw2.url, ta) as a:
+        ok(await a.call_tool("get_version", {}))
+
+
+async def test_rate_limits_per_user(start_gateway) -> None:
+    gw = start_gateway("--rate-limit", "store=3", "--user-id", new_user())
+    other = start_gateway("--rate-limit", "store=3", "--user-id", new_user())
+    async with Client(gw.url) as c, Client(other.url) as o:
+        for i in range(3):
+            ok(await c.call_tool("store", {"entities": [{"entity_type": "note", "content": f"n{i}"}]}))
+        limited = error(await c.call_tool("store", {"entities": [{"entity_type": "note", "content": "n4"}]}))
+        assert limited["code"] == "RATE_LIMIT_EXCEEDED"
+        assert limited["details"]["retry_after_seconds"] >= 1
+        # Other actions are not limited; another user is not affected.
+        ok(await c.call_tool("retrieve_entities", {}))
+        ok(await o.call_tool("store", {"entities": [{"entity_type": "note", "content": "o1"}]}))
+
+
+async def test_resources_from_data(start_gateway) -> None:
+    gw = start_gateway("--user-id", new_user())
+    async with Client(gw.url) as c:
+        stored = ok(
+            await c.call_tool(
+                "store",
+                {
+                    "entities": [
+                        {"entity_type": "invoice", "invoice_number": "R-1", "vendor_name": "V", "invoice_date": "2024-03-05"},
+                        {"entity_type": "company", "name": "V"},
+                    ]
+                },
+            )
+        )
+        inv, company = (e["entity_id"] for e in stored["entities"])
+        ok(await c.call_tool("create_relationship", {"relationship_type": "REFERS_TO", "source_entity_id": inv, "target_entity_id": company}))
+
+        templates = {t.uri_template for t in (await c.list_resource_templates()).resource_templates}
+        assert "neotoma://entity/{entity_id}/observations" in templates and len(templates) == 8
+        uris = {r.uri for r in (await c.list_resources()).resources}
+        assert {"neotoma://sources", "neotoma://entities/invoice", "neotoma://entities/company",
+                "neotoma://timeline/2024", "neotoma://timeline/2024-03"} <= uris  # fmt: skip
+
+        async def read(uri: str) -> dict:
+            result = await c.read_resource(uri)
+            assert result.contents[0].mime_type == "application/json"
+            return json.loads(result.contents[0].text)
+
+        coll = await read("neotoma://entities/invoice")
+        assert coll["type"] == "entity_collection" and coll["total"] == 1 and coll["uri"] == "neotoma://entities/invoice"
+        entity = await read(f"neotoma://entity/{inv}")
+        assert entity["type"] == "entity" and entity["entity_id"] == inv and entity["observation_count"] == 1
+        assert "invoice_number" in entity["provenance"]
+        assert (await read(f"neotoma://entity/{inv}/observations"))["total"] == 1
+        assert (await read(f"neotoma://entity/{inv}/relationships"))["relationships"][0]["target_entity_id"] == company
+        year = await read("neotoma://timeline/2024")
+        assert year["type"] == "timeline" and year["year"] == "2024" and year["total"] == 1
+        assert (await read("neotoma://timeline/2024-03"))["month"] == "03"
+        assert (await read("neotoma://timeline/2024-04"))["total"] == 0
+        source = await read(f"neotoma://source/{stored['source_id']}")
+        assert source["type"] == "source" and len(source["entities"]) == 2
+        sources = await read("neotoma://sources")
+        assert sorted(x["source_type"] for x in sources["sources"]) == ["relationship", "structured"]
+
+        for missing in ("neotoma://entity/ent_00000000000000000000000000000000", "neotoma://nothing/here",
+                        "neotoma://source/00000000-0000-0000-0000-000000000000"):  # fmt: skip
+            with pytest.raises(MCPError) as e:
+                await c.read_resource(missing)
+            # -32002 before protocol 2026-07-28, -32602 from it on (SEP-2164).
+            assert e.value.error.code in (-32002, -32602), missing
+            assert e.value.error.data["error"]["code"].endswith("NOT_FOUND"), missing
+
+
+async def test_metrics_count_calls_and_errors(http_gateway) -> None:
+    async with Client(http_gateway.url) as c:
+        ok(await c.call_tool("get_version", {}))
+        error(await c.call_tool("get_version", {"bad": 1}))
+    text = httpx.get(f"{http_gateway.base}/metrics").text
+    assert 'neotoma_mcp_tool_calls_total{outcome="ok",tool="get_version"} 1' in text
+    assert 'neotoma_mcp_tool_errors_total{code="VALIDATION_ERROR",tool="get_version"} 1' in text
+    assert 'neotoma_mcp_tool_duration_seconds_count{tool="get_version"} 2' in text
+    assert "neotoma_mcp_db_pool_connections" in text
+
+
+async def test_progress_notifications_when_asked(start_gateway) -> None:
+    gw = start_gateway("--user-id", new_user())
+    seen: list[tuple[float, float | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total))
+
+    batch = [{"entity_type": "note", "content": f"bulk {i}", "title": f"t{i}"} for i in range(1000)]
+    async with Client(gw.url) as c:
+        ok(await c.call_tool("store", {"entities": batch}, progress_callback=on_progress))
+    assert seen, "no progress notification"
+    assert seen[-1][0] == seen[-1][1], "the last notification completes the work"
+    assert [p for p, _ in seen] == sorted(p for p, _ in seen)
+
+
+async def test_slow_actions_time_out_with_retry_advice(start_gateway) -> None:
+    gw = start_gateway("--statement-timeout-ms", "50", "--user-id", new_user())
+    batch = [{"entity_type": "note", "content": f"slow {i}", "title": f"s{i}"} for i in range(1000)]
+    async with Client(gw.url) as c:
+        e = error(await c.call_tool("store", {"entities": batch}))
+        assert e["code"] == "DB_QUERY_FAILED"
+        assert e["details"]["retryable"] is True
+        ok(await c.call_tool("get_version", {}))
+
+
+def test_json_logs_carry_the_trace_id(start_gateway) -> None:
+    gw = start_gateway("--log-format", "json")
+    import anyio
+
+    async def go() -> str:
+        async with Client(gw.url) as c:
+            return error(await c.call_tool("nope", {}))["trace_id"]
+
+    trace = anyio.run(go)
+    lines = [json.loads(line) for line in gw.log_text().splitlines() if line.startswith("{")]
+    hit = [line for line in lines if line.get("fields", {}).get("trace_id") == trace]
+    assert hit and hit[0]["level"] == "WARN"
+
+
+def test_help_documents_flags_and_environment() -> None:
+    out = subprocess.run([mcp_bin(), "--help"], capture_output=True, text=True, env=gateway_env(), check=True).stdout
+    for flag, env in [("--database-url", "DATABASE_URL"), ("--http", "NEOTOMA_HTTP"), ("--user-id", "NEOTOMA_USER_ID"),
+                      ("--pool-size", "NEOTOMA_POOL_SIZE"), ("--rate-limit", "NEOTOMA_RATE_LIMITS"),
+                      ("--no-auth", "NEOTOMA_NO_AUTH"), ("--data-dir", "NEOTOMA_DATA_DIR"),
+                      ("--log-format", "NEOTOMA_LOG_FORMAT")]:  # fmt: skip
+        assert flag in out and env in out, flag
+    tokens = subprocess.run([mcp_bin(), "token", "--help"], capture_output=True, text=True, env=gateway_env(), check=True).stdout
+    assert "create" in tokens and "revoke" in tokens

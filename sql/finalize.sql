@@ -63,7 +63,7 @@ GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA neotoma TO PUBLIC;
 REVOKE ALL ON neotoma.api_tokens FROM PUBLIC;
 GRANT UPDATE, DELETE ON neotoma.entities, neotoma.entity_snapshots, neotoma.entity_identifiers,
   neotoma.interpretation_runs, neotoma.raw_fragments, neotoma.entity_schemas, neotoma.relationships,
-  neotoma.timeline_events TO PUBLIC;
+  neotoma.timeline_events, neotoma.schema_recommendations TO PUBLIC;
 
 COMMENT ON SCHEMA neotoma IS
   'Neotoma: a memory for AI agents. One function per action (neotoma.<action>(jsonb)); '

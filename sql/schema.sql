@@ -288,6 +288,26 @@ CREATE TABLE neotoma.entity_merges (
   FOREIGN KEY (user_id, to_entity_id) REFERENCES neotoma.entities (user_id, id)
 );
 
+-- Schema recommendations: fields raw_fragments suggest (pending, from
+-- analyze_schema_candidates) and fields promoted automatically (auto_applied,
+-- with the evidence).
+CREATE TABLE neotoma.schema_recommendations (
+  user_id          uuid        NOT NULL,
+  id               uuid        NOT NULL,
+  entity_type      text        NOT NULL,
+  fields           jsonb       NOT NULL,
+  source           text        NOT NULL CHECK (source IN ('raw_fragments', 'agent', 'inference')),
+  confidence_score double precision NOT NULL,
+  reasoning        text,
+  evidence         jsonb       NOT NULL DEFAULT '{}',
+  status           text        NOT NULL CHECK (status IN ('pending', 'approved', 'rejected', 'applied', 'auto_applied')),
+  schema_version   text,
+  created_at       timestamptz NOT NULL DEFAULT now(),
+  updated_at       timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (user_id, id)
+);
+CREATE INDEX schema_recommendations_type ON neotoma.schema_recommendations (user_id, entity_type, status);
+
 -- Bearer tokens of the MCP gateway's HTTP transport, stored hashed (SHA-256
 -- of the token). Nobody reads this table directly: the SECURITY DEFINER
 -- functions below are the only way in, and only authenticate_token is public.
@@ -336,7 +356,7 @@ BEGIN
   FOREACH t IN ARRAY ARRAY['sources', 'interpretation_runs', 'entities', 'observations',
                            'entity_snapshots', 'entity_identifiers', 'raw_fragments', 'relationships',
                            'relationship_observations', 'timeline_events', 'entity_merges',
-                           'api_tokens'] LOOP
+                           'schema_recommendations', 'api_tokens'] LOOP
     EXECUTE format('ALTER TABLE neotoma.%I ENABLE ROW LEVEL SECURITY', t);
     EXECUTE format('ALTER TABLE neotoma.%I FORCE ROW LEVEL SECURITY', t);
     EXECUTE format('CREATE POLICY %I ON neotoma.%I USING (user_id = (SELECT neotoma.current_user_id())) '

@@ -2,7 +2,7 @@
 //! client needs to call it. The gateway builds its tool list from this (read
 //! through `neotoma.action_catalog()`), so adding an action never touches it.
 
-use crate::actions::{entities, graph, resources, store, system};
+use crate::actions::{entities, graph, resources, schemas, store, system};
 use crate::canonical::{canonical_json, sha256_hex};
 use crate::request::schema_for;
 use serde_json::{json, Value};
@@ -319,6 +319,70 @@ pub fn actions() -> Vec<ActionSpec> {
             read_only: false,
             idempotent: false,
             destructive: true,
+            aliases: &[],
+            tool: true,
+        },
+        ActionSpec {
+            name: "analyze_schema_candidates",
+            title: "Analyze schema candidates",
+            description: "Look at the fields kept in raw_fragments (stored data the schema \
+                lacks) and recommend which should become schema fields: per field its \
+                frequency, distinct sources, dominant type and type consistency, format \
+                consistency, up to 10 sample values and a confidence. Filtered by min_frequency \
+                (default 5) and min_confidence (default 0.8); recommendations are kept as \
+                pending (get_schema_recommendations).",
+            input_schema: schema_for::<schemas::AnalyzeSchemaCandidatesRequest>,
+            output_schema: Some(schema_for::<schemas::AnalyzeSchemaCandidatesResponse>),
+            read_only: false,
+            idempotent: true,
+            destructive: false,
+            aliases: &[],
+            tool: true,
+        },
+        ActionSpec {
+            name: "get_schema_recommendations",
+            title: "Get schema recommendations",
+            description: "List the stored schema recommendations for an entity type: pending ones \
+                from analyze_schema_candidates, and those applied automatically (auto_applied) \
+                with the evidence they rest on. Filter by source and status.",
+            input_schema: schema_for::<schemas::GetSchemaRecommendationsRequest>,
+            output_schema: Some(schema_for::<schemas::GetSchemaRecommendationsResponse>),
+            read_only: true,
+            idempotent: true,
+            destructive: false,
+            aliases: &[],
+            tool: true,
+        },
+        ActionSpec {
+            name: "update_schema_incremental",
+            title: "Add fields to a schema",
+            description: "Add fields to an entity type's schema as a new version, active at once \
+                by default, so the next stores keep those fields in observations (and \
+                snapshots) instead of raw_fragments. user_specific makes a variant for this user \
+                only. migrate_existing turns the raw_fragments already stored for those fields \
+                into observations (provenance kept) and updates the snapshots.",
+            input_schema: schema_for::<schemas::UpdateSchemaIncrementalRequest>,
+            output_schema: Some(schema_for::<schemas::UpdateSchemaIncrementalResponse>),
+            read_only: false,
+            idempotent: true,
+            destructive: false,
+            aliases: &[],
+            tool: true,
+        },
+        ActionSpec {
+            name: "register_schema",
+            title: "Register a schema",
+            description: "Define a new entity type, or a new version of one: its fields (type, \
+                required), identity fields, temporal fields and a merge policy per field \
+                (last_write, highest_priority, most_specific, merge_array; tie breaker \
+                observed_at or source_priority). A new type is usable by store at once; a new \
+                version of an existing type becomes active with activate=true (snapshots are \
+                recomputed under the new policies).",
+            input_schema: schema_for::<schemas::RegisterSchemaRequest>,
+            output_schema: Some(schema_for::<schemas::RegisterSchemaResponse>),
+            read_only: false,
+            idempotent: false,
+            destructive: false,
             aliases: &[],
             tool: true,
         },

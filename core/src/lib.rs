@@ -7,6 +7,7 @@ pub mod actions;
 pub mod canonical;
 pub mod catalog;
 pub mod error;
+pub mod evolution;
 pub mod graph;
 pub mod identity;
 pub mod ids;

@@ -10,6 +10,7 @@ use pgrx::prelude::*;
 mod actions;
 mod catalog;
 mod db;
+mod evolution;
 mod ids;
 mod registry;
 mod snapshots;

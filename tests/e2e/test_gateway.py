@@ -28,6 +28,7 @@ EXPECTED_TOOLS = {
     "retrieve_field_provenance", "retrieve_entities", "retrieve_entity_by_identifier", "list_entity_types",
     "correct", "create_relationship", "list_relationships", "get_relationship_snapshot",
     "retrieve_related_entities", "retrieve_graph_neighborhood", "list_timeline_events", "merge_entities",
+    "analyze_schema_candidates", "get_schema_recommendations", "update_schema_incremental", "register_schema",
 }  # fmt: skip
 
 INIT = {

@@ -4,5 +4,6 @@ pub mod common;
 pub mod entities;
 pub mod graph;
 pub mod resources;
+pub mod schemas;
 pub mod store;
 pub mod system;

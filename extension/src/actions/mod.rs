@@ -7,6 +7,7 @@ use serde_json::Value;
 mod entities;
 mod graph;
 mod resources;
+mod schemas;
 mod store;
 mod system;
 mod types;
@@ -31,6 +32,10 @@ pub fn dispatch(name: &str, args: &Value) -> Result<Value, NeotomaError> {
         "retrieve_graph_neighborhood" => graph::retrieve_graph_neighborhood(args),
         "list_timeline_events" => graph::list_timeline_events(args),
         "merge_entities" => graph::merge_entities(args),
+        "analyze_schema_candidates" => schemas::analyze_schema_candidates(args),
+        "get_schema_recommendations" => schemas::get_schema_recommendations(args),
+        "update_schema_incremental" => schemas::update_schema_incremental(args),
+        "register_schema" => schemas::register_schema(args),
         "list_resources" => resources::list_resources(args),
         "read_resource" => resources::read_resource(args),
         other => Err(NeotomaError::new(

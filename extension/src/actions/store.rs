@@ -335,6 +335,12 @@ fn store_structured(
                 Arg::Json(&Value::Array(fragment_rows)),
             ],
         )?;
+        let mut touched: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
+        for p in &prepared {
+            let keys = touched.entry(p.entity_type.clone()).or_default();
+            keys.extend(p.unknown.iter().map(|(k, _)| k.clone()));
+        }
+        crate::evolution::auto_promote(&user, &touched)?;
     }
     let mut stored_ids: Vec<String> = stored.iter().map(|e| e.entity_id.clone()).collect();
     stored_ids.sort();

@@ -87,7 +87,7 @@ CREATE TABLE neotoma.interpretation_runs (
   source_id            uuid        NOT NULL,
   interpreter          text        NOT NULL,
   config               jsonb       NOT NULL DEFAULT '{}',
-  status               text        NOT NULL CHECK (status IN ('running', 'completed', 'failed', 'skipped')),
+  status               text        NOT NULL CHECK (status IN ('running', 'pending', 'completed', 'failed', 'skipped')),
   entities_created     integer     NOT NULL DEFAULT 0,
   observations_created integer     NOT NULL DEFAULT 0,
   unknown_fields_count integer     NOT NULL DEFAULT 0,
@@ -288,6 +288,29 @@ CREATE TABLE neotoma.entity_merges (
   FOREIGN KEY (user_id, to_entity_id) REFERENCES neotoma.entities (user_id, id)
 );
 
+-- File bytes, stored once per user and content hash (the source row holds
+-- the metadata: MIME type, name, size, storage path).
+CREATE TABLE neotoma.files (
+  user_id   uuid  NOT NULL,
+  source_id uuid  NOT NULL,
+  content   bytea NOT NULL,
+  PRIMARY KEY (user_id, source_id),
+  FOREIGN KEY (user_id, source_id) REFERENCES neotoma.sources (user_id, id)
+);
+
+-- Keys that sign file URLs (global: user_id is the nil UUID). Rotating adds a
+-- key; URLs signed with a retired key stay valid until they expire, unless it
+-- was revoked. Only the SECURITY DEFINER functions below read this table.
+CREATE TABLE neotoma.signing_keys (
+  user_id    uuid        NOT NULL,
+  id         uuid        NOT NULL,
+  secret     bytea       NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  retired_at timestamptz,
+  revoked_at timestamptz,
+  PRIMARY KEY (user_id, id)
+);
+
 -- Schema recommendations: fields raw_fragments suggest (pending, from
 -- analyze_schema_candidates) and fields promoted automatically (auto_applied,
 -- with the evidence).
@@ -356,7 +379,7 @@ BEGIN
   FOREACH t IN ARRAY ARRAY['sources', 'interpretation_runs', 'entities', 'observations',
                            'entity_snapshots', 'entity_identifiers', 'raw_fragments', 'relationships',
                            'relationship_observations', 'timeline_events', 'entity_merges',
-                           'schema_recommendations', 'api_tokens'] LOOP
+                           'schema_recommendations', 'api_tokens', 'files', 'signing_keys'] LOOP
     EXECUTE format('ALTER TABLE neotoma.%I ENABLE ROW LEVEL SECURITY', t);
     EXECUTE format('ALTER TABLE neotoma.%I FORCE ROW LEVEL SECURITY', t);
     EXECUTE format('CREATE POLICY %I ON neotoma.%I USING (user_id = (SELECT neotoma.current_user_id())) '

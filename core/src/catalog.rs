@@ -387,6 +387,50 @@ pub fn actions() -> Vec<ActionSpec> {
             tool: true,
         },
         ActionSpec {
+            name: "reinterpret",
+            title: "Reinterpret a source",
+            description: "Interpret a stored source again with a new interpretation_config \
+                (provider, model_id, temperature, prompt_hash, code_version, feature_flags; \
+                entity_type for CSV). It is a new interpretation run: the observations of earlier \
+                runs stay, and the reducer decides what snapshots show. The same source and \
+                config give the same run and observations.",
+            input_schema: schema_for::<store::ReinterpretRequest>,
+            output_schema: Some(schema_for::<store::ReinterpretResponse>),
+            read_only: false,
+            idempotent: true,
+            destructive: false,
+            aliases: &[],
+            tool: true,
+        },
+        ActionSpec {
+            name: "retrieve_file_url",
+            title: "Retrieve file URL",
+            description: "Get a signed, expiring URL (expires_in seconds, default 3600) to \
+                download a stored file (by its storage_path or source id) from the MCP server's \
+                HTTP endpoint. Returns {signed_url, expires_at}.",
+            input_schema: schema_for::<store::RetrieveFileUrlRequest>,
+            output_schema: Some(schema_for::<store::RetrieveFileUrlResponse>),
+            read_only: true,
+            idempotent: false,
+            destructive: false,
+            aliases: &["get_file_url"],
+            tool: true,
+        },
+        ActionSpec {
+            name: "record_interpretation",
+            title: "Record an interpretation",
+            description: "Record what an external model read from a file (entities, or an \
+                error) for a pending interpretation run. Used by the MCP server's model \
+                interpreter, not an agent tool.",
+            input_schema: schema_for::<store::RecordInterpretationRequest>,
+            output_schema: None,
+            read_only: false,
+            idempotent: true,
+            destructive: false,
+            aliases: &[],
+            tool: false,
+        },
+        ActionSpec {
             name: "list_resources",
             title: "List resources",
             description: "The neotoma:// resources the user's data offers: the source collection, \
@@ -434,6 +478,9 @@ pub fn catalog_json(extension_version: &str) -> Value {
         "extension_version": extension_version,
         "api_version": API_VERSION,
         "actions": actions,
+        "interpretation": {
+            "record_function": "neotoma.record_interpretation",
+        },
         "resources": {
             "list_function": "neotoma.list_resources",
             "read_function": "neotoma.read_resource",

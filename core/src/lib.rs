@@ -11,6 +11,7 @@ pub mod evolution;
 pub mod graph;
 pub mod identity;
 pub mod ids;
+pub mod interpret;
 pub mod reducer;
 pub mod request;
 pub mod schema;

@@ -9,6 +9,7 @@ use pgrx::prelude::*;
 
 mod actions;
 mod catalog;
+mod crypto;
 mod db;
 mod evolution;
 mod ids;

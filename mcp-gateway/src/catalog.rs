@@ -15,7 +15,20 @@ pub struct Action {
     pub read_only: bool,
     /// Listed in tools/list (the resource functions are not).
     pub listed: bool,
+    /// Arguments naming a local file the gateway reads and passes as content.
+    pub read_files: Vec<ReadFile>,
     pub tool: Tool,
+}
+
+/// An input property holding a path to a file on the gateway's machine
+/// (schema annotation `x-neotoma-read-file`): the gateway reads the file and
+/// sends its bytes, base64-encoded, as `content_field` instead.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReadFile {
+    pub path_field: String,
+    pub content_field: String,
+    /// Filled with the file's name when the caller gave none.
+    pub name_field: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -30,6 +43,8 @@ pub struct Catalog {
     pub list_resources: Option<String>,
     pub read_resource: Option<String>,
     pub resource_templates: Vec<ResourceTemplate>,
+    /// SQL function recording what an external model read for a pending run.
+    pub record_interpretation: Option<String>,
 }
 
 /// `schema.function`, lower-case identifiers only: safe to put in SQL text.
@@ -71,6 +86,20 @@ impl Catalog {
                 .to_string();
             let input = object(&e["input_schema"])
                 .ok_or_else(|| anyhow::anyhow!("action {name} has no input schema"))?;
+            let read_files = input
+                .get("properties")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .filter_map(|(path_field, p)| {
+                    let spec = p.get("x-neotoma-read-file")?;
+                    Some(ReadFile {
+                        path_field: path_field.clone(),
+                        content_field: spec["content_field"].as_str()?.to_string(),
+                        name_field: spec["name_field"].as_str().map(str::to_string),
+                    })
+                })
+                .collect();
             let ann = &e["annotations"];
             let read_only = ann["read_only"].as_bool().unwrap_or(false);
             let mut tool = Tool::new(
@@ -101,6 +130,7 @@ impl Catalog {
                 name: name.clone(),
                 read_only,
                 listed: e["tool"].as_bool().unwrap_or(true),
+                read_files,
                 tool,
             });
             for alias in e["aliases"].as_array().into_iter().flatten() {
@@ -110,6 +140,13 @@ impl Catalog {
             }
             catalog.by_name.insert(name, action.clone());
             catalog.actions.push(action);
+        }
+        if let Some(f) = v["interpretation"]["record_function"].as_str() {
+            anyhow::ensure!(
+                is_qualified_identifier(f),
+                "unusable interpretation function {f:?}"
+            );
+            catalog.record_interpretation = Some(f.to_string());
         }
         let resources = &v["resources"];
         for (field, slot) in [
@@ -183,6 +220,18 @@ mod tests {
         );
         assert_eq!(c.read_resource.as_deref(), Some("neotoma.read_resource"));
         assert_eq!(c.resource_templates.len(), 8);
+        assert_eq!(
+            c.record_interpretation.as_deref(),
+            Some("neotoma.record_interpretation")
+        );
+        assert_eq!(
+            c.get("store").unwrap().read_files,
+            vec![ReadFile {
+                path_field: "file_path".into(),
+                content_field: "file_content".into(),
+                name_field: Some("original_filename".into()),
+            }]
+        );
     }
 
     #[test]

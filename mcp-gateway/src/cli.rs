@@ -39,7 +39,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Serve MCP (the default when no command is given).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Inspect or stop the embedded Postgres cluster.
     #[command(subcommand)]
     Cluster(ClusterCommand),
@@ -127,6 +127,26 @@ pub struct ServeArgs {
     /// Longest an action may run before it is cancelled (DB_QUERY_FAILED).
     #[arg(long, env = "NEOTOMA_STATEMENT_TIMEOUT_MS", default_value_t = 30_000)]
     pub statement_timeout_ms: u64,
+    /// OpenAI-compatible API (base URL, e.g. https://api.openai.com/v1) that
+    /// interprets files the built-in readers cannot (PDFs, images, …).
+    #[arg(long, env = "NEOTOMA_MODEL_URL")]
+    pub model_url: Option<String>,
+    /// Model to ask (interpretation_config.model_id overrides it per call).
+    #[arg(long, env = "NEOTOMA_MODEL", default_value = "gpt-4o-mini")]
+    pub model: String,
+    /// API key of the model endpoint (sent as a bearer token).
+    #[arg(long, env = "NEOTOMA_MODEL_API_KEY", hide_env_values = true)]
+    pub model_api_key: Option<String>,
+    /// Longest wait for the model, in seconds.
+    #[arg(long, env = "NEOTOMA_MODEL_TIMEOUT_SECS", default_value_t = 120)]
+    pub model_timeout_secs: u64,
+    /// Largest file `store` reads from a `file_path`, in MB (the database's own
+    /// limit is the setting neotoma.max_file_bytes, 50 MB by default).
+    #[arg(long, env = "NEOTOMA_MAX_FILE_MB", default_value_t = 50)]
+    pub max_file_mb: u64,
+    /// Base URL of signed file URLs (retrieve_file_url) [default: http://<--http address>].
+    #[arg(long, env = "NEOTOMA_PUBLIC_URL")]
+    pub public_url: Option<String>,
     /// Host names to accept over HTTP besides localhost (DNS-rebinding guard).
     #[arg(
         long = "allowed-host",

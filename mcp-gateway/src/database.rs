@@ -26,6 +26,10 @@ pub struct DatabaseOptions {
     pub statement_timeout: Duration,
     /// Reported by `get_version` as `server_version`.
     pub server_version: String,
+    /// The gateway can interpret files with a model (`neotoma.model_interpreter`).
+    pub model_interpreter: bool,
+    /// Base of signed file URLs (`neotoma.public_url`).
+    pub public_url: Option<String>,
 }
 
 impl Database {
@@ -37,11 +41,21 @@ impl Database {
         pg.connect_timeout(CONNECT_TIMEOUT);
         // statement_timeout bounds every call; neotoma.server_version lets
         // get_version report the gateway's version.
-        pg.options(format!(
+        let mut options = format!(
             "-c statement_timeout={} -c neotoma.server_version={}",
             opts.statement_timeout.as_millis(),
             opts.server_version
-        ));
+        );
+        if opts.model_interpreter {
+            options.push_str(" -c neotoma.model_interpreter=on");
+        }
+        if let Some(url) = &opts.public_url {
+            options.push_str(&format!(
+                " -c neotoma.public_url={}",
+                url.replace(' ', "%20")
+            ));
+        }
+        pg.options(options);
         let manager = Manager::from_config(
             pg,
             NoTls,
@@ -71,6 +85,27 @@ impl Database {
             .map_err(|e| map_pg_error(e, ErrorCode::DbQueryFailed))?;
         row.try_get::<_, Value>(0)
             .map_err(|e| map_pg_error(e, ErrorCode::DbQueryFailed))
+    }
+
+    /// A stored file behind a signed URL: (MIME type, file name, bytes), or
+    /// None when the signature is wrong, expired or revoked.
+    pub async fn signed_file(
+        &self,
+        user: Uuid,
+        source: Uuid,
+        expires: i64,
+        kid: Uuid,
+        sig: &str,
+    ) -> Result<Option<(Option<String>, Option<String>, Vec<u8>)>, NeotomaError> {
+        let client = self.pool.get().await.map_err(unavailable)?;
+        let row = client
+            .query_opt(
+                "SELECT mime_type, original_filename, content FROM neotoma.signed_file($1, $2, $3, $4, $5)",
+                &[&user, &source, &expires, &kid, &sig],
+            )
+            .await
+            .map_err(|e| map_pg_error(e, ErrorCode::DbQueryFailed))?;
+        Ok(row.map(|r| (r.get(0), r.get(1), r.get(2))))
     }
 
     /// The user of a token (by its hash), if the token is valid.

@@ -44,6 +44,8 @@ pub async fn serve(
         .collect();
     let config = StreamableHttpServerConfig::default()
         .with_cancellation_token(shutdown.child_token())
+        // Files travel base64-encoded inside tool calls.
+        .with_max_request_body_bytes(96 * 1024 * 1024)
         .with_allowed_hosts(hosts)
         .with_allowed_origins(origins);
     let factory_state = state.clone();
@@ -64,6 +66,7 @@ pub async fn serve(
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
+        .route("/files/{user}/{source}", get(signed_file))
         .with_state(state);
     let listener = tokio::net::TcpListener::bind(opts.addr).await?;
     tracing::info!(addr = %listener.local_addr()?, "serving MCP over Streamable HTTP at /mcp");
@@ -83,6 +86,62 @@ async fn readyz(State(state): State<Arc<AppState>>) -> impl IntoResponse {
     match crate::server::check_ready(&state).await {
         Ok(v) => (StatusCode::OK, Json(v)),
         Err(v) => (StatusCode::SERVICE_UNAVAILABLE, Json(v)),
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct Signature {
+    expires: i64,
+    kid: uuid::Uuid,
+    sig: String,
+}
+
+/// A file behind a signed URL (retrieve_file_url): the URL is the
+/// capability, so no bearer token; a wrong, expired or revoked signature is
+/// 403.
+async fn signed_file(
+    State(state): State<Arc<AppState>>,
+    axum::extract::Path((user, source)): axum::extract::Path<(uuid::Uuid, uuid::Uuid)>,
+    query: Result<axum::extract::Query<Signature>, axum::extract::rejection::QueryRejection>,
+) -> axum::response::Response {
+    let forbidden = |why: &str| {
+        (
+            StatusCode::FORBIDDEN,
+            Json(json!({"error": {"code": "FORBIDDEN", "message": why, "details": {}}})),
+        )
+            .into_response()
+    };
+    let Ok(axum::extract::Query(q)) = query else {
+        return forbidden("the URL is not signed");
+    };
+    match state
+        .db
+        .signed_file(user, source, q.expires, q.kid, &q.sig)
+        .await
+    {
+        Ok(Some((mime, name, bytes))) => {
+            let mut response = (
+                [(
+                    header::CONTENT_TYPE,
+                    mime.unwrap_or_else(|| "application/octet-stream".into()),
+                )],
+                bytes,
+            )
+                .into_response();
+            if let Some(name) = name
+                && let Ok(v) = axum::http::HeaderValue::from_str(&format!(
+                    "inline; filename=\"{}\"",
+                    name.replace(['"', '\\', '\r', '\n'], "_")
+                ))
+            {
+                response
+                    .headers_mut()
+                    .insert(header::CONTENT_DISPOSITION, v);
+            }
+            response
+        }
+        Ok(None) => forbidden("the signature is wrong or expired"),
+        Err(e) => (StatusCode::SERVICE_UNAVAILABLE, Json(e.envelope(None))).into_response(),
     }
 }
 

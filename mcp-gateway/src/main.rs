@@ -8,6 +8,7 @@ mod cli;
 mod database;
 mod embedded;
 mod http;
+mod interpreter;
 mod limits;
 mod metrics;
 mod server;
@@ -37,8 +38,8 @@ fn init_logging(format: LogFormat) {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     init_logging(cli.log_format);
-    match cli.command.unwrap_or(Command::Serve(cli.serve)) {
-        Command::Serve(args) => serve(args).await,
+    match cli.command.unwrap_or(Command::Serve(Box::new(cli.serve))) {
+        Command::Serve(args) => serve(*args).await,
         Command::Cluster(ClusterCommand::Status(args)) => {
             let cluster = embedded::Embedded::new(&args.options())?;
             println!(
@@ -131,11 +132,28 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         false,
     )
     .await?;
+    let public_url = args
+        .public_url
+        .clone()
+        .or_else(|| args.http.map(|addr| format!("http://{addr}")));
+    let model = match &args.model_url {
+        Some(url) => Some(interpreter::ModelInterpreter::new(
+            interpreter::ModelOptions {
+                base_url: url.clone(),
+                model: args.model.clone(),
+                api_key: args.model_api_key.clone(),
+                timeout: std::time::Duration::from_secs(args.model_timeout_secs),
+            },
+        )?),
+        None => None,
+    };
     let db = database::Database::connect(&database::DatabaseOptions {
         url,
         pool_size: args.pool_size,
         statement_timeout: std::time::Duration::from_millis(args.statement_timeout_ms),
         server_version: server::SERVER_VERSION.to_string(),
+        model_interpreter: model.is_some(),
+        public_url,
     })?;
     let catalog_json = db
         .query_json("SELECT neotoma.action_catalog()")
@@ -162,6 +180,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         tokens: auth::TokenCache::default(),
         limits: limits::RateLimits::new(&args.rate_limits),
         metrics: metrics::Metrics::new(),
+        model,
+        max_file_bytes: args.max_file_mb * 1024 * 1024,
     });
     let shutdown = CancellationToken::new();
     tokio::spawn(cancel_on_signal(shutdown.clone()));

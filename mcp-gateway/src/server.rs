@@ -3,8 +3,9 @@
 //! call, and how the answer is shaped for MCP.
 
 use crate::auth::{AuthUser, TokenCache};
-use crate::catalog::{Action, Catalog};
+use crate::catalog::{Action, Catalog, ReadFile};
 use crate::database::Database;
+use crate::interpreter::ModelInterpreter;
 use crate::limits::RateLimits;
 use crate::metrics::Metrics;
 use neotoma_core::{ErrorCode, NeotomaError};
@@ -46,6 +47,10 @@ pub struct AppState {
     pub tokens: TokenCache,
     pub limits: RateLimits,
     pub metrics: Metrics,
+    /// Reads files the built-in interpreters cannot, when configured.
+    pub model: Option<ModelInterpreter>,
+    /// Largest file read from a `file_path`.
+    pub max_file_bytes: u64,
 }
 
 #[derive(Clone)]
@@ -77,13 +82,66 @@ impl Gateway {
             .unwrap_or(self.state.default_user)
     }
 
-    /// Runs one action as `user`, checking its rate limit first.
+    /// Runs one action as `user`, checking its rate limit first: reads the
+    /// local files it names, makes its SQL call, and completes the model
+    /// interpretation it leaves pending (one more SQL call records it).
     async fn run(&self, action: &Action, args: &Value, user: Uuid) -> Result<Value, NeotomaError> {
         self.state.limits.check(&action.name, user)?;
-        self.state
+        let mut args = args.clone();
+        for spec in &action.read_files {
+            read_file(&mut args, spec, self.state.max_file_bytes).await?;
+        }
+        let mut result = self
+            .state
             .db
-            .call(&action.sql_function, Some(user), args, !action.read_only)
-            .await
+            .call(&action.sql_function, Some(user), &args, !action.read_only)
+            .await?;
+        if let Some(work) = result
+            .as_object_mut()
+            .and_then(|r| r.remove("external_interpretation"))
+        {
+            let mut recorded = self.interpret_externally(&work, user).await?;
+            let entities = recorded.as_object_mut().and_then(|r| r.remove("entities"));
+            match result.get_mut("interpretation") {
+                // store: the run's summary, and the entities it made.
+                Some(slot) => {
+                    *slot = recorded;
+                    if let Some(entities) = entities {
+                        result["entities"] = entities;
+                    }
+                }
+                // reinterpret: the run's fields at the top.
+                None => {
+                    for (k, v) in recorded.as_object().into_iter().flatten() {
+                        result[k] = v.clone();
+                    }
+                }
+            }
+        }
+        Ok(result)
+    }
+
+    /// Asks the model to read a pending run's file and records the outcome.
+    async fn interpret_externally(&self, work: &Value, user: Uuid) -> Result<Value, NeotomaError> {
+        let (Some(model), Some(record)) =
+            (&self.state.model, &self.state.catalog.record_interpretation)
+        else {
+            return Err(NeotomaError::new(
+                ErrorCode::AnalysisFailed,
+                "no model interpreter is configured",
+            ));
+        };
+        let run_id = work["run_id"].clone();
+        let args = match model.read(work).await {
+            Ok(reading) => {
+                json!({"run_id": run_id, "entities": reading.entities, "details": reading.details})
+            }
+            Err(message) => {
+                tracing::warn!(run_id = %run_id, %message, "model interpretation failed");
+                json!({"run_id": run_id, "error": message})
+            }
+        };
+        self.state.db.call(record, Some(user), &args, true).await
     }
 
     /// Runs an action, sending progress notifications while it runs when the
@@ -320,6 +378,65 @@ impl ServerHandler for Gateway {
         tracing::debug!(level = ?request.level, "client log level");
         Ok(())
     }
+}
+
+/// Replaces a file path argument by the file's bytes (base64) and name.
+async fn read_file(args: &mut Value, spec: &ReadFile, max_bytes: u64) -> Result<(), NeotomaError> {
+    use base64::Engine;
+    let Some(obj) = args.as_object_mut() else {
+        return Ok(());
+    };
+    let Some(path) = obj
+        .get(&spec.path_field)
+        .and_then(Value::as_str)
+        .map(str::to_string)
+    else {
+        return Ok(());
+    };
+    let not_found = || {
+        NeotomaError::new(ErrorCode::FileNotFound, format!("no file at {path}"))
+            .with("file_path", path.as_str())
+    };
+    let meta = tokio::fs::metadata(&path)
+        .await
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => not_found(),
+            _ => NeotomaError::new(ErrorCode::FileReadError, format!("cannot read {path}: {e}"))
+                .with("file_path", path.as_str()),
+        })?;
+    if !meta.is_file() {
+        return Err(NeotomaError::new(
+            ErrorCode::FileReadError,
+            format!("{path} is not a regular file"),
+        )
+        .with("file_path", path.as_str()));
+    }
+    if meta.len() > max_bytes {
+        return Err(NeotomaError::new(
+            ErrorCode::FileTooLarge,
+            format!("{path} is {} bytes; the limit is {max_bytes}", meta.len()),
+        )
+        .with("file_size_bytes", meta.len())
+        .with("max_size_bytes", max_bytes));
+    }
+    let bytes = tokio::fs::read(&path).await.map_err(|e| {
+        NeotomaError::new(ErrorCode::FileReadError, format!("cannot read {path}: {e}"))
+            .with("file_path", path.as_str())
+    })?;
+    obj.remove(&spec.path_field);
+    obj.insert(
+        spec.content_field.clone(),
+        json!(base64::engine::general_purpose::STANDARD.encode(&bytes)),
+    );
+    if let Some(name_field) = &spec.name_field
+        && !obj.contains_key(name_field)
+        && let Some(name) = std::path::Path::new(&path)
+            .file_name()
+            .and_then(|n| n.to_str())
+    {
+        obj.insert(name_field.clone(), json!(name));
+    }
+    Ok(())
 }
 
 /// Readiness: the database answers and the installed extension has the same

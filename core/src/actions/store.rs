@@ -60,6 +60,7 @@ pub struct StoreRequest {
     /// Unstructured form: the file's bytes, base64-encoded.
     pub file_content: Option<String>,
     /// Unstructured form: a path readable by the MCP server (alternative to file_content).
+    #[schemars(extend("x-neotoma-read-file" = {"content_field": "file_content", "name_field": "original_filename"}))]
     pub file_path: Option<String>,
     /// MIME type of the file, e.g. application/pdf (detected when absent).
     pub mime_type: Option<String>,
@@ -76,6 +77,16 @@ pub struct InterpretationSummary {
     pub run_id: String,
     pub entities_created: u64,
     pub observations_created: u64,
+    /// completed, pending (an external model is reading the file), failed or skipped.
+    #[serde(default = "completed")]
+    pub status: String,
+    /// Why it was skipped or failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+fn completed() -> String {
+    "completed".into()
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -105,6 +116,70 @@ pub struct StoreResponse {
     pub related_entities: Option<Vec<Map<String, Value>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub related_relationships: Option<Vec<Map<String, Value>>>,
+    /// MIME type of a stored file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Where a stored file is (for retrieve_file_url).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub storage_path: Option<String>,
+    /// Work for the MCP server's model interpreter (it completes it before answering).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub external_interpretation: Option<Value>,
+}
+
+/// Request of `reinterpret`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReinterpretRequest {
+    /// The source to interpret again.
+    pub source_id: String,
+    /// provider, model_id, temperature, prompt_hash, code_version, feature_flags (and entity_type for CSV).
+    pub interpretation_config: Map<String, Value>,
+    pub user_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ReinterpretResponse {
+    pub run_id: String,
+    pub entities_created: u64,
+    pub observations_created: u64,
+    pub source_id: String,
+    pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub external_interpretation: Option<Value>,
+}
+
+/// Request of `record_interpretation` (used by the MCP server's model
+/// interpreter, not an agent tool).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecordInterpretationRequest {
+    pub run_id: String,
+    /// The entities the model read (objects with entity_type).
+    pub entities: Option<Vec<Value>>,
+    /// Set when the model could not read the file.
+    pub error: Option<String>,
+    /// Facts about the call (model, tokens, elapsed) kept with the run.
+    pub details: Option<Map<String, Value>>,
+    pub user_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetrieveFileUrlRequest {
+    /// The file's storage_path (from store or retrieve_field_provenance), or its source id.
+    pub file_path: String,
+    /// Seconds the URL stays valid (default 3600, at most 604800).
+    pub expires_in: Option<i64>,
+    pub user_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct RetrieveFileUrlResponse {
+    pub signed_url: String,
+    pub expires_at: String,
 }
 
 /// The canonical content of a structured store: what its hash is taken of.

@@ -5,6 +5,7 @@ use neotoma_core::NeotomaError;
 use serde_json::Value;
 
 mod entities;
+mod files;
 mod graph;
 mod resources;
 mod schemas;
@@ -36,6 +37,9 @@ pub fn dispatch(name: &str, args: &Value) -> Result<Value, NeotomaError> {
         "get_schema_recommendations" => schemas::get_schema_recommendations(args),
         "update_schema_incremental" => schemas::update_schema_incremental(args),
         "register_schema" => schemas::register_schema(args),
+        "reinterpret" => files::reinterpret(args),
+        "retrieve_file_url" => files::retrieve_file_url(args),
+        "record_interpretation" => files::record_interpretation(args),
         "list_resources" => resources::list_resources(args),
         "read_resource" => resources::read_resource(args),
         other => Err(NeotomaError::new(

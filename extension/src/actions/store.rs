@@ -1,5 +1,7 @@
-//! `store`, structured form: entities → source, interpretation run, entities,
-//! observations (the trigger folds them into snapshots) and raw_fragments.
+//! `store`: structured entities, or a file. Either way the content becomes a
+//! source (content-addressed per user) and an interpretation run turns it
+//! into entities, observations (the trigger folds them into snapshots) and
+//! raw_fragments.
 
 use crate::catalog::to_value;
 use crate::db::{self, Arg};
@@ -9,34 +11,38 @@ use neotoma_core::actions::store::*;
 use neotoma_core::canonical::{canonical_json, sha256_hex};
 use neotoma_core::identity;
 use neotoma_core::ids::{derived_uuid, source_id};
+use neotoma_core::interpret::coerce;
 use neotoma_core::request::{json_type, parse};
 use neotoma_core::schema::{check_name, FieldType};
-use neotoma_core::{ErrorCode, NeotomaError};
+use neotoma_core::NeotomaError;
 use serde_json::{json, Map, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
 
 pub fn store(args: &Value) -> Result<Value, NeotomaError> {
     let req: StoreRequest = parse(args)?;
     tenancy::with_user(req.user_id.as_deref(), |user| {
-        if req.file_content.is_some() || req.file_path.is_some() {
-            return Err(NeotomaError::new(
-                ErrorCode::UnsupportedFileType,
-                "storing files is not available in this version; store structured `entities`",
-            ));
-        }
-        let Some(entities) = &req.entities else {
-            return Err(NeotomaError::validation(
+        match (&req.entities, &req.file_content, &req.file_path) {
+            (Some(_), Some(_), _) => Err(NeotomaError::validation(
+                "give either `entities` (structured) or `file_content` (a file), not both",
+            )
+            .with("field", "file_content")),
+            (_, None, Some(_)) => Err(NeotomaError::invalid_field(
+                "file_path",
+                "`file_path` is read by the MCP server; in SQL pass the bytes as `file_content` (base64)",
+            )),
+            (_, Some(content), _) => super::files::store_file(user, content, &req),
+            (Some(entities), None, None) => store_structured(user, entities, &req),
+            (None, None, None) => Err(NeotomaError::validation(
                 "store needs `entities` (structured) or `file_content`/`file_path` (a file)",
             )
-            .with("field", "entities"));
-        };
-        store_structured(user, entities, &req)
+            .with("field", "entities")),
+        }
     })
 }
 
-/// One entity of the request, split and resolved.
-struct Prepared {
+/// One entity, split and resolved.
+pub struct Prepared {
     entity_type: String,
     schema_version: String,
     identity: identity::Identity,
@@ -45,46 +51,75 @@ struct Prepared {
     specificity: f64,
 }
 
-fn prepare(user: Uuid, entities: &[Value]) -> Result<Vec<Prepared>, NeotomaError> {
+/// Entities ready to store, and how many were left out (lenient mode only).
+pub struct PreparedBatch {
+    pub entities: Vec<Prepared>,
+    pub skipped: u64,
+}
+
+fn entity_type_of(i: usize, obj: &Map<String, Value>) -> Result<String, NeotomaError> {
+    let at = format!("entities[{i}].entity_type");
+    match obj.get("entity_type") {
+        Some(Value::String(t)) => {
+            let t = t.trim().to_string();
+            check_name(&at, &t)?;
+            Ok(t)
+        }
+        Some(other) => Err(NeotomaError::invalid_field(
+            &at,
+            format!(
+                "entities[{i}].entity_type must be a string, got {}",
+                json_type(other)
+            ),
+        )),
+        None => Err(NeotomaError::invalid_field(
+            &at,
+            format!("entities[{i}] has no entity_type; call list_entity_types to choose one"),
+        )),
+    }
+}
+
+/// Splits each entity into schema fields and unknown fields and resolves its
+/// identity. Strict (agents' structured input): any problem is a
+/// VALIDATION_ERROR naming the field. Lenient (what an interpreter read from
+/// a file): values are coerced to the field's type where they can be
+/// (numbers and booleans from text), else kept as raw_fragments; entities
+/// without a known type are skipped and counted.
+pub fn prepare(
+    user: Uuid,
+    entities: &[Value],
+    lenient: bool,
+) -> Result<PreparedBatch, NeotomaError> {
     let mut objects = Vec::with_capacity(entities.len());
-    let mut types = Vec::new();
+    let mut skipped = 0;
     for (i, e) in entities.iter().enumerate() {
         let Value::Object(obj) = e else {
+            if lenient {
+                skipped += 1;
+                continue;
+            }
             return Err(NeotomaError::invalid_field(
                 &format!("entities[{i}]"),
                 format!("entities[{i}] must be an object, got {}", json_type(e)),
             ));
         };
-        let entity_type = match obj.get("entity_type") {
-            Some(Value::String(t)) => t.trim().to_string(),
-            Some(other) => {
-                return Err(NeotomaError::invalid_field(
-                    &format!("entities[{i}].entity_type"),
-                    format!(
-                        "entities[{i}].entity_type must be a string, got {}",
-                        json_type(other)
-                    ),
-                ))
-            }
-            None => {
-                return Err(NeotomaError::invalid_field(
-                    &format!("entities[{i}].entity_type"),
-                    format!(
-                        "entities[{i}] has no entity_type; call list_entity_types to choose one"
-                    ),
-                ))
-            }
-        };
-        check_name(&format!("entities[{i}].entity_type"), &entity_type)?;
-        types.push(entity_type.clone());
-        objects.push((entity_type, obj));
+        match entity_type_of(i, obj) {
+            Ok(t) => objects.push((i, t, obj)),
+            Err(_) if lenient => skipped += 1,
+            Err(e) => return Err(e),
+        }
     }
+    let mut types: Vec<String> = objects.iter().map(|(_, t, _)| t.clone()).collect();
     types.sort();
     types.dedup();
     let schemas = registry::active(user, &types)?;
     let mut out = Vec::with_capacity(objects.len());
-    for (i, (entity_type, obj)) in objects.into_iter().enumerate() {
+    for (i, entity_type, obj) in objects {
         let Some(active) = schemas.get(&entity_type) else {
+            if lenient {
+                skipped += 1;
+                continue;
+            }
             return Err(NeotomaError::validation(format!(
                 "unknown entity_type `{entity_type}`: call list_entity_types to find the right \
                  type, or register_schema to define a new one"
@@ -103,20 +138,26 @@ fn prepare(user: Uuid, entities: &[Value]) -> Result<Vec<Prepared>, NeotomaError
                 Some(def) if def.field_type.accepts(v) => {
                     fields.insert(k.clone(), v.clone());
                 }
+                Some(def) if lenient => match coerce(def.field_type, v) {
+                    Some(c) => {
+                        fields.insert(k.clone(), c);
+                    }
+                    None => unknown.push((k.clone(), v.clone())),
+                },
                 Some(def) => {
+                    let date = if def.field_type == FieldType::Date {
+                        " that is not an ISO 8601 date"
+                    } else {
+                        ""
+                    };
                     return Err(NeotomaError::validation(format!(
-                        "entities[{i}].{k} must be a {} (or null), got {}{}",
+                        "entities[{i}].{k} must be a {} (or null), got {}{date}",
                         def.field_type.as_str(),
                         json_type(v),
-                        if def.field_type == FieldType::Date {
-                            " that is not an ISO 8601 date"
-                        } else {
-                            ""
-                        }
                     ))
                     .with("field", format!("entities[{i}].{k}"))
                     .with("expected", def.field_type.as_str())
-                    .with("got", json_type(v)))
+                    .with("got", json_type(v)));
                 }
                 None => unknown.push((k.clone(), v.clone())),
             }
@@ -130,13 +171,236 @@ fn prepare(user: Uuid, entities: &[Value]) -> Result<Vec<Prepared>, NeotomaError
             unknown,
         });
     }
-    Ok(out)
+    Ok(PreparedBatch {
+        entities: out,
+        skipped,
+    })
 }
 
-fn observation_id(user: &Uuid, source: &Uuid, index: usize) -> Uuid {
+/// Where stored entities come from.
+pub struct Origin<'a> {
+    pub user: Uuid,
+    pub source_id: Uuid,
+    pub run_id: Uuid,
+    pub kind: &'a str,
+    pub source_priority: i32,
+    /// ISO 8601; none = the transaction's time.
+    pub observed_at: Option<&'a str>,
+}
+
+/// What storing a batch made.
+pub struct Stored {
+    pub entities: Vec<StoredEntity>,
+    pub entities_created: u64,
+    pub observations_created: u64,
+    pub unknown_fields: u64,
+    pub related_entities: Vec<Map<String, Value>>,
+    pub related_relationships: Vec<Map<String, Value>>,
+}
+
+pub fn observation_id(o: &Origin, index: usize) -> Uuid {
     derived_uuid(
         "observation",
-        &[&user.to_string(), &source.to_string(), &index.to_string()],
+        &[
+            &o.user.to_string(),
+            &o.source_id.to_string(),
+            &o.run_id.to_string(),
+            &index.to_string(),
+        ],
+    )
+}
+
+/// Writes entities (new ones), observations and raw_fragments of a batch;
+/// promotes fields that now qualify; answers what it made.
+pub fn store_entities(origin: &Origin, batch: &PreparedBatch) -> Result<Stored, NeotomaError> {
+    let prepared = &batch.entities;
+    let user = origin.user;
+    let user_s = user.to_string();
+    let source_s = origin.source_id.to_string();
+    let run_s = origin.run_id.to_string();
+    let observation_ids: Vec<String> = (0..prepared.len())
+        .map(|i| observation_id(origin, i).to_string())
+        .collect();
+
+    // Entities merged into others: new observations go to the merge target.
+    let mut ids: Vec<String> = prepared
+        .iter()
+        .map(|p| p.identity.entity_id.clone())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    let redirects: BTreeMap<String, String> = db::from_json(
+        db::json(
+            "SELECT coalesce(jsonb_object_agg(id, merged_into), '{}') FROM neotoma.entities
+             WHERE user_id = $1::uuid AND id = ANY($2) AND merged_into IS NOT NULL",
+            &[Arg::Text(&user_s), Arg::Texts(ids)],
+        )?,
+        "merge redirects",
+    )?;
+    let target = |p: &Prepared| {
+        redirects
+            .get(&p.identity.entity_id)
+            .cloned()
+            .unwrap_or_else(|| p.identity.entity_id.clone())
+    };
+
+    let mut entity_rows: BTreeMap<String, Value> = BTreeMap::new();
+    for p in prepared {
+        entity_rows.entry(p.identity.entity_id.clone()).or_insert_with(|| {
+            json!({"id": p.identity.entity_id, "entity_type": p.entity_type,
+                   "canonical_name": p.identity.canonical_name, "identity_key": p.identity.identity_key})
+        });
+    }
+    let created = db::json(
+        "WITH ins AS (
+           INSERT INTO neotoma.entities (user_id, id, entity_type, canonical_name, identity_key)
+           SELECT $1::uuid, r.id, r.entity_type, r.canonical_name, r.identity_key
+           FROM jsonb_to_recordset($2) AS r(id text, entity_type text, canonical_name text, identity_key text)
+           ORDER BY r.id
+           ON CONFLICT (user_id, id) DO NOTHING RETURNING 1)
+         SELECT to_jsonb(count(*)) FROM ins",
+        &[Arg::Text(&user_s), Arg::Json(&Value::Array(entity_rows.into_values().collect()))],
+    )?
+    .as_u64()
+    .unwrap_or(0);
+
+    let mut observation_rows = Vec::with_capacity(prepared.len());
+    let mut fragment_rows = Vec::new();
+    let mut stored = Vec::with_capacity(prepared.len());
+    for (i, p) in prepared.iter().enumerate() {
+        let entity_id = target(p);
+        observation_rows.push(json!({
+            "id": observation_ids[i], "entity_id": entity_id, "entity_type": p.entity_type,
+            "schema_version": p.schema_version, "specificity_score": p.specificity, "fields": p.fields,
+        }));
+        for (key, value) in &p.unknown {
+            fragment_rows.push(json!({
+                "id": derived_uuid("fragment", &[&user_s, &observation_ids[i], key]).to_string(),
+                "entity_id": entity_id, "observation_id": observation_ids[i], "entity_type": p.entity_type,
+                "key": key, "value": value,
+                "inferred_type": FieldType::infer(value).map_or("null", FieldType::as_str),
+            }));
+        }
+        stored.push(StoredEntity {
+            entity_id,
+            entity_type: p.entity_type.clone(),
+            observation_id: observation_ids[i].clone(),
+        });
+    }
+    if !observation_rows.is_empty() {
+        db::run(
+            "INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
+                 interpretation_run_id, kind, observed_at, specificity_score, source_priority, fields)
+             SELECT $1::uuid, r.id, r.entity_id, r.entity_type, r.schema_version, $2::uuid, $3::uuid, $4,
+                    coalesce($5::timestamptz, now()), r.specificity_score, $6::int, r.fields
+             FROM jsonb_to_recordset($7) AS r(id uuid, entity_id text, entity_type text, schema_version text,
+                  specificity_score double precision, fields jsonb)",
+            &[
+                Arg::Text(&user_s),
+                Arg::Text(&source_s),
+                Arg::Text(&run_s),
+                Arg::Text(origin.kind),
+                Arg::OptText(origin.observed_at),
+                Arg::Int(origin.source_priority as i64),
+                Arg::Json(&Value::Array(observation_rows)),
+            ],
+        )?;
+    }
+    let unknown_fields = fragment_rows.len() as u64;
+    if !fragment_rows.is_empty() {
+        db::run(
+            "INSERT INTO neotoma.raw_fragments (user_id, id, source_id, entity_id, observation_id,
+                 interpretation_run_id, entity_type, fragment_key, fragment_value, inferred_type)
+             SELECT $1::uuid, r.id, $2::uuid, r.entity_id, r.observation_id, $3::uuid, r.entity_type,
+                    r.key, r.value, r.inferred_type
+             FROM jsonb_to_recordset($4) AS r(id uuid, entity_id text, observation_id uuid,
+                  entity_type text, key text, value jsonb, inferred_type text)",
+            &[Arg::Text(&user_s), Arg::Text(&source_s), Arg::Text(&run_s), Arg::Json(&Value::Array(fragment_rows))],
+        )?;
+        let mut touched: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for p in prepared {
+            touched
+                .entry(p.entity_type.clone())
+                .or_default()
+                .extend(p.unknown.iter().map(|(k, _)| k.clone()));
+        }
+        crate::evolution::auto_promote(&user, &touched)?;
+    }
+    let mut stored_ids: Vec<String> = stored.iter().map(|e| e.entity_id.clone()).collect();
+    stored_ids.sort();
+    stored_ids.dedup();
+    let (related_entities, related_relationships) = super::graph::related_to(&user, &stored_ids)?;
+    Ok(Stored {
+        entities: stored,
+        entities_created: created,
+        observations_created: prepared.len() as u64,
+        unknown_fields,
+        related_entities,
+        related_relationships,
+    })
+}
+
+/// Records a run of `interpreter` over a source. Its id depends on (user,
+/// source, interpreter, config): the same config is the same run.
+pub fn run_id(user: &Uuid, source: &Uuid, interpreter: &str, config: &Map<String, Value>) -> Uuid {
+    derived_uuid(
+        "run",
+        &[
+            &user.to_string(),
+            &source.to_string(),
+            interpreter,
+            &canonical_json(&Value::Object(config.clone())),
+        ],
+    )
+}
+
+pub fn insert_run(
+    user: &Uuid,
+    run: &Uuid,
+    source: &Uuid,
+    interpreter: &str,
+    config: &Map<String, Value>,
+    status: &str,
+    error: Option<&str>,
+) -> Result<(), NeotomaError> {
+    db::run(
+        "INSERT INTO neotoma.interpretation_runs (user_id, id, source_id, interpreter, config, status, error, finished_at)
+         VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, CASE WHEN $7::text IS NULL THEN NULL ELSE jsonb_build_object('message', $7::text) END,
+                 CASE WHEN $6 IN ('running', 'pending') THEN NULL ELSE clock_timestamp() END)",
+        &[
+            Arg::Text(&user.to_string()),
+            Arg::Text(&run.to_string()),
+            Arg::Text(&source.to_string()),
+            Arg::Text(interpreter),
+            Arg::Json(&Value::Object(config.clone())),
+            Arg::Text(status),
+            Arg::OptText(error),
+        ],
+    )
+}
+
+/// Marks a run finished with what it made (or why it failed).
+pub fn finish_run(
+    user: &Uuid,
+    run: &Uuid,
+    stored: Option<&Stored>,
+    error: Option<&str>,
+) -> Result<(), NeotomaError> {
+    db::run(
+        "UPDATE neotoma.interpretation_runs SET
+           status = CASE WHEN $6::text IS NULL THEN 'completed' ELSE 'failed' END,
+           entities_created = $3, observations_created = $4, unknown_fields_count = $5,
+           error = CASE WHEN $6::text IS NULL THEN NULL ELSE jsonb_build_object('message', $6::text) END,
+           finished_at = clock_timestamp()
+         WHERE user_id = $1::uuid AND id = $2::uuid",
+        &[
+            Arg::Text(&user.to_string()),
+            Arg::Text(&run.to_string()),
+            Arg::Int(stored.map_or(0, |s| s.entities_created as i64)),
+            Arg::Int(stored.map_or(0, |s| s.observations_created as i64)),
+            Arg::Int(stored.map_or(0, |s| s.unknown_fields as i64)),
+            Arg::OptText(error),
+        ],
     )
 }
 
@@ -173,56 +437,34 @@ fn store_structured(
         )
         .with("got", priority));
     }
-    let observed_at = match &req.provenance {
-        Some(p) => {
-            neotoma_core::actions::common::timestamp("provenance.extracted_at", &p.extracted_at)?;
-            Some(p.extracted_at.clone())
-        }
-        None => None,
-    };
-    let prepared = prepare(user, entities)?;
+    if let Some(p) = &req.provenance {
+        neotoma_core::actions::common::timestamp("provenance.extracted_at", &p.extracted_at)?;
+    }
+    let batch = prepare(user, entities, false)?;
     let content_hash = sha256_hex(canonical.as_bytes());
     let source = source_id(&user, &content_hash);
-    let run_id = derived_uuid(
-        "run",
-        &[&user.to_string(), &source.to_string(), "structured"],
-    );
+    let run = run_id(&user, &source, "structured", &Map::new());
     let user_s = user.to_string();
     let source_s = source.to_string();
+    let origin = Origin {
+        user,
+        source_id: source,
+        run_id: run,
+        kind: "store",
+        source_priority: priority,
+        observed_at: req.provenance.as_ref().map(|p| p.extracted_at.as_str()),
+    };
 
     let existing = db::json(
         "SELECT to_jsonb(s.id) FROM neotoma.sources s WHERE s.user_id = $1::uuid AND s.id = $2::uuid",
         &[Arg::Text(&user_s), Arg::Text(&source_s)],
     )?;
-    let observation_ids: Vec<String> = (0..prepared.len())
-        .map(|i| observation_id(&user, &source, i).to_string())
-        .collect();
-
     if !existing.is_null() {
-        return deduplicated(&user_s, &source_s, &content_hash, &run_id, &observation_ids);
+        let ids: Vec<String> = (0..batch.entities.len())
+            .map(|i| observation_id(&origin, i).to_string())
+            .collect();
+        return deduplicated(&user_s, &source_s, &content_hash, &run, &ids);
     }
-
-    // Entities merged into others: new observations go to the merge target.
-    let mut ids: Vec<String> = prepared
-        .iter()
-        .map(|p| p.identity.entity_id.clone())
-        .collect();
-    ids.sort();
-    ids.dedup();
-    let redirects: BTreeMap<String, String> = db::from_json(
-        db::json(
-            "SELECT coalesce(jsonb_object_agg(id, merged_into), '{}') FROM neotoma.entities
-             WHERE user_id = $1::uuid AND id = ANY($2) AND merged_into IS NOT NULL",
-            &[Arg::Text(&user_s), Arg::Texts(ids)],
-        )?,
-        "merge redirects",
-    )?;
-    let target = |p: &Prepared| {
-        redirects
-            .get(&p.identity.entity_id)
-            .cloned()
-            .unwrap_or_else(|| p.identity.entity_id.clone())
-    };
 
     let provenance = match &req.provenance {
         Some(p) => json!({
@@ -245,121 +487,36 @@ fn store_structured(
             Arg::Json(&provenance),
         ],
     )?;
-
-    let mut entity_rows: BTreeMap<String, Value> = BTreeMap::new();
-    for p in &prepared {
-        entity_rows.entry(p.identity.entity_id.clone()).or_insert_with(|| {
-            json!({"id": p.identity.entity_id, "entity_type": p.entity_type,
-                   "canonical_name": p.identity.canonical_name, "identity_key": p.identity.identity_key})
-        });
-    }
-    let created = db::json(
-        "WITH ins AS (
-           INSERT INTO neotoma.entities (user_id, id, entity_type, canonical_name, identity_key)
-           SELECT $1::uuid, r.id, r.entity_type, r.canonical_name, r.identity_key
-           FROM jsonb_to_recordset($2) AS r(id text, entity_type text, canonical_name text, identity_key text)
-           ORDER BY r.id
-           ON CONFLICT (user_id, id) DO NOTHING RETURNING 1)
-         SELECT to_jsonb(count(*)) FROM ins",
-        &[Arg::Text(&user_s), Arg::Json(&Value::Array(entity_rows.into_values().collect()))],
-    )?
-    .as_u64()
-    .unwrap_or(0);
-
-    let unknown_count: usize = prepared.iter().map(|p| p.unknown.len()).sum();
-    db::run(
-        "INSERT INTO neotoma.interpretation_runs (user_id, id, source_id, interpreter, config, status,
-             entities_created, observations_created, unknown_fields_count, finished_at)
-         VALUES ($1::uuid, $2::uuid, $3::uuid, 'structured', '{}', 'completed', $4::int, $5::int, $6::int, now())",
-        &[
-            Arg::Text(&user_s),
-            Arg::Text(&run_id.to_string()),
-            Arg::Text(&source_s),
-            Arg::Int(created as i64),
-            Arg::Int(prepared.len() as i64),
-            Arg::Int(unknown_count as i64),
-        ],
+    insert_run(
+        &user,
+        &run,
+        &source,
+        "structured",
+        &Map::new(),
+        "running",
+        None,
     )?;
-
-    let mut observation_rows = Vec::with_capacity(prepared.len());
-    let mut fragment_rows = Vec::new();
-    let mut stored = Vec::with_capacity(prepared.len());
-    for (i, p) in prepared.iter().enumerate() {
-        let entity_id = target(p);
-        observation_rows.push(json!({
-            "id": observation_ids[i], "entity_id": entity_id, "entity_type": p.entity_type,
-            "schema_version": p.schema_version, "specificity_score": p.specificity, "fields": p.fields,
-        }));
-        for (key, value) in &p.unknown {
-            fragment_rows.push(json!({
-                "id": derived_uuid("fragment", &[&user_s, &observation_ids[i], key]).to_string(),
-                "entity_id": entity_id, "observation_id": observation_ids[i], "entity_type": p.entity_type,
-                "key": key, "value": value,
-                "inferred_type": FieldType::infer(value).map_or("null", FieldType::as_str),
-            }));
-        }
-        stored.push(StoredEntity {
-            entity_id,
-            entity_type: p.entity_type.clone(),
-            observation_id: observation_ids[i].clone(),
-        });
-    }
-    db::run(
-        "INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
-             interpretation_run_id, kind, observed_at, specificity_score, source_priority, fields)
-         SELECT $1::uuid, r.id, r.entity_id, r.entity_type, r.schema_version, $2::uuid, $3::uuid, 'store',
-                coalesce($4::timestamptz, now()), r.specificity_score, $5::int, r.fields
-         FROM jsonb_to_recordset($6) AS r(id uuid, entity_id text, entity_type text, schema_version text,
-              specificity_score double precision, fields jsonb)",
-        &[
-            Arg::Text(&user_s),
-            Arg::Text(&source_s),
-            Arg::Text(&run_id.to_string()),
-            Arg::OptText(observed_at.as_deref()),
-            Arg::Int(priority as i64),
-            Arg::Json(&Value::Array(observation_rows)),
-        ],
-    )?;
-    if !fragment_rows.is_empty() {
-        db::run(
-            "INSERT INTO neotoma.raw_fragments (user_id, id, source_id, entity_id, observation_id,
-                 interpretation_run_id, entity_type, fragment_key, fragment_value, inferred_type)
-             SELECT $1::uuid, r.id, $2::uuid, r.entity_id, r.observation_id, $3::uuid, r.entity_type,
-                    r.key, r.value, r.inferred_type
-             FROM jsonb_to_recordset($4) AS r(id uuid, entity_id text, observation_id uuid,
-                  entity_type text, key text, value jsonb, inferred_type text)",
-            &[
-                Arg::Text(&user_s),
-                Arg::Text(&source_s),
-                Arg::Text(&run_id.to_string()),
-                Arg::Json(&Value::Array(fragment_rows)),
-            ],
-        )?;
-        let mut touched: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
-        for p in &prepared {
-            let keys = touched.entry(p.entity_type.clone()).or_default();
-            keys.extend(p.unknown.iter().map(|(k, _)| k.clone()));
-        }
-        crate::evolution::auto_promote(&user, &touched)?;
-    }
-    let mut stored_ids: Vec<String> = stored.iter().map(|e| e.entity_id.clone()).collect();
-    stored_ids.sort();
-    stored_ids.dedup();
-    let (related_entities, related_relationships) = super::graph::related_to(&user, &stored_ids)?;
+    let stored = store_entities(&origin, &batch)?;
+    finish_run(&user, &run, Some(&stored), None)?;
     to_value(&StoreResponse {
         source_id: source_s,
         content_hash,
         file_size: None,
         deduplicated: false,
         interpretation: Some(InterpretationSummary {
-            run_id: run_id.to_string(),
-            entities_created: created,
-            observations_created: prepared.len() as u64,
+            run_id: run.to_string(),
+            entities_created: stored.entities_created,
+            observations_created: stored.observations_created,
+            status: "completed".into(),
+            reason: None,
         }),
-        entities: Some(stored),
-        unknown_fields_count: Some(unknown_count as u64),
-        related_entities: Some(related_entities),
-        related_relationships: Some(related_relationships),
+        unknown_fields_count: Some(stored.unknown_fields),
+        entities: Some(stored.entities),
+        related_entities: Some(stored.related_entities),
+        related_relationships: Some(stored.related_relationships),
+        mime_type: None,
+        storage_path: None,
+        external_interpretation: None,
     })
 }
 
@@ -402,10 +559,15 @@ fn deduplicated(
             run_id: run_id.to_string(),
             entities_created: 0,
             observations_created: 0,
+            status: "skipped".into(),
+            reason: Some("already stored: this content was interpreted before".into()),
         }),
         entities: Some(stored),
         unknown_fields_count: Some(found["unknown"].as_u64().unwrap_or(0)),
         related_entities: Some(vec![]),
         related_relationships: Some(vec![]),
+        mime_type: None,
+        storage_path: None,
+        external_interpretation: None,
     })
 }

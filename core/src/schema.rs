@@ -334,6 +334,29 @@ mod tests {
     }
 
     #[test]
+    fn docs_list_every_seeded_type_and_its_timeline_events() {
+        let doc = include_str!("../../docs/entity-types.md");
+        for s in builtin_schemas() {
+            assert!(
+                doc.contains(&format!("## {}\n", s.entity_type)),
+                "docs/entity-types.md lacks {}",
+                s.entity_type
+            );
+            for (field, def) in &s.fields {
+                if def.field_type == FieldType::Date {
+                    let event = s.event_type(field).unwrap();
+                    let line = format!("`{field}` → `{event}`");
+                    assert!(
+                        doc.contains(&line),
+                        "docs/entity-types.md lacks {line} for {}",
+                        s.entity_type
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
     fn field_types_accept_their_values_and_null() {
         assert!(FieldType::String.accepts(&json!("x")));
         assert!(!FieldType::String.accepts(&json!(1)));

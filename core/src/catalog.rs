@@ -2,7 +2,7 @@
 //! client needs to call it. The gateway builds its tool list from this (read
 //! through `neotoma.action_catalog()`), so adding an action never touches it.
 
-use crate::actions::{entities, graph, resources, schemas, store, system};
+use crate::actions::{entities, graph, legacy, resources, schemas, store, system};
 use crate::canonical::{canonical_json, sha256_hex};
 use crate::request::schema_for;
 use serde_json::{json, Value};
@@ -24,9 +24,11 @@ pub struct ActionSpec {
     pub destructive: bool,
     /// Older names (seed 001) that keep working.
     pub aliases: &'static [&'static str],
-    /// Listed as an MCP tool. The resource functions are not: the gateway
+    /// Callable as an MCP tool. The resource functions are not: the gateway
     /// serves them as MCP resources.
     pub tool: bool,
+    /// An action of the earlier specification: callable, but not listed.
+    pub legacy: bool,
 }
 
 impl ActionSpec {
@@ -50,6 +52,7 @@ impl ActionSpec {
             "sql_function": self.sql_function(),
             "aliases": self.aliases,
             "tool": self.tool,
+            "legacy": self.legacy,
         })
     }
 }
@@ -71,6 +74,7 @@ pub fn actions() -> Vec<ActionSpec> {
             destructive: false,
             aliases: &[],
             tool: true,
+            legacy: false,
         },
         ActionSpec {
             name: "get_current_time",
@@ -85,6 +89,7 @@ pub fn actions() -> Vec<ActionSpec> {
             destructive: false,
             aliases: &[],
             tool: true,
+            legacy: false,
         },
         ActionSpec {
             name: "store",
@@ -106,6 +111,7 @@ pub fn actions() -> Vec<ActionSpec> {
             destructive: false,
             aliases: &["ingest", "ingest_structured"],
             tool: true,
+            legacy: false,
         },
         ActionSpec {
             name: "retrieve_entity_snapshot",
@@ -122,6 +128,7 @@ pub fn actions() -> Vec<ActionSpec> {
             destructive: false,
             aliases: &["get_entity_snapshot"],
             tool: true,
+            legacy: false,
         },
         ActionSpec {
             name: "list_observations",
@@ -137,6 +144,7 @@ pub fn actions() -> Vec<ActionSpec> {
             destructive: false,
             aliases: &[],
             tool: true,
+            legacy: false,
         },
         ActionSpec {
             name: "retrieve_field_provenance",
@@ -151,6 +159,7 @@ pub fn actions() -> Vec<ActionSpec> {
             destructive: false,
             aliases: &["get_field_provenance"],
             tool: true,
+            legacy: false,
         },
         ActionSpec {
             name: "retrieve_entities",
@@ -167,6 +176,7 @@ pub fn actions() -> Vec<ActionSpec> {
             destructive: false,
             aliases: &[],
             tool: true,
+            legacy: false,
         },
         ActionSpec {
             name: "retrieve_entity_by_identifier",
@@ -183,6 +193,7 @@ pub fn actions() -> Vec<ActionSpec> {
             destructive: false,
             aliases: &["get_entity_by_identifier"],
             tool: true,
+            legacy: false,
         },
         ActionSpec {
             name: "list_entity_types",
@@ -199,6 +210,7 @@ pub fn actions() -> Vec<ActionSpec> {
             destructive: false,
             aliases: &[],
             tool: true,
+            legacy: false,
         },
         ActionSpec {
             name: "correct",
@@ -215,6 +227,7 @@ pub fn actions() -> Vec<ActionSpec> {
             destructive: false,
             aliases: &[],
             tool: true,
+            legacy: false,
         },
         ActionSpec {
             name: "create_relationship",
@@ -231,6 +244,7 @@ pub fn actions() -> Vec<ActionSpec> {
             destructive: false,
             aliases: &[],
             tool: true,
+            legacy: false,
         },
         ActionSpec {
             name: "list_relationships",
@@ -246,6 +260,7 @@ pub fn actions() -> Vec<ActionSpec> {
             destructive: false,
             aliases: &[],
             tool: true,
+            legacy: false,
         },
         ActionSpec {
             name: "get_relationship_snapshot",
@@ -260,6 +275,7 @@ pub fn actions() -> Vec<ActionSpec> {
             destructive: false,
             aliases: &[],
             tool: true,
+            legacy: false,
         },
         ActionSpec {
             name: "retrieve_related_entities",
@@ -275,6 +291,7 @@ pub fn actions() -> Vec<ActionSpec> {
             destructive: false,
             aliases: &["get_related_entities"],
             tool: true,
+            legacy: false,
         },
         ActionSpec {
             name: "retrieve_graph_neighborhood",
@@ -290,6 +307,7 @@ pub fn actions() -> Vec<ActionSpec> {
             destructive: false,
             aliases: &["get_graph_neighborhood"],
             tool: true,
+            legacy: false,
         },
         ActionSpec {
             name: "list_timeline_events",
@@ -305,6 +323,7 @@ pub fn actions() -> Vec<ActionSpec> {
             destructive: false,
             aliases: &[],
             tool: true,
+            legacy: false,
         },
         ActionSpec {
             name: "merge_entities",
@@ -321,6 +340,7 @@ pub fn actions() -> Vec<ActionSpec> {
             destructive: true,
             aliases: &[],
             tool: true,
+            legacy: false,
         },
         ActionSpec {
             name: "analyze_schema_candidates",
@@ -338,6 +358,7 @@ pub fn actions() -> Vec<ActionSpec> {
             destructive: false,
             aliases: &[],
             tool: true,
+            legacy: false,
         },
         ActionSpec {
             name: "get_schema_recommendations",
@@ -352,6 +373,7 @@ pub fn actions() -> Vec<ActionSpec> {
             destructive: false,
             aliases: &[],
             tool: true,
+            legacy: false,
         },
         ActionSpec {
             name: "update_schema_incremental",
@@ -368,6 +390,7 @@ pub fn actions() -> Vec<ActionSpec> {
             destructive: false,
             aliases: &[],
             tool: true,
+            legacy: false,
         },
         ActionSpec {
             name: "register_schema",
@@ -385,6 +408,7 @@ pub fn actions() -> Vec<ActionSpec> {
             destructive: false,
             aliases: &[],
             tool: true,
+            legacy: false,
         },
         ActionSpec {
             name: "reinterpret",
@@ -401,6 +425,7 @@ pub fn actions() -> Vec<ActionSpec> {
             destructive: false,
             aliases: &[],
             tool: true,
+            legacy: false,
         },
         ActionSpec {
             name: "retrieve_file_url",
@@ -415,6 +440,7 @@ pub fn actions() -> Vec<ActionSpec> {
             destructive: false,
             aliases: &["get_file_url"],
             tool: true,
+            legacy: false,
         },
         ActionSpec {
             name: "record_interpretation",
@@ -429,6 +455,35 @@ pub fn actions() -> Vec<ActionSpec> {
             destructive: false,
             aliases: &[],
             tool: false,
+            legacy: false,
+        },
+        ActionSpec {
+            name: "submit_payload",
+            title: "Submit payload (earlier specification)",
+            description: "Earlier name: stores `body` as an entity of the capability's type \
+                (neotoma:store_invoice:v1 → invoice) with `provenance`. Use store.",
+            input_schema: schema_for::<legacy::SubmitPayloadRequest>,
+            output_schema: None,
+            read_only: false,
+            idempotent: true,
+            destructive: false,
+            aliases: &[],
+            tool: true,
+            legacy: true,
+        },
+        ActionSpec {
+            name: "upload_file",
+            title: "Upload file (earlier specification)",
+            description: "Earlier name: stores a local file (file_path) like store does; with \
+                `properties` the file is not interpreted. Use store.",
+            input_schema: schema_for::<legacy::UploadFileRequest>,
+            output_schema: None,
+            read_only: false,
+            idempotent: true,
+            destructive: false,
+            aliases: &[],
+            tool: true,
+            legacy: true,
         },
         ActionSpec {
             name: "list_resources",
@@ -443,6 +498,7 @@ pub fn actions() -> Vec<ActionSpec> {
             destructive: false,
             aliases: &[],
             tool: false,
+            legacy: false,
         },
         ActionSpec {
             name: "read_resource",
@@ -457,6 +513,7 @@ pub fn actions() -> Vec<ActionSpec> {
             destructive: false,
             aliases: &[],
             tool: false,
+            legacy: false,
         },
     ]
 }

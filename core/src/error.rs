@@ -49,6 +49,7 @@ pub enum ErrorCode {
     Forbidden,
     Unauthorized,
     FileReadError,
+    UnknownCapability,
     DbInsertFailed,
     DbUpdateFailed,
     DbDeleteFailed,
@@ -71,6 +72,7 @@ impl ErrorCode {
     pub fn http_status(self) -> u16 {
         match self {
             ErrorCode::ValidationError
+            | ErrorCode::UnknownCapability
             | ErrorCode::FileTooLarge
             | ErrorCode::UnsupportedFileType
             | ErrorCode::InvalidRelationshipType

@@ -13,7 +13,9 @@ pub struct Action {
     /// Schema-qualified function name, e.g. `neotoma.store`.
     pub sql_function: String,
     pub read_only: bool,
-    /// Listed in tools/list (the resource functions are not).
+    /// Callable as a tool (the resource functions are not).
+    pub callable: bool,
+    /// Listed in tools/list (callable, and not a legacy name).
     pub listed: bool,
     /// Arguments naming a local file the gateway reads and passes as content.
     pub read_files: Vec<ReadFile>,
@@ -129,7 +131,9 @@ impl Catalog {
                 sql_function,
                 name: name.clone(),
                 read_only,
-                listed: e["tool"].as_bool().unwrap_or(true),
+                callable: e["tool"].as_bool().unwrap_or(true),
+                listed: e["tool"].as_bool().unwrap_or(true)
+                    && !e["legacy"].as_bool().unwrap_or(false),
                 read_files,
                 tool,
             });
@@ -213,6 +217,9 @@ mod tests {
             c.actions.iter().filter(|a| a.listed).count()
         );
         assert!(!c.tools().iter().any(|t| t.name == "read_resource"));
+        let legacy = c.get("submit_payload").unwrap();
+        assert!(legacy.callable && !legacy.listed);
+        assert!(!c.get("read_resource").unwrap().callable);
         assert!(c.get("no_such_action").is_none());
         assert_eq!(
             c.get("get_entity_snapshot").unwrap().name,

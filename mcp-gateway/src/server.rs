@@ -255,7 +255,7 @@ impl ServerHandler for Gateway {
         let name = request.name.to_string();
         let user = self.user_for(&cx);
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let outcome = match self.state.catalog.get(&name).filter(|a| a.listed) {
+        let outcome = match self.state.catalog.get(&name).filter(|a| a.callable) {
             Some(action) => {
                 let progress = cx.meta.get_progress_token().map(|t| (t, cx.peer.clone()));
                 self.run_with_progress(action, &args, user, progress).await

@@ -111,6 +111,24 @@ async def test_bad_files_and_paths(start_gateway, tmp_path: Path) -> None:
         assert explicit["code"] == "UNSUPPORTED_FILE_TYPE"
 
 
+async def test_upload_file_of_the_earlier_specification(start_gateway, tmp_path: Path) -> None:
+    gw = start_gateway("--user-id", new_user())
+    async with Client(gw.url) as c:
+        uploaded = ok(await c.call_tool("upload_file", {"file_path": str(FIXTURES / "trip.md")}))
+        assert uploaded["content_type"] == "text/markdown" and uploaded["file_size"] == (FIXTURES / "trip.md").stat().st_size
+        assert uploaded["record"]["id"] == uploaded["source_id"] and uploaded["interpretation"]["status"] == "completed"
+        # The same bytes through store: the same source, deduplicated.
+        stored = ok(await c.call_tool("store", {"file_content": b64("trip.md")}))
+        assert stored["source_id"] == uploaded["source_id"] and stored["deduplicated"]
+        # With properties the file is kept but not interpreted.
+        props = ok(await c.call_tool("upload_file", {"file_path": str(FIXTURES / "reminder.txt"), "properties": '{"tag": "x"}'}))
+        assert props["record"]["properties"] == {"tag": "x"} and props["interpretation"] is None and props["entities"] == []
+        assert error(await c.call_tool("upload_file", {"file_path": str(tmp_path / "nope.txt")}))["code"] == "FILE_NOT_FOUND"
+        assert error(await c.call_tool("upload_file", {}))["code"] == "VALIDATION_ERROR"
+        bad = error(await c.call_tool("upload_file", {"file_path": str(FIXTURES / "trip.md"), "properties": "[1]"}))
+        assert bad["code"] == "VALIDATION_ERROR" and bad["details"]["field"] == "properties"
+
+
 async def test_reinterpret_with_a_new_config(start_gateway) -> None:
     gw = start_gateway("--user-id", new_user())
     async with Client(gw.url) as c:

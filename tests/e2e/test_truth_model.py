@@ -155,3 +155,26 @@ async def test_snapshots_verify_after_mcp_traffic(start_gateway, admin_db) -> No
     report = admin_db.execute("SELECT neotoma.verify()").fetchone()[0]
     assert report["ok"] is True, report
     assert report["entities_checked"] >= 1
+
+
+async def test_submit_payload_of_the_earlier_specification(start_gateway) -> None:
+    gw = start_gateway("--user-id", new_user())
+    request = {
+        "capability_id": "neotoma:store_invoice:v1",
+        "body": {"invoice_number": "INV-001", "vendor_name": "Acme Corp", "amount_due": 1500.0},
+        "provenance": {"source_refs": [], "extracted_at": "2025-01-15T10:30:00Z", "extractor_version": "neotoma-mcp:v0.2.1"},
+    }
+    async with Client(gw.url) as c:
+        # Callable under its old name, though not listed among the tools.
+        assert "submit_payload" not in {t.name for t in (await c.list_tools()).tools}
+        first = ok(await c.call_tool("submit_payload", request))
+        assert first["created"] is True and first["payload_content_id"].startswith("payload_")
+        again = ok(await c.call_tool("submit_payload", request))
+        assert again["created"] is False and again["payload_id"] == first["payload_id"]
+        invoice_id = first["entities"][0]["entity_id"]
+        snap = ok(await c.call_tool("retrieve_entity_snapshot", {"entity_id": invoice_id}))
+        assert snap["entity_type"] == "invoice" and snap["snapshot"]["amount_due"] == 1500.0
+        unknown = error(await c.call_tool("submit_payload", {**request, "capability_id": "neotoma:store_person:v1"}))
+        assert unknown["code"] == "UNKNOWN_CAPABILITY" and unknown["details"]["field"] == "capability_id"
+        # Nothing was stored by the refused call.
+        assert ok(await c.call_tool("retrieve_entities", {}))["total"] == 1

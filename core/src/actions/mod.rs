@@ -3,6 +3,7 @@
 pub mod common;
 pub mod entities;
 pub mod graph;
+pub mod legacy;
 pub mod resources;
 pub mod schemas;
 pub mod store;

@@ -7,6 +7,7 @@ use serde_json::Value;
 mod entities;
 mod files;
 mod graph;
+mod legacy;
 mod resources;
 mod schemas;
 mod store;
@@ -40,6 +41,8 @@ pub fn dispatch(name: &str, args: &Value) -> Result<Value, NeotomaError> {
         "reinterpret" => files::reinterpret(args),
         "retrieve_file_url" => files::retrieve_file_url(args),
         "record_interpretation" => files::record_interpretation(args),
+        "submit_payload" => legacy::submit_payload(args),
+        "upload_file" => legacy::upload_file(args),
         "list_resources" => resources::list_resources(args),
         "read_resource" => resources::read_resource(args),
         other => Err(NeotomaError::new(

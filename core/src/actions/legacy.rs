@@ -1,0 +1,97 @@
+//! Actions of the earlier specification (seed 001) whose requests differ from
+//! their successors': `submit_payload` (a capability and a body → `store`) and
+//! `upload_file` (a local file → `store`). Callable, not listed as tools.
+
+use crate::error::{ErrorCode, NeotomaError, Result};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PayloadProvenance {
+    pub source_refs: Option<Vec<String>>,
+    pub extracted_at: String,
+    pub extractor_version: String,
+    pub agent_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SubmitPayloadRequest {
+    /// e.g. "neotoma:store_invoice:v1".
+    pub capability_id: String,
+    /// The payload's fields.
+    pub body: Map<String, Value>,
+    pub provenance: PayloadProvenance,
+    pub client_request_id: Option<String>,
+    pub user_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UploadFileRequest {
+    /// A file readable by the MCP server.
+    #[schemars(extend("x-neotoma-read-file" = {"content_field": "file_content", "name_field": "original_filename"}))]
+    pub file_path: Option<String>,
+    /// The file, base64 (what the MCP server sends after reading file_path).
+    pub file_content: Option<String>,
+    pub original_filename: Option<String>,
+    /// Ignored (records are gone; sources replace them).
+    pub record_id: Option<String>,
+    /// Ignored (files live in the database).
+    pub bucket: Option<String>,
+    /// JSON properties: when given, the file is not interpreted.
+    pub properties: Option<String>,
+    pub user_id: Option<String>,
+}
+
+/// The capabilities of the earlier specification, each naming an entity type.
+pub const CAPABILITY_TYPES: [&str; 5] = ["invoice", "transaction", "receipt", "contract", "note"];
+
+/// `neotoma:store_invoice:v1` → `invoice`.
+pub fn capability_entity_type(capability_id: &str) -> Result<&'static str> {
+    capability_id
+        .strip_prefix("neotoma:store_")
+        .and_then(|rest| rest.strip_suffix(":v1"))
+        .and_then(|t| CAPABILITY_TYPES.iter().copied().find(|c| *c == t))
+        .ok_or_else(|| {
+            NeotomaError::new(
+                ErrorCode::UnknownCapability,
+                format!(
+                    "unknown capability `{capability_id}`; known: {}; for other data use store with an entity_type",
+                    CAPABILITY_TYPES.map(|t| format!("neotoma:store_{t}:v1")).join(", ")
+                ),
+            )
+            .with("field", "capability_id")
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capabilities_name_entity_types() {
+        assert_eq!(
+            capability_entity_type("neotoma:store_invoice:v1").unwrap(),
+            "invoice"
+        );
+        assert_eq!(
+            capability_entity_type("neotoma:store_note:v1").unwrap(),
+            "note"
+        );
+        for bad in [
+            "neotoma:store_invoice:v2",
+            "store_invoice",
+            "neotoma:store_:v1",
+            "neotoma:store_person:v1",
+        ] {
+            assert_eq!(
+                capability_entity_type(bad).unwrap_err().code,
+                ErrorCode::UnknownCapability,
+                "{bad}"
+            );
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! Actions of the earlier specification whose requests differ from their
+//! successors': `submit_payload` and `upload_file`, both answered by `store`.
+
+use neotoma_core::actions::legacy::*;
+use neotoma_core::ids::derived_uuid;
+use neotoma_core::request::parse;
+use neotoma_core::NeotomaError;
+use serde_json::{json, Value};
+
+pub fn submit_payload(args: &Value) -> Result<Value, NeotomaError> {
+    let req: SubmitPayloadRequest = parse(args)?;
+    let entity_type = capability_entity_type(&req.capability_id)?;
+    let mut entity = req.body.clone();
+    entity.insert("entity_type".into(), json!(entity_type));
+    let p = &req.provenance;
+    let store_args = json!({
+        "entities": [entity],
+        "provenance": {"source_refs": p.source_refs, "extracted_at": p.extracted_at,
+                       "extractor_version": p.extractor_version, "agent_id": p.agent_id},
+        "user_id": req.user_id,
+    });
+    let stored = super::store::store(&store_args)?;
+    let source = stored["source_id"].as_str().unwrap_or_default();
+    let hash = stored["content_hash"].as_str().unwrap_or_default();
+    let created = stored["deduplicated"] == json!(false);
+    let submission = derived_uuid(
+        "submission",
+        &[source, req.client_request_id.as_deref().unwrap_or_default()],
+    );
+    Ok(json!({
+        "payload_id": source,
+        "payload_content_id": format!("payload_{}", &hash[..24.min(hash.len())]),
+        "payload_submission_id": format!("sub_{submission}"),
+        "created": created,
+        "message": if created { "Payload created and observations extracted" } else { "Payload already stored" },
+        "entities": stored["entities"],
+    }))
+}
+
+pub fn upload_file(args: &Value) -> Result<Value, NeotomaError> {
+    let req: UploadFileRequest = parse(args)?;
+    let Some(content) = req.file_content else {
+        return Err(NeotomaError::invalid_field(
+            "file_path",
+            "upload_file needs a file: `file_path` (read by the MCP server) or `file_content` (base64)",
+        ));
+    };
+    let properties = match &req.properties {
+        Some(p) => serde_json::from_str::<Value>(p)
+            .ok()
+            .filter(Value::is_object)
+            .ok_or_else(|| {
+                NeotomaError::invalid_field(
+                    "properties",
+                    "properties must be a JSON object (as text)",
+                )
+            })?,
+        None => json!({}),
+    };
+    let mut store_args = json!({"file_content": content, "original_filename": req.original_filename, "user_id": req.user_id});
+    if req.properties.is_some() {
+        store_args["interpret"] = json!(false);
+    }
+    let stored = super::store::store(&store_args)?;
+    let mut response = json!({
+        "record": {
+            "id": stored["source_id"], "type": stored["mime_type"], "properties": properties,
+            "file_urls": [stored["storage_path"]],
+        },
+        "file_url": stored["storage_path"],
+        "file_size": stored["file_size"],
+        "content_type": stored["mime_type"],
+        "source_id": stored["source_id"],
+        "deduplicated": stored["deduplicated"],
+        "interpretation": stored["interpretation"],
+        "entities": stored["entities"],
+    });
+    // Model interpretation the MCP server completes before answering.
+    if let Some(work) = stored.get("external_interpretation") {
+        response["external_interpretation"] = work.clone();
+    }
+    Ok(response)
+}

@@ -32,6 +32,81 @@ pub struct ActionSpec {
 }
 
 impl ActionSpec {
+    /// A read-only (and idempotent) tool.
+    fn read(
+        name: &'static str,
+        title: &'static str,
+        description: &'static str,
+        input_schema: fn() -> Value,
+    ) -> Self {
+        ActionSpec {
+            read_only: true,
+            ..Self::write(name, title, description, input_schema)
+        }
+    }
+
+    /// A tool that writes, idempotently and without destroying anything.
+    fn write(
+        name: &'static str,
+        title: &'static str,
+        description: &'static str,
+        input_schema: fn() -> Value,
+    ) -> Self {
+        ActionSpec {
+            name,
+            title,
+            description,
+            input_schema,
+            output_schema: None,
+            read_only: false,
+            idempotent: true,
+            destructive: false,
+            aliases: &[],
+            tool: true,
+            legacy: false,
+        }
+    }
+
+    fn output(self, output_schema: fn() -> Value) -> Self {
+        ActionSpec {
+            output_schema: Some(output_schema),
+            ..self
+        }
+    }
+
+    fn not_idempotent(self) -> Self {
+        ActionSpec {
+            idempotent: false,
+            ..self
+        }
+    }
+
+    fn destructive(self) -> Self {
+        ActionSpec {
+            destructive: true,
+            ..self
+        }
+    }
+
+    fn aliases(self, aliases: &'static [&'static str]) -> Self {
+        ActionSpec { aliases, ..self }
+    }
+
+    /// Not a tool: served otherwise (resources) or used by the gateway.
+    fn internal(self) -> Self {
+        ActionSpec {
+            tool: false,
+            ..self
+        }
+    }
+
+    fn legacy(self) -> Self {
+        ActionSpec {
+            legacy: true,
+            ..self
+        }
+    }
+
     /// The SQL function serving this action; it takes and returns jsonb.
     pub fn sql_function(&self) -> String {
         format!("neotoma.{}", self.name)
@@ -60,41 +135,30 @@ impl ActionSpec {
 /// Every action, in a fixed order.
 pub fn actions() -> Vec<ActionSpec> {
     vec![
-        ActionSpec {
-            name: "get_version",
-            title: "Get version",
-            description: "Report the versions of the Neotoma extension, its action catalog, \
+        ActionSpec::read(
+            "get_version",
+            "Get version",
+            "Report the versions of the Neotoma extension, its action catalog, \
                 the MCP contract and Postgres. Use it to check that the memory is reachable \
                 and which features it has. Returns {extension_version, catalog_version, \
                 api_version, server_version, postgres_version}.",
-            input_schema: schema_for::<system::GetVersionRequest>,
-            output_schema: Some(schema_for::<system::GetVersionResponse>),
-            read_only: true,
-            idempotent: true,
-            destructive: false,
-            aliases: &[],
-            tool: true,
-            legacy: false,
-        },
-        ActionSpec {
-            name: "get_current_time",
-            title: "Get current time",
-            description: "Return the memory's clock (the database's), in UTC. Use it to \
+            schema_for::<system::GetVersionRequest>,
+        )
+        .output(schema_for::<system::GetVersionResponse>),
+        ActionSpec::read(
+            "get_current_time",
+            "Get current time",
+            "Return the memory's clock (the database's), in UTC. Use it to \
                 timestamp what you store (`provenance.extracted_at`) or to ask about \
                 'today' consistently with stored data. Returns {now, unix_ms, timezone}.",
-            input_schema: schema_for::<system::GetCurrentTimeRequest>,
-            output_schema: Some(schema_for::<system::GetCurrentTimeResponse>),
-            read_only: true,
-            idempotent: false,
-            destructive: false,
-            aliases: &[],
-            tool: true,
-            legacy: false,
-        },
-        ActionSpec {
-            name: "store",
-            title: "Store source material",
-            description: "Store what you learned. Structured: `entities`, an array of objects each \
+            schema_for::<system::GetCurrentTimeRequest>,
+        )
+        .output(schema_for::<system::GetCurrentTimeResponse>)
+        .not_idempotent(),
+        ActionSpec::write(
+            "store",
+            "Store source material",
+            "Store what you learned. Structured: `entities`, an array of objects each \
                 with an `entity_type` (call list_entity_types first to pick it) and ALL the fields \
                 of the source data; fields the schema lacks are kept in raw_fragments \
                 (`unknown_fields_count`). Unstructured: `file_content` (base64) or `file_path` with \
@@ -104,417 +168,271 @@ pub fn actions() -> Vec<ActionSpec> {
                 (same identity fields, e.g. an invoice number and vendor, a person's e-mail) lands \
                 on one entity. Returns {source_id, content_hash, deduplicated, interpretation, \
                 entities:[{entity_id, entity_type, observation_id}], unknown_fields_count}.",
-            input_schema: schema_for::<store::StoreRequest>,
-            output_schema: Some(schema_for::<store::StoreResponse>),
-            read_only: false,
-            idempotent: true,
-            destructive: false,
-            aliases: &["ingest", "ingest_structured"],
-            tool: true,
-            legacy: false,
-        },
-        ActionSpec {
-            name: "retrieve_entity_snapshot",
-            title: "Retrieve entity snapshot",
-            description: "Get the current truth about one entity: its snapshot (field → value) \
+            schema_for::<store::StoreRequest>,
+        )
+        .output(schema_for::<store::StoreResponse>)
+        .aliases(&["ingest", "ingest_structured"]),
+        ActionSpec::read(
+            "retrieve_entity_snapshot",
+            "Retrieve entity snapshot",
+            "Get the current truth about one entity: its snapshot (field → value) \
                 computed by the reducer from all its observations, with provenance for every field \
                 (which observation and source it came from). Pass `at` (ISO 8601) for the snapshot \
                 as it was at that time. A merged entity redirects to the entity it was merged into \
                 (`redirected_from`).",
-            input_schema: schema_for::<entities::RetrieveEntitySnapshotRequest>,
-            output_schema: Some(schema_for::<entities::EntitySnapshotResponse>),
-            read_only: true,
-            idempotent: true,
-            destructive: false,
-            aliases: &["get_entity_snapshot"],
-            tool: true,
-            legacy: false,
-        },
-        ActionSpec {
-            name: "list_observations",
-            title: "List observations",
-            description: "List the observations (what each source said) about one entity, newest \
+            schema_for::<entities::RetrieveEntitySnapshotRequest>,
+        )
+        .output(schema_for::<entities::EntitySnapshotResponse>)
+        .aliases(&["get_entity_snapshot"]),
+        ActionSpec::read(
+            "list_observations",
+            "List observations",
+            "List the observations (what each source said) about one entity, newest \
                 first, with their fields, source, priority and specificity. Use it to see how a \
                 snapshot was built or what changed. Paginated with limit/offset; returns \
                 {observations, total, limit, offset}.",
-            input_schema: schema_for::<entities::ListObservationsRequest>,
-            output_schema: Some(schema_for::<entities::ListObservationsResponse>),
-            read_only: true,
-            idempotent: true,
-            destructive: false,
-            aliases: &[],
-            tool: true,
-            legacy: false,
-        },
-        ActionSpec {
-            name: "retrieve_field_provenance",
-            title: "Retrieve field provenance",
-            description: "Explain one field of an entity's snapshot: its value, the observation \
+            schema_for::<entities::ListObservationsRequest>,
+        )
+        .output(schema_for::<entities::ListObservationsResponse>),
+        ActionSpec::read(
+            "retrieve_field_provenance",
+            "Retrieve field provenance",
+            "Explain one field of an entity's snapshot: its value, the observation \
                 that supplied it (priority, specificity, time), the source material it came from \
                 and the interpretation run, if any. Use it to answer 'where does this come from?'.",
-            input_schema: schema_for::<entities::RetrieveFieldProvenanceRequest>,
-            output_schema: Some(schema_for::<entities::RetrieveFieldProvenanceResponse>),
-            read_only: true,
-            idempotent: true,
-            destructive: false,
-            aliases: &["get_field_provenance"],
-            tool: true,
-            legacy: false,
-        },
-        ActionSpec {
-            name: "retrieve_entities",
-            title: "Retrieve entities",
-            description: "List entities, optionally of one `entity_type`, most recently observed \
+            schema_for::<entities::RetrieveFieldProvenanceRequest>,
+        )
+        .output(schema_for::<entities::RetrieveFieldProvenanceResponse>)
+        .aliases(&["get_field_provenance"]),
+        ActionSpec::read(
+            "retrieve_entities",
+            "Retrieve entities",
+            "List entities, optionally of one `entity_type`, most recently observed \
                 first, with their snapshots (include_snapshots, default true). Merged entities are \
                 left out unless include_merged. Paginated with limit (max 1000) and offset; returns \
                 {entities:[{id, entity_type, canonical_name, snapshot, observation_count, \
                 last_observation_at}], total, excluded_merged}.",
-            input_schema: schema_for::<entities::RetrieveEntitiesRequest>,
-            output_schema: Some(schema_for::<entities::RetrieveEntitiesResponse>),
-            read_only: true,
-            idempotent: true,
-            destructive: false,
-            aliases: &[],
-            tool: true,
-            legacy: false,
-        },
-        ActionSpec {
-            name: "retrieve_entity_by_identifier",
-            title: "Find entity by identifier",
-            description: "Find entities by something that identifies them: a name, e-mail, phone \
+            schema_for::<entities::RetrieveEntitiesRequest>,
+        )
+        .output(schema_for::<entities::RetrieveEntitiesResponse>),
+        ActionSpec::read(
+            "retrieve_entity_by_identifier",
+            "Find entity by identifier",
+            "Find entities by something that identifies them: a name, e-mail, phone \
                 number, web site, invoice number… The identifier is normalised (case, spaces, \
                 phone and URL forms) and matched against the identity fields of every entity, \
                 optionally of one entity_type; when nothing matches exactly, partial matches are \
                 returned (match_type tells which).",
-            input_schema: schema_for::<entities::RetrieveEntityByIdentifierRequest>,
-            output_schema: Some(schema_for::<entities::RetrieveEntityByIdentifierResponse>),
-            read_only: true,
-            idempotent: true,
-            destructive: false,
-            aliases: &["get_entity_by_identifier"],
-            tool: true,
-            legacy: false,
-        },
-        ActionSpec {
-            name: "list_entity_types",
-            title: "List entity types",
-            description: "List the entity types you can store, with their fields (type, required), \
+            schema_for::<entities::RetrieveEntityByIdentifierRequest>,
+        )
+        .output(schema_for::<entities::RetrieveEntityByIdentifierResponse>)
+        .aliases(&["get_entity_by_identifier"]),
+        ActionSpec::read(
+            "list_entity_types",
+            "List entity types",
+            "List the entity types you can store, with their fields (type, required), \
                 identity fields and schema version. Call it before `store` to choose the \
                 entity_type. With `keyword`, types are ranked by matches in their names, \
                 descriptions and field names (e.g. 'bill' finds invoice), falling back to fuzzy \
                 similarity when nothing matches.",
-            input_schema: schema_for::<entities::ListEntityTypesRequest>,
-            output_schema: Some(schema_for::<entities::ListEntityTypesResponse>),
-            read_only: true,
-            idempotent: true,
-            destructive: false,
-            aliases: &[],
-            tool: true,
-            legacy: false,
-        },
-        ActionSpec {
-            name: "correct",
-            title: "Correct a field",
-            description: "Fix one field of an entity: records a correction observation (priority \
+            schema_for::<entities::ListEntityTypesRequest>,
+        )
+        .output(schema_for::<entities::ListEntityTypesResponse>),
+        ActionSpec::write(
+            "correct",
+            "Correct a field",
+            "Fix one field of an entity: records a correction observation (priority \
                 1000) that wins over every other observation immediately and stays the truth \
                 until corrected again; nothing is deleted. Give entity_id, its entity_type, the \
                 schema field and the right value (null clears it). Returns the correction's \
                 observation_id.",
-            input_schema: schema_for::<entities::CorrectRequest>,
-            output_schema: Some(schema_for::<entities::CorrectResponse>),
-            read_only: false,
-            idempotent: true,
-            destructive: false,
-            aliases: &[],
-            tool: true,
-            legacy: false,
-        },
-        ActionSpec {
-            name: "create_relationship",
-            title: "Create relationship",
-            description: "Link two entities with a typed, directed relationship: PART_OF, \
+            schema_for::<entities::CorrectRequest>,
+        )
+        .output(schema_for::<entities::CorrectResponse>),
+        ActionSpec::write(
+            "create_relationship",
+            "Create relationship",
+            "Link two entities with a typed, directed relationship: PART_OF, \
                 DEPENDS_ON, SUPERSEDES, CORRECTS, SETTLES (none of these may form a cycle: \
                 CYCLE_DETECTED with the path), REFERS_TO or DUPLICATE_OF. Optional metadata is \
                 recorded as an observation with provenance. Same type and entities → same \
                 relationship id; asserting it again is idempotent.",
-            input_schema: schema_for::<graph::CreateRelationshipRequest>,
-            output_schema: Some(schema_for::<graph::RelationshipOut>),
-            read_only: false,
-            idempotent: true,
-            destructive: false,
-            aliases: &[],
-            tool: true,
-            legacy: false,
-        },
-        ActionSpec {
-            name: "list_relationships",
-            title: "List relationships",
-            description: "List an entity's relationships (direction inbound, outbound or both; \
+            schema_for::<graph::CreateRelationshipRequest>,
+        )
+        .output(schema_for::<graph::RelationshipOut>),
+        ActionSpec::read(
+            "list_relationships",
+            "List relationships",
+            "List an entity's relationships (direction inbound, outbound or both; \
                 optionally one relationship_type), newest first, paginated. Returns \
                 {relationships:[{id, relationship_type, source_entity_id, target_entity_id, \
                 metadata, created_at}], total}.",
-            input_schema: schema_for::<graph::ListRelationshipsRequest>,
-            output_schema: Some(schema_for::<graph::ListRelationshipsResponse>),
-            read_only: true,
-            idempotent: true,
-            destructive: false,
-            aliases: &[],
-            tool: true,
-            legacy: false,
-        },
-        ActionSpec {
-            name: "get_relationship_snapshot",
-            title: "Get relationship snapshot",
-            description: "Get one relationship (by type, source and target entity) with its \
+            schema_for::<graph::ListRelationshipsRequest>,
+        )
+        .output(schema_for::<graph::ListRelationshipsResponse>),
+        ActionSpec::read(
+            "get_relationship_snapshot",
+            "Get relationship snapshot",
+            "Get one relationship (by type, source and target entity) with its \
                 metadata reduced from every assertion of it, provenance per metadata field, and \
                 the observations themselves.",
-            input_schema: schema_for::<graph::GetRelationshipSnapshotRequest>,
-            output_schema: Some(schema_for::<graph::GetRelationshipSnapshotResponse>),
-            read_only: true,
-            idempotent: true,
-            destructive: false,
-            aliases: &[],
-            tool: true,
-            legacy: false,
-        },
-        ActionSpec {
-            name: "retrieve_related_entities",
-            title: "Retrieve related entities",
-            description: "Walk the relationship graph from an entity up to max_hops (default 1, \
+            schema_for::<graph::GetRelationshipSnapshotRequest>,
+        )
+        .output(schema_for::<graph::GetRelationshipSnapshotResponse>),
+        ActionSpec::read(
+            "retrieve_related_entities",
+            "Retrieve related entities",
+            "Walk the relationship graph from an entity up to max_hops (default 1, \
                 at most 5) in a direction, optionally only through some relationship_types. \
                 Returns the entities reached (with snapshots unless include_entities is false) \
                 and the relationships walked, each once, in a stable order.",
-            input_schema: schema_for::<graph::RetrieveRelatedEntitiesRequest>,
-            output_schema: Some(schema_for::<graph::RetrieveRelatedEntitiesResponse>),
-            read_only: true,
-            idempotent: true,
-            destructive: false,
-            aliases: &["get_related_entities"],
-            tool: true,
-            legacy: false,
-        },
-        ActionSpec {
-            name: "retrieve_graph_neighborhood",
-            title: "Retrieve graph neighborhood",
-            description: "Everything around one node (an entity, or a source with \
+            schema_for::<graph::RetrieveRelatedEntitiesRequest>,
+        )
+        .output(schema_for::<graph::RetrieveRelatedEntitiesResponse>)
+        .aliases(&["get_related_entities"]),
+        ActionSpec::read(
+            "retrieve_graph_neighborhood",
+            "Retrieve graph neighborhood",
+            "Everything around one node (an entity, or a source with \
                 node_type 'source'): its snapshot or source material, its relationships and \
                 related entities, the sources it came from, its timeline events and, on request, \
                 its observations. Use it to get full context in one call.",
-            input_schema: schema_for::<graph::RetrieveGraphNeighborhoodRequest>,
-            output_schema: None,
-            read_only: true,
-            idempotent: true,
-            destructive: false,
-            aliases: &["get_graph_neighborhood"],
-            tool: true,
-            legacy: false,
-        },
-        ActionSpec {
-            name: "list_timeline_events",
-            title: "List timeline events",
-            description: "List dated events derived from entities' date fields (e.g. \
+            schema_for::<graph::RetrieveGraphNeighborhoodRequest>,
+        )
+        .aliases(&["get_graph_neighborhood"]),
+        ActionSpec::read(
+            "list_timeline_events",
+            "List timeline events",
+            "List dated events derived from entities' date fields (e.g. \
                 InvoiceIssued, InvoiceDue, TaskDue, TransactionDate), newest first, filtered by \
                 event_type, a date range (after_date inclusive, before_date exclusive), source_id \
                 or entity_id, paginated.",
-            input_schema: schema_for::<graph::ListTimelineEventsRequest>,
-            output_schema: Some(schema_for::<graph::ListTimelineEventsResponse>),
-            read_only: true,
-            idempotent: true,
-            destructive: false,
-            aliases: &[],
-            tool: true,
-            legacy: false,
-        },
-        ActionSpec {
-            name: "merge_entities",
-            title: "Merge entities",
-            description: "Merge a duplicate entity (from_entity_id) into another of the same type \
+            schema_for::<graph::ListTimelineEventsRequest>,
+        )
+        .output(schema_for::<graph::ListTimelineEventsResponse>),
+        ActionSpec::write(
+            "merge_entities",
+            "Merge entities",
+            "Merge a duplicate entity (from_entity_id) into another of the same type \
                 (to_entity_id): its observations, relationships and events count for the target \
                 from now on, the target's snapshot is recomputed, and the duplicate is hidden \
                 (retrieving it redirects to the target). Nothing is deleted; the merge is logged \
                 with its reason. Merging an entity twice is ENTITY_ALREADY_MERGED.",
-            input_schema: schema_for::<graph::MergeEntitiesRequest>,
-            output_schema: Some(schema_for::<graph::MergeEntitiesResponse>),
-            read_only: false,
-            idempotent: false,
-            destructive: true,
-            aliases: &[],
-            tool: true,
-            legacy: false,
-        },
-        ActionSpec {
-            name: "analyze_schema_candidates",
-            title: "Analyze schema candidates",
-            description: "Look at the fields kept in raw_fragments (stored data the schema \
+            schema_for::<graph::MergeEntitiesRequest>,
+        )
+        .output(schema_for::<graph::MergeEntitiesResponse>)
+        .not_idempotent()
+        .destructive(),
+        ActionSpec::write(
+            "analyze_schema_candidates",
+            "Analyze schema candidates",
+            "Look at the fields kept in raw_fragments (stored data the schema \
                 lacks) and recommend which should become schema fields: per field its \
                 frequency, distinct sources, dominant type and type consistency, format \
                 consistency, up to 10 sample values and a confidence. Filtered by min_frequency \
                 (default 5) and min_confidence (default 0.8); recommendations are kept as \
                 pending (get_schema_recommendations).",
-            input_schema: schema_for::<schemas::AnalyzeSchemaCandidatesRequest>,
-            output_schema: Some(schema_for::<schemas::AnalyzeSchemaCandidatesResponse>),
-            read_only: false,
-            idempotent: true,
-            destructive: false,
-            aliases: &[],
-            tool: true,
-            legacy: false,
-        },
-        ActionSpec {
-            name: "get_schema_recommendations",
-            title: "Get schema recommendations",
-            description: "List the stored schema recommendations for an entity type: pending ones \
+            schema_for::<schemas::AnalyzeSchemaCandidatesRequest>,
+        )
+        .output(schema_for::<schemas::AnalyzeSchemaCandidatesResponse>),
+        ActionSpec::read(
+            "get_schema_recommendations",
+            "Get schema recommendations",
+            "List the stored schema recommendations for an entity type: pending ones \
                 from analyze_schema_candidates, and those applied automatically (auto_applied) \
                 with the evidence they rest on. Filter by source and status.",
-            input_schema: schema_for::<schemas::GetSchemaRecommendationsRequest>,
-            output_schema: Some(schema_for::<schemas::GetSchemaRecommendationsResponse>),
-            read_only: true,
-            idempotent: true,
-            destructive: false,
-            aliases: &[],
-            tool: true,
-            legacy: false,
-        },
-        ActionSpec {
-            name: "update_schema_incremental",
-            title: "Add fields to a schema",
-            description: "Add fields to an entity type's schema as a new version, active at once \
+            schema_for::<schemas::GetSchemaRecommendationsRequest>,
+        )
+        .output(schema_for::<schemas::GetSchemaRecommendationsResponse>),
+        ActionSpec::write(
+            "update_schema_incremental",
+            "Add fields to a schema",
+            "Add fields to an entity type's schema as a new version, active at once \
                 by default, so the next stores keep those fields in observations (and \
                 snapshots) instead of raw_fragments. user_specific makes a variant for this user \
                 only. migrate_existing turns the raw_fragments already stored for those fields \
                 into observations (provenance kept) and updates the snapshots.",
-            input_schema: schema_for::<schemas::UpdateSchemaIncrementalRequest>,
-            output_schema: Some(schema_for::<schemas::UpdateSchemaIncrementalResponse>),
-            read_only: false,
-            idempotent: true,
-            destructive: false,
-            aliases: &[],
-            tool: true,
-            legacy: false,
-        },
-        ActionSpec {
-            name: "register_schema",
-            title: "Register a schema",
-            description: "Define a new entity type, or a new version of one: its fields (type, \
+            schema_for::<schemas::UpdateSchemaIncrementalRequest>,
+        )
+        .output(schema_for::<schemas::UpdateSchemaIncrementalResponse>),
+        ActionSpec::write(
+            "register_schema",
+            "Register a schema",
+            "Define a new entity type, or a new version of one: its fields (type, \
                 required), identity fields, temporal fields and a merge policy per field \
                 (last_write, highest_priority, most_specific, merge_array; tie breaker \
                 observed_at or source_priority). A new type is usable by store at once; a new \
                 version of an existing type becomes active with activate=true (snapshots are \
                 recomputed under the new policies).",
-            input_schema: schema_for::<schemas::RegisterSchemaRequest>,
-            output_schema: Some(schema_for::<schemas::RegisterSchemaResponse>),
-            read_only: false,
-            idempotent: false,
-            destructive: false,
-            aliases: &[],
-            tool: true,
-            legacy: false,
-        },
-        ActionSpec {
-            name: "reinterpret",
-            title: "Reinterpret a source",
-            description: "Interpret a stored source again with a new interpretation_config \
+            schema_for::<schemas::RegisterSchemaRequest>,
+        )
+        .output(schema_for::<schemas::RegisterSchemaResponse>)
+        .not_idempotent(),
+        ActionSpec::write(
+            "reinterpret",
+            "Reinterpret a source",
+            "Interpret a stored source again with a new interpretation_config \
                 (provider, model_id, temperature, prompt_hash, code_version, feature_flags; \
                 entity_type for CSV). It is a new interpretation run: the observations of earlier \
                 runs stay, and the reducer decides what snapshots show. The same source and \
                 config give the same run and observations.",
-            input_schema: schema_for::<store::ReinterpretRequest>,
-            output_schema: Some(schema_for::<store::ReinterpretResponse>),
-            read_only: false,
-            idempotent: true,
-            destructive: false,
-            aliases: &[],
-            tool: true,
-            legacy: false,
-        },
-        ActionSpec {
-            name: "retrieve_file_url",
-            title: "Retrieve file URL",
-            description: "Get a signed, expiring URL (expires_in seconds, default 3600) to \
+            schema_for::<store::ReinterpretRequest>,
+        )
+        .output(schema_for::<store::ReinterpretResponse>),
+        ActionSpec::read(
+            "retrieve_file_url",
+            "Retrieve file URL",
+            "Get a signed, expiring URL (expires_in seconds, default 3600) to \
                 download a stored file (by its storage_path or source id) from the MCP server's \
                 HTTP endpoint. Returns {signed_url, expires_at}.",
-            input_schema: schema_for::<store::RetrieveFileUrlRequest>,
-            output_schema: Some(schema_for::<store::RetrieveFileUrlResponse>),
-            read_only: true,
-            idempotent: false,
-            destructive: false,
-            aliases: &["get_file_url"],
-            tool: true,
-            legacy: false,
-        },
-        ActionSpec {
-            name: "record_interpretation",
-            title: "Record an interpretation",
-            description: "Record what an external model read from a file (entities, or an \
+            schema_for::<store::RetrieveFileUrlRequest>,
+        )
+        .output(schema_for::<store::RetrieveFileUrlResponse>)
+        .not_idempotent()
+        .aliases(&["get_file_url"]),
+        ActionSpec::write(
+            "record_interpretation",
+            "Record an interpretation",
+            "Record what an external model read from a file (entities, or an \
                 error) for a pending interpretation run. Used by the MCP server's model \
                 interpreter, not an agent tool.",
-            input_schema: schema_for::<store::RecordInterpretationRequest>,
-            output_schema: None,
-            read_only: false,
-            idempotent: true,
-            destructive: false,
-            aliases: &[],
-            tool: false,
-            legacy: false,
-        },
-        ActionSpec {
-            name: "submit_payload",
-            title: "Submit payload (earlier specification)",
-            description: "Earlier name: stores `body` as an entity of the capability's type \
+            schema_for::<store::RecordInterpretationRequest>,
+        )
+        .internal(),
+        ActionSpec::write(
+            "submit_payload",
+            "Submit payload (earlier specification)",
+            "Earlier name: stores `body` as an entity of the capability's type \
                 (neotoma:store_invoice:v1 → invoice) with `provenance`. Use store.",
-            input_schema: schema_for::<legacy::SubmitPayloadRequest>,
-            output_schema: None,
-            read_only: false,
-            idempotent: true,
-            destructive: false,
-            aliases: &[],
-            tool: true,
-            legacy: true,
-        },
-        ActionSpec {
-            name: "upload_file",
-            title: "Upload file (earlier specification)",
-            description: "Earlier name: stores a local file (file_path) like store does; with \
+            schema_for::<legacy::SubmitPayloadRequest>,
+        )
+        .legacy(),
+        ActionSpec::write(
+            "upload_file",
+            "Upload file (earlier specification)",
+            "Earlier name: stores a local file (file_path) like store does; with \
                 `properties` the file is not interpreted. Use store.",
-            input_schema: schema_for::<legacy::UploadFileRequest>,
-            output_schema: None,
-            read_only: false,
-            idempotent: true,
-            destructive: false,
-            aliases: &[],
-            tool: true,
-            legacy: true,
-        },
-        ActionSpec {
-            name: "list_resources",
-            title: "List resources",
-            description: "The neotoma:// resources the user's data offers: the source collection, \
+            schema_for::<legacy::UploadFileRequest>,
+        )
+        .legacy(),
+        ActionSpec::read(
+            "list_resources",
+            "List resources",
+            "The neotoma:// resources the user's data offers: the source collection, \
                 one collection per entity type, one timeline per year and month with events. \
                 Served as MCP resources/list, not as a tool.",
-            input_schema: schema_for::<resources::ListResourcesRequest>,
-            output_schema: None,
-            read_only: true,
-            idempotent: true,
-            destructive: false,
-            aliases: &[],
-            tool: false,
-            legacy: false,
-        },
-        ActionSpec {
-            name: "read_resource",
-            title: "Read resource",
-            description: "The body of one neotoma:// resource (entity collection, entity, its \
+            schema_for::<resources::ListResourcesRequest>,
+        )
+        .internal(),
+        ActionSpec::read(
+            "read_resource",
+            "Read resource",
+            "The body of one neotoma:// resource (entity collection, entity, its \
                 observations or relationships, a year or month of timeline, a source, the \
                 sources). Served as MCP resources/read, not as a tool.",
-            input_schema: schema_for::<resources::ReadResourceRequest>,
-            output_schema: None,
-            read_only: true,
-            idempotent: true,
-            destructive: false,
-            aliases: &[],
-            tool: false,
-            legacy: false,
-        },
+            schema_for::<resources::ReadResourceRequest>,
+        )
+        .internal(),
     ]
 }
 

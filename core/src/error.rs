@@ -100,20 +100,10 @@ impl ErrorCode {
         }
     }
 
-    /// Whether the seed says a caller may retry the same request.
+    /// Whether the seed says a caller may retry the same request: server-side
+    /// failures (5xx) and rate limits.
     pub fn retryable(self) -> bool {
-        matches!(
-            self,
-            ErrorCode::FileReadError
-                | ErrorCode::DbInsertFailed
-                | ErrorCode::DbUpdateFailed
-                | ErrorCode::DbDeleteFailed
-                | ErrorCode::DbQueryFailed
-                | ErrorCode::SigningFailed
-                | ErrorCode::AnalysisFailed
-                | ErrorCode::ServiceUnavailable
-                | ErrorCode::RateLimitExceeded
-        )
+        self.http_status() >= 500 || self == ErrorCode::RateLimitExceeded
     }
 }
 
@@ -229,5 +219,9 @@ mod tests {
         assert_eq!(ErrorCode::ServiceUnavailable.http_status(), 503);
         assert!(ErrorCode::DbQueryFailed.retryable());
         assert!(!ErrorCode::ValidationError.retryable());
+        assert!(
+            ErrorCode::ServiceUnavailable.retryable() && ErrorCode::RateLimitExceeded.retryable()
+        );
+        assert!(!ErrorCode::FileNotFound.retryable() && !ErrorCode::QuotaExceeded.retryable());
     }
 }

@@ -18,4 +18,5 @@ mod snapshots;
 mod tenancy;
 
 extension_sql_file!("../sql/schema.sql", name = "schema", bootstrap);
+extension_sql_file!("../sql/views.sql", name = "views");
 extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);

@@ -6,7 +6,7 @@
 
 FROM debian:bookworm AS build
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      ca-certificates curl build-essential pkg-config libclang-dev clang \
+      ca-certificates curl build-essential pkg-config libclang-dev clang libssl-dev \
       postgresql-15 postgresql-server-dev-15 \
     && rm -rf /var/lib/apt/lists/*
 RUN curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal --default-toolchain 1.95.0
@@ -22,5 +22,5 @@ FROM postgres:15-bookworm
 COPY --from=build /out/usr/share/postgresql/15/extension/ /usr/share/postgresql/15/extension/
 COPY --from=build /out/usr/lib/postgresql/15/lib/ /usr/lib/postgresql/15/lib/
 COPY --from=build /out/neotoma-mcp /usr/local/bin/neotoma-mcp
-# Databases created from template1 get the extension on first start.
+# On first start, the database the image creates ($POSTGRES_DB) gets the extension.
 RUN echo "CREATE EXTENSION IF NOT EXISTS neotoma;" > /docker-entrypoint-initdb.d/10-neotoma.sql

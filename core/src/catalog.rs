@@ -32,21 +32,9 @@ pub struct ActionSpec {
 }
 
 impl ActionSpec {
-    /// A read-only (and idempotent) tool.
-    fn read(
-        name: &'static str,
-        title: &'static str,
-        description: &'static str,
-        input_schema: fn() -> Value,
-    ) -> Self {
-        ActionSpec {
-            read_only: true,
-            ..Self::write(name, title, description, input_schema)
-        }
-    }
-
-    /// A tool that writes, idempotently and without destroying anything.
-    fn write(
+    /// An action listed as a tool that writes, idempotently, destroying
+    /// nothing; the methods below change what differs.
+    fn new(
         name: &'static str,
         title: &'static str,
         description: &'static str,
@@ -64,6 +52,13 @@ impl ActionSpec {
             aliases: &[],
             tool: true,
             legacy: false,
+        }
+    }
+
+    fn read_only(self) -> Self {
+        ActionSpec {
+            read_only: true,
+            ..self
         }
     }
 
@@ -135,7 +130,7 @@ impl ActionSpec {
 /// Every action, in a fixed order.
 pub fn actions() -> Vec<ActionSpec> {
     vec![
-        ActionSpec::read(
+        ActionSpec::new(
             "get_version",
             "Get version",
             "Report the versions of the Neotoma extension, its action catalog, \
@@ -144,8 +139,9 @@ pub fn actions() -> Vec<ActionSpec> {
                 api_version, server_version, postgres_version}.",
             schema_for::<system::GetVersionRequest>,
         )
+        .read_only()
         .output(schema_for::<system::GetVersionResponse>),
-        ActionSpec::read(
+        ActionSpec::new(
             "get_current_time",
             "Get current time",
             "Return the memory's clock (the database's), in UTC. Use it to \
@@ -153,9 +149,10 @@ pub fn actions() -> Vec<ActionSpec> {
                 'today' consistently with stored data. Returns {now, unix_ms, timezone}.",
             schema_for::<system::GetCurrentTimeRequest>,
         )
+        .read_only()
         .output(schema_for::<system::GetCurrentTimeResponse>)
         .not_idempotent(),
-        ActionSpec::write(
+        ActionSpec::new(
             "store",
             "Store source material",
             "Store what you learned. Structured: `entities`, an array of objects each \
@@ -172,7 +169,7 @@ pub fn actions() -> Vec<ActionSpec> {
         )
         .output(schema_for::<store::StoreResponse>)
         .aliases(&["ingest", "ingest_structured"]),
-        ActionSpec::read(
+        ActionSpec::new(
             "retrieve_entity_snapshot",
             "Retrieve entity snapshot",
             "Get the current truth about one entity: its snapshot (field → value) \
@@ -182,9 +179,10 @@ pub fn actions() -> Vec<ActionSpec> {
                 (`redirected_from`).",
             schema_for::<entities::RetrieveEntitySnapshotRequest>,
         )
+        .read_only()
         .output(schema_for::<entities::EntitySnapshotResponse>)
         .aliases(&["get_entity_snapshot"]),
-        ActionSpec::read(
+        ActionSpec::new(
             "list_observations",
             "List observations",
             "List the observations (what each source said) about one entity, newest \
@@ -193,8 +191,9 @@ pub fn actions() -> Vec<ActionSpec> {
                 {observations, total, limit, offset}.",
             schema_for::<entities::ListObservationsRequest>,
         )
+        .read_only()
         .output(schema_for::<entities::ListObservationsResponse>),
-        ActionSpec::read(
+        ActionSpec::new(
             "retrieve_field_provenance",
             "Retrieve field provenance",
             "Explain one field of an entity's snapshot: its value, the observation \
@@ -202,9 +201,10 @@ pub fn actions() -> Vec<ActionSpec> {
                 and the interpretation run, if any. Use it to answer 'where does this come from?'.",
             schema_for::<entities::RetrieveFieldProvenanceRequest>,
         )
+        .read_only()
         .output(schema_for::<entities::RetrieveFieldProvenanceResponse>)
         .aliases(&["get_field_provenance"]),
-        ActionSpec::read(
+        ActionSpec::new(
             "retrieve_entities",
             "Retrieve entities",
             "List entities, optionally of one `entity_type`, most recently observed \
@@ -214,8 +214,9 @@ pub fn actions() -> Vec<ActionSpec> {
                 last_observation_at}], total, excluded_merged}.",
             schema_for::<entities::RetrieveEntitiesRequest>,
         )
+        .read_only()
         .output(schema_for::<entities::RetrieveEntitiesResponse>),
-        ActionSpec::read(
+        ActionSpec::new(
             "retrieve_entity_by_identifier",
             "Find entity by identifier",
             "Find entities by something that identifies them: a name, e-mail, phone \
@@ -225,9 +226,10 @@ pub fn actions() -> Vec<ActionSpec> {
                 returned (match_type tells which).",
             schema_for::<entities::RetrieveEntityByIdentifierRequest>,
         )
+        .read_only()
         .output(schema_for::<entities::RetrieveEntityByIdentifierResponse>)
         .aliases(&["get_entity_by_identifier"]),
-        ActionSpec::read(
+        ActionSpec::new(
             "list_entity_types",
             "List entity types",
             "List the entity types you can store, with their fields (type, required), \
@@ -237,8 +239,9 @@ pub fn actions() -> Vec<ActionSpec> {
                 similarity when nothing matches.",
             schema_for::<entities::ListEntityTypesRequest>,
         )
+        .read_only()
         .output(schema_for::<entities::ListEntityTypesResponse>),
-        ActionSpec::write(
+        ActionSpec::new(
             "correct",
             "Correct a field",
             "Fix one field of an entity: records a correction observation (priority \
@@ -249,7 +252,7 @@ pub fn actions() -> Vec<ActionSpec> {
             schema_for::<entities::CorrectRequest>,
         )
         .output(schema_for::<entities::CorrectResponse>),
-        ActionSpec::write(
+        ActionSpec::new(
             "create_relationship",
             "Create relationship",
             "Link two entities with a typed, directed relationship: PART_OF, \
@@ -260,7 +263,7 @@ pub fn actions() -> Vec<ActionSpec> {
             schema_for::<graph::CreateRelationshipRequest>,
         )
         .output(schema_for::<graph::RelationshipOut>),
-        ActionSpec::read(
+        ActionSpec::new(
             "list_relationships",
             "List relationships",
             "List an entity's relationships (direction inbound, outbound or both; \
@@ -269,8 +272,9 @@ pub fn actions() -> Vec<ActionSpec> {
                 metadata, created_at}], total}.",
             schema_for::<graph::ListRelationshipsRequest>,
         )
+        .read_only()
         .output(schema_for::<graph::ListRelationshipsResponse>),
-        ActionSpec::read(
+        ActionSpec::new(
             "get_relationship_snapshot",
             "Get relationship snapshot",
             "Get one relationship (by type, source and target entity) with its \
@@ -278,8 +282,9 @@ pub fn actions() -> Vec<ActionSpec> {
                 the observations themselves.",
             schema_for::<graph::GetRelationshipSnapshotRequest>,
         )
+        .read_only()
         .output(schema_for::<graph::GetRelationshipSnapshotResponse>),
-        ActionSpec::read(
+        ActionSpec::new(
             "retrieve_related_entities",
             "Retrieve related entities",
             "Walk the relationship graph from an entity up to max_hops (default 1, \
@@ -288,9 +293,10 @@ pub fn actions() -> Vec<ActionSpec> {
                 and the relationships walked, each once, in a stable order.",
             schema_for::<graph::RetrieveRelatedEntitiesRequest>,
         )
+        .read_only()
         .output(schema_for::<graph::RetrieveRelatedEntitiesResponse>)
         .aliases(&["get_related_entities"]),
-        ActionSpec::read(
+        ActionSpec::new(
             "retrieve_graph_neighborhood",
             "Retrieve graph neighborhood",
             "Everything around one node (an entity, or a source with \
@@ -299,8 +305,9 @@ pub fn actions() -> Vec<ActionSpec> {
                 its observations. Use it to get full context in one call.",
             schema_for::<graph::RetrieveGraphNeighborhoodRequest>,
         )
+        .read_only()
         .aliases(&["get_graph_neighborhood"]),
-        ActionSpec::read(
+        ActionSpec::new(
             "list_timeline_events",
             "List timeline events",
             "List dated events derived from entities' date fields (e.g. \
@@ -309,8 +316,9 @@ pub fn actions() -> Vec<ActionSpec> {
                 or entity_id, paginated.",
             schema_for::<graph::ListTimelineEventsRequest>,
         )
+        .read_only()
         .output(schema_for::<graph::ListTimelineEventsResponse>),
-        ActionSpec::write(
+        ActionSpec::new(
             "merge_entities",
             "Merge entities",
             "Merge a duplicate entity (from_entity_id) into another of the same type \
@@ -323,7 +331,7 @@ pub fn actions() -> Vec<ActionSpec> {
         .output(schema_for::<graph::MergeEntitiesResponse>)
         .not_idempotent()
         .destructive(),
-        ActionSpec::write(
+        ActionSpec::new(
             "analyze_schema_candidates",
             "Analyze schema candidates",
             "Look at the fields kept in raw_fragments (stored data the schema \
@@ -335,7 +343,7 @@ pub fn actions() -> Vec<ActionSpec> {
             schema_for::<schemas::AnalyzeSchemaCandidatesRequest>,
         )
         .output(schema_for::<schemas::AnalyzeSchemaCandidatesResponse>),
-        ActionSpec::read(
+        ActionSpec::new(
             "get_schema_recommendations",
             "Get schema recommendations",
             "List the stored schema recommendations for an entity type: pending ones \
@@ -343,8 +351,9 @@ pub fn actions() -> Vec<ActionSpec> {
                 with the evidence they rest on. Filter by source and status.",
             schema_for::<schemas::GetSchemaRecommendationsRequest>,
         )
+        .read_only()
         .output(schema_for::<schemas::GetSchemaRecommendationsResponse>),
-        ActionSpec::write(
+        ActionSpec::new(
             "update_schema_incremental",
             "Add fields to a schema",
             "Add fields to an entity type's schema as a new version, active at once \
@@ -355,7 +364,7 @@ pub fn actions() -> Vec<ActionSpec> {
             schema_for::<schemas::UpdateSchemaIncrementalRequest>,
         )
         .output(schema_for::<schemas::UpdateSchemaIncrementalResponse>),
-        ActionSpec::write(
+        ActionSpec::new(
             "register_schema",
             "Register a schema",
             "Define a new entity type, or a new version of one: its fields (type, \
@@ -368,7 +377,7 @@ pub fn actions() -> Vec<ActionSpec> {
         )
         .output(schema_for::<schemas::RegisterSchemaResponse>)
         .not_idempotent(),
-        ActionSpec::write(
+        ActionSpec::new(
             "reinterpret",
             "Reinterpret a source",
             "Interpret a stored source again with a new interpretation_config \
@@ -379,7 +388,7 @@ pub fn actions() -> Vec<ActionSpec> {
             schema_for::<store::ReinterpretRequest>,
         )
         .output(schema_for::<store::ReinterpretResponse>),
-        ActionSpec::read(
+        ActionSpec::new(
             "retrieve_file_url",
             "Retrieve file URL",
             "Get a signed, expiring URL (expires_in seconds, default 3600) to \
@@ -387,10 +396,11 @@ pub fn actions() -> Vec<ActionSpec> {
                 HTTP endpoint. Returns {signed_url, expires_at}.",
             schema_for::<store::RetrieveFileUrlRequest>,
         )
+        .read_only()
         .output(schema_for::<store::RetrieveFileUrlResponse>)
         .not_idempotent()
         .aliases(&["get_file_url"]),
-        ActionSpec::write(
+        ActionSpec::new(
             "record_interpretation",
             "Record an interpretation",
             "Record what an external model read from a file (entities, or an \
@@ -399,7 +409,7 @@ pub fn actions() -> Vec<ActionSpec> {
             schema_for::<store::RecordInterpretationRequest>,
         )
         .internal(),
-        ActionSpec::write(
+        ActionSpec::new(
             "submit_payload",
             "Submit payload (earlier specification)",
             "Earlier name: stores `body` as an entity of the capability's type \
@@ -407,7 +417,7 @@ pub fn actions() -> Vec<ActionSpec> {
             schema_for::<legacy::SubmitPayloadRequest>,
         )
         .legacy(),
-        ActionSpec::write(
+        ActionSpec::new(
             "upload_file",
             "Upload file (earlier specification)",
             "Earlier name: stores a local file (file_path) like store does; with \
@@ -415,7 +425,7 @@ pub fn actions() -> Vec<ActionSpec> {
             schema_for::<legacy::UploadFileRequest>,
         )
         .legacy(),
-        ActionSpec::read(
+        ActionSpec::new(
             "list_resources",
             "List resources",
             "The neotoma:// resources the user's data offers: the source collection, \
@@ -423,8 +433,9 @@ pub fn actions() -> Vec<ActionSpec> {
                 Served as MCP resources/list, not as a tool.",
             schema_for::<resources::ListResourcesRequest>,
         )
+        .read_only()
         .internal(),
-        ActionSpec::read(
+        ActionSpec::new(
             "read_resource",
             "Read resource",
             "The body of one neotoma:// resource (entity collection, entity, its \
@@ -432,6 +443,7 @@ pub fn actions() -> Vec<ActionSpec> {
                 sources). Served as MCP resources/read, not as a tool.",
             schema_for::<resources::ReadResourceRequest>,
         )
+        .read_only()
         .internal(),
     ]
 }

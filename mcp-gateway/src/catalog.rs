@@ -15,11 +15,18 @@ pub struct Action {
     pub read_only: bool,
     /// Callable as a tool (the resource functions are not).
     pub callable: bool,
-    /// Listed in tools/list (callable, and not a legacy name).
-    pub listed: bool,
+    /// An action of the earlier specification: callable, not listed.
+    pub legacy: bool,
     /// Arguments naming a local file the gateway reads and passes as content.
     pub read_files: Vec<ReadFile>,
     pub tool: Tool,
+}
+
+impl Action {
+    /// Listed in tools/list: callable, and not a legacy name.
+    pub fn listed(&self) -> bool {
+        self.callable && !self.legacy
+    }
 }
 
 /// An input property holding a path to a file on the gateway's machine
@@ -132,8 +139,7 @@ impl Catalog {
                 name: name.clone(),
                 read_only,
                 callable: e["tool"].as_bool().unwrap_or(true),
-                listed: e["tool"].as_bool().unwrap_or(true)
-                    && !e["legacy"].as_bool().unwrap_or(false),
+                legacy: e["legacy"].as_bool().unwrap_or(false),
                 read_files,
                 tool,
             });
@@ -190,7 +196,7 @@ impl Catalog {
     pub fn tools(&self) -> Vec<Tool> {
         self.actions
             .iter()
-            .filter(|a| a.listed)
+            .filter(|a| a.listed())
             .map(|a| a.tool.clone())
             .collect()
     }
@@ -214,11 +220,11 @@ mod tests {
         assert!(v.tool.output_schema.is_some());
         assert_eq!(
             c.tools().len(),
-            c.actions.iter().filter(|a| a.listed).count()
+            c.actions.iter().filter(|a| a.listed()).count()
         );
         assert!(!c.tools().iter().any(|t| t.name == "read_resource"));
         let legacy = c.get("submit_payload").unwrap();
-        assert!(legacy.callable && !legacy.listed);
+        assert!(legacy.callable && !legacy.listed());
         assert!(!c.get("read_resource").unwrap().callable);
         assert!(c.get("no_such_action").is_none());
         assert_eq!(

@@ -2,19 +2,11 @@
 //! their successors': `submit_payload` (a capability and a body → `store`) and
 //! `upload_file` (a local file → `store`). Callable, not listed as tools.
 
+use super::store::StoreProvenance;
 use crate::error::{ErrorCode, NeotomaError, Result};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
-
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PayloadProvenance {
-    pub source_refs: Option<Vec<String>>,
-    pub extracted_at: String,
-    pub extractor_version: String,
-    pub agent_id: Option<String>,
-}
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -23,7 +15,8 @@ pub struct SubmitPayloadRequest {
     pub capability_id: String,
     /// The payload's fields.
     pub body: Map<String, Value>,
-    pub provenance: PayloadProvenance,
+    /// The same provenance as store's.
+    pub provenance: StoreProvenance,
     pub client_request_id: Option<String>,
     pub user_id: Option<String>,
 }

@@ -28,7 +28,7 @@ fn entities_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     })
 }
 
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StoreProvenance {
     /// Ids of the sources this data was derived from.

@@ -10,13 +10,11 @@ use serde_json::{json, Value};
 pub fn submit_payload(args: &Value) -> Result<Value, NeotomaError> {
     let req: SubmitPayloadRequest = parse(args)?;
     let entity_type = capability_entity_type(&req.capability_id)?;
-    let mut entity = req.body.clone();
+    let mut entity = req.body;
     entity.insert("entity_type".into(), json!(entity_type));
-    let p = &req.provenance;
     let store_args = json!({
         "entities": [entity],
-        "provenance": {"source_refs": p.source_refs, "extracted_at": p.extracted_at,
-                       "extractor_version": p.extractor_version, "agent_id": p.agent_id},
+        "provenance": req.provenance,
         "user_id": req.user_id,
     });
     let stored = super::store::store(&store_args)?;

@@ -1,7 +1,9 @@
 # Postgres 15 with the neotoma extension installed, plus the neotoma-mcp
 # gateway. Build:  docker build -t neotoma .
 # Run Postgres:    docker run -e POSTGRES_PASSWORD=secret -p 5432:5432 neotoma
-#   then `CREATE EXTENSION neotoma;` in your database, and point the gateway at it:
+#   then `CREATE EXTENSION neotoma;` in your database, a login role for the
+#   gateway with `GRANT neotoma_service TO <role>` (and `neotoma_operator` for
+#   operator tokens), and point the gateway at it:
 #   docker run --rm -i --network host neotoma neotoma-mcp --database-url postgres://...
 
 FROM debian:bookworm AS build
@@ -20,6 +22,8 @@ RUN cd extension && cargo pgrx package --pg-config /usr/lib/postgresql/15/bin/pg
 
 FROM postgres:15-bookworm
 COPY --from=build /out/usr/share/postgresql/15/extension/ /usr/share/postgresql/15/extension/
+# Released versions and the upgrades from them (ALTER EXTENSION neotoma UPDATE).
+COPY sql/releases/ sql/upgrades/ /usr/share/postgresql/15/extension/
 COPY --from=build /out/usr/lib/postgresql/15/lib/ /usr/lib/postgresql/15/lib/
 COPY --from=build /out/neotoma-mcp /usr/local/bin/neotoma-mcp
 # On first start, the database the image creates ($POSTGRES_DB) gets the extension.

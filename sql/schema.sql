@@ -4,7 +4,9 @@
 -- Rules (see docs/architecture.md):
 --  * every table has user_id; primary and unique keys lead with it;
 --  * row level security is enabled and forced on every table: a session sees
---    the rows of neotoma.current_user_id() only (superusers bypass RLS);
+--    the rows of neotoma.current_user_id() only (superusers bypass RLS); the
+--    policies, grants and roles are in finalize.sql, once the Rust functions
+--    they use exist;
 --  * sources and observations are append-only; snapshots are derived data.
 
 -- Raises a Neotoma action error: SQLSTATE NT001, message "CODE: message",
@@ -19,35 +21,6 @@ BEGIN
     HINT = 'The detail is the Neotoma error envelope {code, message, details} as JSON.';
 END $$;
 
--- The user this session acts for: the GUC neotoma.user_id (set by the MCP
--- gateway per transaction, or by a SQL session with SET), else Supabase's
--- auth.uid() when an `auth` schema provides it, else NULL (a trusted session
--- that names the user with each action's user_id argument).
-CREATE FUNCTION neotoma.current_user_id() RETURNS uuid
-LANGUAGE plpgsql STABLE AS $$
-DECLARE
-  v text := current_setting('neotoma.user_id', true);
-  u uuid;
-BEGIN
-  IF v IS NOT NULL AND v <> '' THEN
-    IF v !~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN
-      PERFORM neotoma._raise(jsonb_build_object(
-        'code', 'VALIDATION_ERROR',
-        'message', 'the setting neotoma.user_id is not a UUID',
-        'details', jsonb_build_object('field', 'neotoma.user_id')));
-    END IF;
-    RETURN v::uuid;
-  END IF;
-  IF to_regprocedure('auth.uid()') IS NOT NULL THEN
-    EXECUTE 'SELECT auth.uid()' INTO u;
-    RETURN u;
-  END IF;
-  RETURN NULL;
-END $$;
-
-COMMENT ON FUNCTION neotoma.current_user_id() IS
-  'The user this session acts for: GUC neotoma.user_id, else auth.uid() (Supabase), else NULL.';
-
 -- The nil UUID stands for "every user" in the schema registry (global schemas).
 CREATE FUNCTION neotoma.global_user_id() RETURNS uuid
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT '00000000-0000-0000-0000-000000000000'::uuid $$;
@@ -57,7 +30,12 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT '00000000-0000-0000-0000-00000
 CREATE FUNCTION neotoma._micros(ts timestamptz) RETURNS bigint
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT (extract(epoch FROM ts) * 1000000)::bigint $$;
 CREATE FUNCTION neotoma._from_micros(us bigint) RETURNS timestamptz
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 'epoch'::timestamptz + us * interval '1 microsecond' $$;
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  -- Whole days and the microseconds of the last day, so that no product
+  -- exceeds a double's exact range (interval * bigint multiplies in floating
+  -- point and rounds microseconds away from 2255 on).
+  SELECT ('1970-01-01'::timestamp + make_interval(days => (us / 86400000000)::int,
+                                                 secs => (us % 86400000000) / 1000000.0)) AT TIME ZONE 'UTC' $$;
 CREATE FUNCTION neotoma._iso(ts timestamptz) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') $$;
 
@@ -332,8 +310,12 @@ CREATE TABLE neotoma.schema_recommendations (
 CREATE INDEX schema_recommendations_type ON neotoma.schema_recommendations (user_id, entity_type, status);
 
 -- Bearer tokens of the MCP gateway's HTTP transport, stored hashed (SHA-256
--- of the token). Nobody reads this table directly: the SECURITY DEFINER
--- functions below are the only way in, and only authenticate_token is public.
+-- of the token), each with a scope ('user': the user's own data;
+-- 'operator': also what all users share) and an optional expiry. Nobody
+-- reads this table directly: the SECURITY DEFINER functions below are the
+-- only way in (authenticate_token for the gateway's role, the rest for
+-- operators). Creating or revoking a token notifies every gateway
+-- (channel neotoma_tokens, payload the token's hash) so caches forget it.
 CREATE TABLE neotoma.api_tokens (
   user_id    uuid        NOT NULL,
   id         uuid        NOT NULL,
@@ -341,58 +323,70 @@ CREATE TABLE neotoma.api_tokens (
   name       text,
   created_at timestamptz NOT NULL DEFAULT now(),
   revoked_at timestamptz,
+  scope      text        NOT NULL DEFAULT 'user' CHECK (scope IN ('user', 'operator')),
+  expires_at timestamptz,
   PRIMARY KEY (user_id, id)
 );
 -- Authentication looks tokens up by hash before any user is known.
 CREATE UNIQUE INDEX api_tokens_hash ON neotoma.api_tokens (token_hash);
 
-CREATE FUNCTION neotoma.authenticate_token(token_hash text) RETURNS uuid
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog AS $$
-  SELECT user_id FROM neotoma.api_tokens t
-  WHERE t.token_hash = authenticate_token.token_hash AND t.revoked_at IS NULL $$;
+CREATE FUNCTION neotoma.authenticate_token(token_hash text)
+RETURNS TABLE (user_id uuid, scope text, expires_at timestamptz)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+  SELECT t.user_id, t.scope, t.expires_at FROM neotoma.api_tokens t
+  WHERE t.token_hash = authenticate_token.token_hash AND t.revoked_at IS NULL
+    AND (t.expires_at IS NULL OR t.expires_at > now()) $$;
 
-CREATE FUNCTION neotoma.create_api_token(user_id uuid, token_hash text, name text DEFAULT NULL) RETURNS uuid
-LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS $$
-  INSERT INTO neotoma.api_tokens (user_id, id, token_hash, name)
-  VALUES (create_api_token.user_id, gen_random_uuid(), create_api_token.token_hash, create_api_token.name)
-  RETURNING id $$;
-
-CREATE FUNCTION neotoma.revoke_api_token(token_id uuid) RETURNS boolean
-LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS $$
-  WITH r AS (UPDATE neotoma.api_tokens SET revoked_at = now()
-             WHERE id = revoke_api_token.token_id AND revoked_at IS NULL RETURNING 1)
-  SELECT EXISTS (SELECT 1 FROM r) $$;
-
-CREATE FUNCTION neotoma.list_api_tokens() RETURNS jsonb
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog AS $$
-  SELECT coalesce(jsonb_agg(jsonb_build_object('id', id, 'user_id', user_id, 'name', name,
-           'created_at', created_at, 'revoked_at', revoked_at) ORDER BY created_at, id), '[]')
-  FROM neotoma.api_tokens $$;
-
-REVOKE EXECUTE ON FUNCTION neotoma.create_api_token(uuid, text, text), neotoma.revoke_api_token(uuid),
-  neotoma.list_api_tokens() FROM PUBLIC;
-
--- Row level security: every table, forced so that table owners obey it too.
-DO $$
-DECLARE t text;
+CREATE FUNCTION neotoma.create_api_token(user_id uuid, token_hash text, name text DEFAULT NULL,
+                                         scope text DEFAULT 'user', expires_in_seconds double precision DEFAULT NULL)
+RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+DECLARE
+  t neotoma.api_tokens;
 BEGIN
-  FOREACH t IN ARRAY ARRAY['sources', 'interpretation_runs', 'entities', 'observations',
-                           'entity_snapshots', 'entity_identifiers', 'raw_fragments', 'relationships',
-                           'relationship_observations', 'timeline_events', 'entity_merges',
-                           'schema_recommendations', 'api_tokens', 'files', 'signing_keys'] LOOP
-    EXECUTE format('ALTER TABLE neotoma.%I ENABLE ROW LEVEL SECURITY', t);
-    EXECUTE format('ALTER TABLE neotoma.%I FORCE ROW LEVEL SECURITY', t);
-    EXECUTE format('CREATE POLICY %I ON neotoma.%I USING (user_id = (SELECT neotoma.current_user_id())) '
-                   'WITH CHECK (user_id = (SELECT neotoma.current_user_id()))', t || '_own_rows', t);
-  END LOOP;
+  IF expires_in_seconds IS NOT NULL AND NOT expires_in_seconds > 0 THEN
+    RAISE EXCEPTION 'expires_in_seconds must be positive';
+  END IF;
+  INSERT INTO neotoma.api_tokens (user_id, id, token_hash, name, scope, expires_at)
+  VALUES (create_api_token.user_id, gen_random_uuid(), create_api_token.token_hash, create_api_token.name,
+          create_api_token.scope, now() + expires_in_seconds * interval '1 second')
+  RETURNING * INTO t;
+  PERFORM pg_notify('neotoma_tokens', t.token_hash);
+  RETURN jsonb_build_object('id', t.id, 'user_id', t.user_id, 'scope', t.scope,
+                            'expires_at', neotoma._iso(t.expires_at));
 END $$;
 
--- Schemas: everyone reads the global ones and their own; writes go to either.
-ALTER TABLE neotoma.entity_schemas ENABLE ROW LEVEL SECURITY;
-ALTER TABLE neotoma.entity_schemas FORCE ROW LEVEL SECURITY;
-CREATE POLICY entity_schemas_visible ON neotoma.entity_schemas
-  USING (user_id IN (neotoma.global_user_id(), (SELECT neotoma.current_user_id())))
-  WITH CHECK (user_id IN (neotoma.global_user_id(), (SELECT neotoma.current_user_id())));
+CREATE FUNCTION neotoma.revoke_api_token(token_id uuid) RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+DECLARE
+  h text;
+BEGIN
+  UPDATE neotoma.api_tokens SET revoked_at = now()
+  WHERE id = revoke_api_token.token_id AND revoked_at IS NULL
+  RETURNING token_hash INTO h;
+  IF h IS NULL THEN
+    RETURN false;
+  END IF;
+  PERFORM pg_notify('neotoma_tokens', h);
+  RETURN true;
+END $$;
+
+CREATE FUNCTION neotoma.list_api_tokens() RETURNS jsonb
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+  SELECT coalesce(jsonb_agg(jsonb_build_object('id', id, 'user_id', user_id, 'name', name, 'scope', scope,
+           'created_at', created_at, 'expires_at', expires_at, 'revoked_at', revoked_at)
+           ORDER BY created_at, id), '[]')
+  FROM neotoma.api_tokens $$;
+
+-- One row per user and acyclic relationship type, updated by every write
+-- that checks for cycles: the row lock serialises those checks, and under
+-- REPEATABLE READ a concurrent one fails instead of closing a cycle.
+CREATE TABLE neotoma.graph_write_locks (
+  user_id           uuid   NOT NULL,
+  relationship_type text   NOT NULL,
+  writes            bigint NOT NULL,
+  PRIMARY KEY (user_id, relationship_type)
+);
 
 -- Sources and observations are append-only.
 CREATE FUNCTION neotoma._refuse_change() RETURNS trigger

@@ -54,12 +54,56 @@ pub fn normalize_url(s: &str) -> String {
     no_www.trim_end_matches('/').to_string()
 }
 
+/// Which normalisation a field's values get (and so which form of a typed
+/// identifier can match them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum IdentifierKind {
+    Text,
+    Phone,
+    Url,
+}
+
+impl IdentifierKind {
+    pub fn of(field: &str) -> IdentifierKind {
+        if field == "phone" || field.ends_with("_phone") {
+            IdentifierKind::Phone
+        } else if field == "website" || field.ends_with("_url") || field == "url" {
+            IdentifierKind::Url
+        } else {
+            IdentifierKind::Text
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IdentifierKind::Text => "text",
+            IdentifierKind::Phone => "phone",
+            IdentifierKind::Url => "url",
+        }
+    }
+}
+
 fn is_phone_field(field: &str) -> bool {
-    field == "phone" || field.ends_with("_phone")
+    IdentifierKind::of(field) == IdentifierKind::Phone
 }
 
 fn is_url_field(field: &str) -> bool {
-    field == "website" || field.ends_with("_url") || field == "url"
+    IdentifierKind::of(field) == IdentifierKind::Url
+}
+
+/// The form of a typed identifier that each kind of field is searched with
+/// for a partial match (a phone form only when it has five digits or more).
+pub fn partial_forms(identifier: &str) -> Vec<(IdentifierKind, String)> {
+    let mut out = vec![
+        (IdentifierKind::Text, normalize_text(identifier, false)),
+        (IdentifierKind::Url, normalize_url(identifier)),
+    ];
+    let phone = normalize_phone(identifier);
+    if phone.trim_start_matches('+').len() >= 5 {
+        out.push((IdentifierKind::Phone, phone));
+    }
+    out.retain(|(_, s)| !s.is_empty());
+    out
 }
 
 /// The normalised form of one field's value, or None when the value cannot
@@ -152,6 +196,9 @@ pub fn identifiers(schema: &EntitySchema, snapshot: &Map<String, Value>) -> Vec<
                 normalize_value(f, v, preserve_case(schema, f))?,
             ))
         })
+        // An identifier longer than any lookup may be is not indexed (the
+        // value stays in the snapshot).
+        .filter(|(_, v)| v.len() <= crate::limits::MAX_IDENTIFIER_BYTES)
         .collect();
     out.sort();
     out.dedup();
@@ -289,5 +336,13 @@ mod tests {
         assert!(identifier_candidates(" ANN  lee").contains(&"ann lee".to_string()));
         assert!(identifier_candidates("+44 (20) 1234-5678").contains(&"+442012345678".to_string()));
         assert!(identifier_candidates("http://www.acme.com/").contains(&"acme.com".to_string()));
+        // Each kind of field is searched with its own form: a name fragment
+        // with digits is text, not a phone number.
+        let forms = partial_forms("g17z02bcc58b");
+        assert!(forms.contains(&(IdentifierKind::Text, "g17z02bcc58b".to_string())));
+        assert!(forms.contains(&(IdentifierKind::Phone, "170258".to_string())));
+        assert_eq!(IdentifierKind::of("mobile_phone"), IdentifierKind::Phone);
+        assert_eq!(IdentifierKind::of("website"), IdentifierKind::Url);
+        assert_eq!(IdentifierKind::of("email"), IdentifierKind::Text);
     }
 }

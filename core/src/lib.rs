@@ -12,6 +12,7 @@ pub mod graph;
 pub mod identity;
 pub mod ids;
 pub mod interpret;
+pub mod limits;
 pub mod reducer;
 pub mod request;
 pub mod schema;

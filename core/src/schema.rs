@@ -159,6 +159,33 @@ pub struct EntitySchema {
 }
 
 impl EntitySchema {
+    /// What of the schema decides the data derived from observations:
+    /// merge policies (snapshots), identity rules and case handling
+    /// (identifiers), date fields and their event types (timeline). Two
+    /// schemas with the same derivation derive the same data, so changing
+    /// anything else (descriptions, new non-date fields) recomputes nothing.
+    pub fn derivation(&self) -> serde_json::Value {
+        let dates: Vec<&String> = self
+            .fields
+            .iter()
+            .filter(|(_, d)| d.field_type == FieldType::Date)
+            .map(|(k, _)| k)
+            .collect();
+        let preserve_case: Vec<&String> = self
+            .fields
+            .iter()
+            .filter(|(_, d)| d.preserve_case)
+            .map(|(k, _)| k)
+            .collect();
+        serde_json::json!({
+            "merge_policies": self.merge_policies,
+            "identity": self.identity,
+            "temporal_fields": self.temporal_fields,
+            "date_fields": dates,
+            "preserve_case": preserve_case,
+        })
+    }
+
     pub fn policy(&self, field: &str) -> MergePolicy {
         self.merge_policies.get(field).copied().unwrap_or_default()
     }
@@ -186,6 +213,15 @@ impl EntitySchema {
             return Err(NeotomaError::invalid_field(
                 "schema_version",
                 "schema_version must not be empty",
+            ));
+        }
+        if self.schema_version.len() > crate::limits::MAX_VERSION_BYTES {
+            return Err(NeotomaError::invalid_field(
+                "schema_version",
+                format!(
+                    "schema_version is at most {} bytes",
+                    crate::limits::MAX_VERSION_BYTES
+                ),
             ));
         }
         if self.fields.is_empty() {

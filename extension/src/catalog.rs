@@ -16,21 +16,49 @@ fn action_catalog() -> JsonB {
     JsonB(catalog::catalog_json(EXTENSION_VERSION))
 }
 
-/// Runs `action` with `args`; answers `{"ok": result}` or
-/// `{"error": {code, message, details}}`. Use `neotoma.<action>(args)`, which
-/// raises the error instead.
+/// Runs `action` with `args` (the JSON text of the request); answers
+/// `{"ok": result}` or `{"error": {code, message, details}}`. Use
+/// `neotoma.<action>(args)`, which raises the error instead.
+///
+/// The request arrives as text and is parsed here, so that input serde
+/// cannot read (numbers out of range, nesting too deep) is a
+/// VALIDATION_ERROR and not a crash in the conversion of the argument.
 #[pg_extern(volatile, parallel_unsafe, name = "_invoke")]
-fn invoke(action: &str, args: JsonB) -> JsonB {
-    let result = match catalog::resolve(action) {
-        Some(name) => actions::dispatch(name, &args.0),
-        None => Err(
-            NeotomaError::validation(format!("unknown action `{action}`")).with("action", action),
-        ),
-    };
+fn invoke_text(action: &str, args: &str) -> JsonB {
+    let result =
+        neotoma_core::limits::parse_input(args).and_then(|args| match catalog::resolve(action) {
+            Some(name) => actions::dispatch(name, &args),
+            None => Err(
+                NeotomaError::validation(format!("unknown action `{action}`"))
+                    .with("action", action),
+            ),
+        });
     JsonB(match result {
         Ok(v) => json!({ "ok": v }),
-        Err(e) => json!({ "error": e.to_json() }),
+        Err(e) => {
+            // An error may echo input; it must be storable as jsonb.
+            let mut error = e.to_json();
+            neotoma_core::limits::scrub_nul(&mut error);
+            json!({ "error": error })
+        }
     })
+}
+
+/// The entry point of 0.1.0 (`_invoke(text, jsonb)`), kept in the library
+/// so that a database still on 0.1.0 keeps working until it is updated.
+#[pg_extern(volatile, parallel_unsafe, sql = false)]
+fn invoke(action: &str, args: JsonB) -> JsonB {
+    invoke_text(action, &args.0.to_string())
+}
+
+/// Raises `e` as an action error (SQLSTATE NT001 with the envelope), from
+/// code that cannot answer `{"error": …}`.
+pub fn raise(e: &NeotomaError) -> ! {
+    let _ = crate::db::run(
+        "SELECT neotoma._raise($1)",
+        &[crate::db::Arg::Json(&e.to_json())],
+    );
+    pgrx::error!("{e}")
 }
 
 /// Serialises a response; responses are plain data, so this cannot fail in

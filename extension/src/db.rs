@@ -32,7 +32,41 @@ pub enum Arg<'a> {
     Texts(Vec<String>),
     OptTexts(Option<Vec<String>>),
     Json(&'a Value),
+    OptJson(Option<&'a Value>),
+    /// JSON already serialised (large batches are written straight to text,
+    /// never built as a `Value`).
+    JsonText(String),
     Int(i64),
+}
+
+/// A jsonb datum read from JSON text by Postgres' own `jsonb_in` (no copy
+/// of the value on the Rust side).
+struct JsonbFromText(std::ffi::CString);
+
+impl pgrx::datum::IntoDatum for JsonbFromText {
+    fn into_datum(self) -> Option<pg_sys::Datum> {
+        // SAFETY: jsonb_in reads a NUL-terminated string and answers a
+        // palloc'd jsonb in the current memory context; the string lives
+        // until it returns.
+        unsafe {
+            pgrx::fcinfo::direct_function_call_as_datum(
+                pg_sys::jsonb_in,
+                &[Some(pg_sys::Datum::from(self.0.as_ptr()))],
+            )
+        }
+    }
+
+    fn type_oid() -> pg_sys::Oid {
+        pg_sys::JSONBOID
+    }
+}
+
+/// The jsonb datum of JSON text (serde escapes NUL, so the text has none).
+fn jsonb(text: String) -> DatumWithOid<'static> {
+    match std::ffi::CString::new(text) {
+        Ok(c) => JsonbFromText(c).into(),
+        Err(_) => DatumWithOid::null_oid(pg_sys::JSONBOID),
+    }
 }
 
 impl Arg<'_> {
@@ -42,7 +76,10 @@ impl Arg<'_> {
             Arg::OptText(s) => s.map(str::to_string).into(),
             Arg::Texts(v) => v.clone().into(),
             Arg::OptTexts(v) => v.clone().into(),
-            Arg::Json(v) => JsonB((*v).clone()).into(),
+            Arg::Json(v) => jsonb(v.to_string()),
+            Arg::OptJson(Some(v)) => jsonb(v.to_string()),
+            Arg::OptJson(None) => DatumWithOid::null_oid(pg_sys::JSONBOID),
+            Arg::JsonText(s) => jsonb(s.clone()),
             Arg::Int(i) => (*i).into(),
         }
     }
@@ -51,7 +88,7 @@ impl Arg<'_> {
         PgOid::BuiltIn(match self {
             Arg::Text(_) | Arg::OptText(_) => BuiltinOid::TEXTOID,
             Arg::Texts(_) | Arg::OptTexts(_) => BuiltinOid::TEXTARRAYOID,
-            Arg::Json(_) => BuiltinOid::JSONBOID,
+            Arg::Json(_) | Arg::OptJson(_) | Arg::JsonText(_) => BuiltinOid::JSONBOID,
             Arg::Int(_) => BuiltinOid::INT8OID,
         })
     }

@@ -14,12 +14,54 @@ use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
 
-/// Serialises schema changes of one scope and type.
-pub fn lock_schema(scope: &Uuid, entity_type: &str) -> Result<(), NeotomaError> {
+/// Serialises schema changes of a type with each other and with every
+/// write that folds observations of that type (which hold the same lock
+/// shared, see `snapshots::lock_types_shared`). Taken before anything else
+/// the action locks.
+pub fn lock_schema(entity_type: &str) -> Result<(), NeotomaError> {
     db::run(
-        "SELECT pg_advisory_xact_lock(hashtextextended('schema:' || $1 || ':' || $2, 0))",
-        &[Arg::Text(&scope.to_string()), Arg::Text(entity_type)],
+        "SELECT pg_advisory_xact_lock(hashtextextended('neotoma-type:' || $1, 0))",
+        &[Arg::Text(entity_type)],
     )
+}
+
+/// Like [`lock_schema`], without waiting: false when another transaction
+/// holds the type (automatic promotion then waits for a later store rather
+/// than risk a deadlock with it).
+fn try_lock_schema(entity_type: &str) -> Result<bool, NeotomaError> {
+    let v = db::json(
+        "SELECT to_jsonb(pg_try_advisory_xact_lock(hashtextextended('neotoma-type:' || $1, 0)))",
+        &[Arg::Text(entity_type)],
+    )?;
+    Ok(v.as_bool().unwrap_or(false))
+}
+
+/// Writes a schema version in a scope ([`write_schema`]) and, when it
+/// becomes active and changes what the reducer or the timeline derive for
+/// the users it applies to, recomputes their snapshots in the same
+/// transaction. Answers the schema's id and how many entities were
+/// recomputed. Call it holding [`lock_schema`].
+pub fn apply_schema(
+    scope: &Uuid,
+    schema: &EntitySchema,
+    activate: bool,
+) -> Result<(Uuid, i64), NeotomaError> {
+    let global = scope.is_nil();
+    // The schema these users had until now: a user's own variant, or the
+    // global one it falls back to.
+    let before = match active_in_scope(scope, &schema.entity_type)? {
+        Some(s) => Some(s),
+        None if !global => active_in_scope(&Uuid::nil(), &schema.entity_type)?,
+        None => None,
+    };
+    let id = write_schema(scope, schema, activate)?;
+    let changed = before.is_none_or(|b| b.derivation() != schema.derivation());
+    let recomputed = if activate && changed {
+        snapshots::recompute_type(&schema.entity_type, (!global).then_some(scope))?
+    } else {
+        0
+    };
+    Ok((id, recomputed))
 }
 
 /// Versions of a type that exist in a scope.
@@ -88,27 +130,6 @@ pub fn write_schema(
         ],
     )?;
     Ok(id)
-}
-
-/// Recomputes the snapshots of every visible entity of a type (after its
-/// merge policies changed); answers how many.
-pub fn recompute_type(entity_type: &str, only_user: Option<&Uuid>) -> Result<i64, NeotomaError> {
-    let rows = db::json(
-        "SELECT coalesce(jsonb_object_agg(user_id, ids), '{}') FROM (
-           SELECT user_id, jsonb_agg(id ORDER BY id) AS ids FROM neotoma.entities
-           WHERE entity_type = $1 AND merged_into IS NULL AND ($2::text IS NULL OR user_id = $2::uuid)
-           GROUP BY user_id) x",
-        &[Arg::Text(entity_type), Arg::OptText(only_user.map(|u| u.to_string()).as_deref())],
-    )?;
-    let by_user: BTreeMap<Uuid, Vec<String>> = db::from_json(rows, "entities")?;
-    let mut n = 0;
-    for (user, ids) in by_user {
-        for chunk in ids.chunks(500) {
-            snapshots::recompute(&user, chunk)?;
-            n += chunk.len() as i64;
-        }
-    }
-    Ok(n)
 }
 
 #[derive(Deserialize)]
@@ -247,35 +268,17 @@ pub fn fragment_stats(
         .collect())
 }
 
-fn setting(name: &str) -> Result<Option<String>, NeotomaError> {
-    db::text(
-        "SELECT nullif(current_setting($1, true), '')",
-        &[Arg::Text(name)],
-    )
-}
-
 /// The auto-promotion rule of this database, or None when switched off
 /// (`ALTER DATABASE … SET neotoma.auto_promote = off`). Thresholds come from
 /// `neotoma.auto_promote_min_consistency`, `…_min_sources`,
 /// `…_min_occurrences`.
-fn auto_promotion() -> Result<Option<AutoPromotion>, NeotomaError> {
-    if matches!(
-        setting("neotoma.auto_promote")?.as_deref(),
-        Some("off" | "false" | "0")
-    ) {
-        return Ok(None);
-    }
-    let mut rule = AutoPromotion::default();
-    if let Some(v) = setting("neotoma.auto_promote_min_consistency")?.and_then(|s| s.parse().ok()) {
-        rule.min_type_consistency = v;
-    }
-    if let Some(v) = setting("neotoma.auto_promote_min_sources")?.and_then(|s| s.parse().ok()) {
-        rule.min_sources = v;
-    }
-    if let Some(v) = setting("neotoma.auto_promote_min_occurrences")?.and_then(|s| s.parse().ok()) {
-        rule.min_occurrences = v;
-    }
-    Ok(Some(rule))
+fn auto_promotion() -> Option<AutoPromotion> {
+    use crate::settings::*;
+    AUTO_PROMOTE.get().then(|| AutoPromotion {
+        min_type_consistency: AUTO_PROMOTE_MIN_CONSISTENCY.get(),
+        min_sources: AUTO_PROMOTE_MIN_SOURCES.get().max(1) as u64,
+        min_occurrences: AUTO_PROMOTE_MIN_OCCURRENCES.get().max(1) as u64,
+    })
 }
 
 /// JSON evidence of a field's statistics.
@@ -296,7 +299,7 @@ pub fn auto_promote(
     user: &Uuid,
     touched: &BTreeMap<String, BTreeSet<String>>,
 ) -> Result<(), NeotomaError> {
-    let Some(rule) = auto_promotion()? else {
+    let Some(rule) = auto_promotion() else {
         return Ok(());
     };
     for (entity_type, keys) in touched {
@@ -310,10 +313,9 @@ pub fn auto_promote(
             .filter(|(_, s)| rule.qualifies(s))
             .map(|((_, k), s)| (k, s))
             .collect();
-        if qualifying.is_empty() {
+        if qualifying.is_empty() || !try_lock_schema(entity_type)? {
             continue;
         }
-        lock_schema(user, entity_type)?;
         let Some(current) =
             registry::active(*user, std::slice::from_ref(entity_type))?.remove(entity_type)
         else {
@@ -343,7 +345,7 @@ pub fn auto_promote(
         }
         schema.schema_version =
             evolution::next_version(&schema.schema_version, &versions(user, entity_type)?);
-        write_schema(user, &schema, true)?;
+        apply_schema(user, &schema, true)?;
         migrate(user, &schema, &added)?;
         let fields: Vec<Value> = qualifying
             .iter()

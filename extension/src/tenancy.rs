@@ -1,26 +1,69 @@
-//! Which user an action acts for.
+//! Which user an action acts for, and whether the session is trusted.
 //!
-//! The user is *established* by the session (GUC `neotoma.user_id`, set by the
-//! gateway per transaction, or Supabase's `auth.uid()`), and then a `user_id`
-//! argument that differs is refused. In a trusted SQL session with no
-//! established user, the `user_id` argument names the user; the action then
-//! sets `neotoma.user_id` for its own duration so that row level security
-//! applies to everything it reads and writes.
+//! The user is *established* by the session: the setting `neotoma.user_id`
+//! (which only superusers and `neotoma_service` members may set: the MCP
+//! gateway sets it per transaction), else the `sub` of the request's JWT
+//! claims (`request.jwt.claims`, as PostgREST and Supabase set them for
+//! `authenticated`). A `user_id` argument that differs is refused.
+//!
+//! With no established user, a *trusted* session (superuser, or a member of
+//! `neotoma_service`) may name the user with the `user_id` argument; the
+//! action then sets `neotoma.user_id` for its own duration so that row level
+//! security applies to everything it reads and writes. Any other session is
+//! refused: it is never trusted to say whom it acts for.
+//!
+//! Nothing here runs code a caller could have defined: the JWT claims are
+//! read as settings, not through `auth.uid()`.
 
 use crate::db;
+use crate::settings;
 use neotoma_core::{ErrorCode, NeotomaError};
+use pgrx::prelude::*;
 use uuid::Uuid;
 
 fn parse_user(value: &str, field: &str) -> Result<Uuid, NeotomaError> {
-    Uuid::parse_str(value)
+    Uuid::parse_str(value.trim())
         .map_err(|_| NeotomaError::invalid_field(field, format!("`{field}` must be a UUID")))
+}
+
+/// The `sub` of the request's JWT claims, if any.
+fn jwt_subject() -> Option<String> {
+    if let Some(sub) = settings::named(c"request.jwt.claim.sub") {
+        return Some(sub);
+    }
+    let claims = settings::named(c"request.jwt.claims")?;
+    let claims: serde_json::Value = serde_json::from_str(&claims).ok()?;
+    claims.get("sub")?.as_str().map(str::to_string)
 }
 
 /// The user established by the session, if any.
 pub fn established_user() -> Result<Option<Uuid>, NeotomaError> {
-    db::text("SELECT neotoma.current_user_id()::text", &[])?
-        .map(|s| parse_user(&s, "neotoma.user_id"))
-        .transpose()
+    if let Some(v) = settings::text(&settings::USER_ID) {
+        return parse_user(&v, "neotoma.user_id").map(Some);
+    }
+    match jwt_subject() {
+        // A JWT whose subject is not a UUID (e.g. a service key) names no user.
+        Some(sub) => Ok(Uuid::parse_str(sub.trim()).ok()),
+        None => Ok(None),
+    }
+}
+
+/// The user this session acts for: `neotoma.user_id`, else the JWT
+/// subject, else NULL. Row level security compares `user_id` with it.
+#[pg_extern(stable, parallel_safe)]
+pub fn current_user_id() -> Option<pgrx::datum::Uuid> {
+    match established_user() {
+        Ok(user) => user.map(|u| pgrx::datum::Uuid::from_bytes(*u.as_bytes())),
+        Err(e) => crate::catalog::raise(&e),
+    }
+}
+
+/// Whether this session acts as an operator (may change global schemas and
+/// other shared settings): `neotoma.operator` when set, else membership of
+/// `neotoma_operator`.
+#[pg_extern(stable, parallel_safe)]
+fn session_is_operator() -> bool {
+    settings::operator(false)
 }
 
 /// Runs `body` as the user the session establishes or `user_arg` names.
@@ -36,6 +79,7 @@ pub fn with_user<T>(
         )
         .with("field", "user_id")),
         (Some(session), _) => body(session),
+        (None, _) if !settings::trusted() => Err(untrusted()),
         (None, Some(arg)) => {
             set_session_user(Some(arg))?;
             let result = body(arg);
@@ -48,6 +92,16 @@ pub fn with_user<T>(
         )
         .with("field", "user_id")),
     }
+}
+
+/// The refusal of a session that establishes no user and may not name one.
+fn untrusted() -> NeotomaError {
+    NeotomaError::new(
+        ErrorCode::Forbidden,
+        "this session has no authenticated user, and its role may not name one: sign in (JWT \
+         claims), or connect as a role granted neotoma_service",
+    )
+    .with("field", "user_id")
 }
 
 fn set_session_user(user: Option<Uuid>) -> Result<(), NeotomaError> {
@@ -68,4 +122,21 @@ pub fn with_optional_user<T>(
         return body(None);
     }
     with_user(user_arg, |u| body(Some(u)))
+}
+
+/// Refuses a change to what all users share unless the session is an
+/// operator.
+pub fn require_operator(what: &str) -> Result<(), NeotomaError> {
+    if settings::operator(false) {
+        return Ok(());
+    }
+    Err(NeotomaError::new(
+        ErrorCode::Forbidden,
+        format!(
+            "{what} changes what every user shares and needs an operator (the role \
+             neotoma_operator in SQL; a token made with --scope operator over MCP); pass \
+             user_specific: true to change your own variant instead"
+        ),
+    )
+    .with("field", "user_specific"))
 }

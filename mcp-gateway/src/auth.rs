@@ -1,31 +1,70 @@
 //! Who a call acts for.
 //!
-//! Over stdio the user is configured (`--user-id`). Over HTTP each request
-//! carries `Authorization: Bearer <token>`; tokens are made with
-//! `neotoma-mcp token create` and stored hashed in the database (only their
-//! SHA-256 is kept). A missing or unknown token is answered 401 with a
-//! `WWW-Authenticate` header before MCP sees the request.
+//! Over stdio the user is configured (`--user-id`) and is the machine's
+//! owner: an operator. Over HTTP each request carries `Authorization: Bearer
+//! <token>`; tokens are made with `neotoma-mcp token create` and stored
+//! hashed in the database (only their SHA-256 is kept), each with a scope
+//! (`user` or `operator`) and an optional expiry. A missing, unknown, expired
+//! or revoked token is answered 401 with a `WWW-Authenticate` header before
+//! MCP sees the request.
+//!
+//! Lookups are cached, and the cache is only trusted while this gateway
+//! listens to the database's token notifications: creating or revoking a
+//! token notifies every gateway, which forgets that token at once. Without
+//! the notification channel (not yet connected, or lost) nothing is cached.
 
 use crate::database::Database;
+use crate::limits::{SlidingWindow, retry_after_seconds};
 use crate::server::AppState;
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use neotoma_core::canonical::sha256_hex;
 use serde_json::json;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime};
 use uuid::Uuid;
 
-/// The user an HTTP request was authenticated as (a request extension).
-#[derive(Clone, Copy, Debug)]
-pub struct AuthUser(pub Uuid);
+/// Who a call acts for, and how far it is trusted (an HTTP request
+/// extension; stdio calls get [`Caller::local`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Caller {
+    pub user: Uuid,
+    /// May change what all users share (global schemas).
+    pub operator: bool,
+    /// Came over the network: reads server files only under --file-root.
+    pub remote: bool,
+}
 
-/// How long a token lookup is remembered (so a revocation takes at most this
-/// long to bite).
-const CACHE_TTL: Duration = Duration::from_secs(10);
+impl Caller {
+    /// The machine's owner, over stdio.
+    pub fn local(user: Uuid) -> Caller {
+        Caller {
+            user,
+            operator: true,
+            remote: false,
+        }
+    }
+}
+
+/// The Postgres channel token changes are announced on.
+pub const TOKEN_CHANNEL: &str = "neotoma_tokens";
+
+/// How long a known token is remembered (revocations arrive by notification).
+const KNOWN_TTL: Duration = Duration::from_secs(60);
+/// How long an unknown token is remembered, so a flood of random tokens does
+/// not become a flood of database lookups.
+const UNKNOWN_TTL: Duration = Duration::from_secs(5);
+/// Most tokens remembered.
+const CACHE_CAPACITY: usize = 10_000;
+/// Failed authentications per client address and minute before it is told
+/// to wait (429) without a lookup.
+const FAILURES_PER_MINUTE: u32 = 30;
 
 /// A new random token: `ntm_` and 64 hex digits (244 random bits).
 pub fn new_token() -> String {
@@ -36,28 +75,125 @@ pub fn hash_token(token: &str) -> String {
     sha256_hex(token.as_bytes())
 }
 
-/// Token hash → (user or none, when looked up).
-#[derive(Default)]
-pub struct TokenCache(Mutex<HashMap<String, (Option<Uuid>, Instant)>>);
+/// What the database says a valid token stands for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TokenIdentity {
+    pub user: Uuid,
+    pub operator: bool,
+    pub expires_at: Option<SystemTime>,
+}
+
+impl TokenIdentity {
+    fn valid_now(&self) -> bool {
+        self.expires_at.is_none_or(|t| t > SystemTime::now())
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Cached {
+    identity: Option<TokenIdentity>,
+    at: Instant,
+}
+
+impl Cached {
+    fn fresh(&self) -> bool {
+        let ttl = if self.identity.is_some() {
+            KNOWN_TTL
+        } else {
+            UNKNOWN_TTL
+        };
+        self.at.elapsed() < ttl
+    }
+}
+
+/// Token hash → what it stands for, while the notification channel is up.
+pub struct TokenCache {
+    entries: Mutex<HashMap<String, Cached>>,
+    listening: AtomicBool,
+    /// Bumped by every change: a lookup that started before a change does
+    /// not cache its (possibly stale) answer.
+    generation: AtomicU64,
+    failures: SlidingWindow<IpAddr>,
+}
+
+impl Default for TokenCache {
+    fn default() -> Self {
+        TokenCache {
+            entries: Mutex::default(),
+            listening: AtomicBool::new(false),
+            generation: AtomicU64::new(0),
+            failures: SlidingWindow::new(FAILURES_PER_MINUTE, Duration::from_secs(60)),
+        }
+    }
+}
 
 impl TokenCache {
-    async fn user_for(
+    /// The notification channel is up (true) or lost (false: forget all).
+    pub fn set_listening(&self, up: bool) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        if !up && let Ok(mut m) = self.entries.lock() {
+            m.clear();
+        }
+        self.listening.store(up, Ordering::SeqCst);
+    }
+
+    /// A token changed (created, revoked): forget what was known of it.
+    pub fn forget(&self, hash: &str) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        if let Ok(mut m) = self.entries.lock() {
+            m.remove(hash);
+        }
+    }
+
+    fn cached(&self, hash: &str) -> Option<Option<TokenIdentity>> {
+        if !self.listening.load(Ordering::SeqCst) {
+            return None;
+        }
+        let m = self.entries.lock().ok()?;
+        m.get(hash).filter(|c| c.fresh()).map(|c| c.identity)
+    }
+
+    /// Caches what a lookup begun at `generation` found, unless something
+    /// changed since.
+    fn remember(&self, hash: String, identity: Option<TokenIdentity>, generation: u64) {
+        if !self.listening.load(Ordering::SeqCst) {
+            return;
+        }
+        if let Ok(mut m) = self.entries.lock() {
+            if self.generation.load(Ordering::SeqCst) != generation {
+                return;
+            }
+            if m.len() >= CACHE_CAPACITY {
+                m.retain(|_, c| c.fresh());
+            }
+            if m.len() < CACHE_CAPACITY {
+                m.insert(
+                    hash,
+                    Cached {
+                        identity,
+                        at: Instant::now(),
+                    },
+                );
+            }
+        }
+    }
+
+    async fn identity(
         &self,
         db: &Database,
         token: &str,
-    ) -> Result<Option<Uuid>, neotoma_core::NeotomaError> {
+    ) -> Result<Option<TokenIdentity>, neotoma_core::NeotomaError> {
         let hash = hash_token(token);
-        if let Some((user, at)) = self.0.lock().map(|m| m.get(&hash).copied()).ok().flatten()
-            && at.elapsed() < CACHE_TTL
-        {
-            return Ok(user);
-        }
-        let user = db.authenticate(&hash).await?;
-        if let Ok(mut m) = self.0.lock() {
-            m.retain(|_, (_, at)| at.elapsed() < CACHE_TTL);
-            m.insert(hash, (user, Instant::now()));
-        }
-        Ok(user)
+        let identity = match self.cached(&hash) {
+            Some(known) => known,
+            None => {
+                let generation = self.generation.load(Ordering::SeqCst);
+                let found = db.authenticate(&hash).await?;
+                self.remember(hash, found, generation);
+                found
+            }
+        };
+        Ok(identity.filter(TokenIdentity::valid_now))
     }
 }
 
@@ -77,45 +213,68 @@ fn unauthorized(error: Option<&str>, message: &str) -> Response {
     r
 }
 
-/// Axum middleware in front of `/mcp`.
+/// The token of an `Authorization` header; the scheme is case-insensitive
+/// (RFC 7235).
+fn bearer(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim().split_once(char::is_whitespace)?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// Axum middleware in front of `/mcp`: establishes the [`Caller`].
 pub async fn require_token(
     State(state): State<Arc<AppState>>,
     mut request: Request,
     next: Next,
 ) -> Response {
     if !state.require_tokens {
-        request
-            .extensions_mut()
-            .insert(AuthUser(state.default_user));
+        request.extensions_mut().insert(Caller {
+            user: state.default_user,
+            operator: false,
+            remote: true,
+        });
         return next.run(request).await;
     }
+    let address = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(a)| a.ip());
+    if let Some(wait) = address.and_then(|ip| state.tokens.failures.blocked(&ip)) {
+        return too_many_failures(wait);
+    }
+    let failed = || {
+        state.metrics.unauthorized.inc();
+        if let Some(ip) = address {
+            state.tokens.failures.record(&ip);
+        }
+    };
     let presented = request
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            v.strip_prefix("Bearer ")
-                .or_else(|| v.strip_prefix("bearer "))
-        })
-        .map(str::trim)
+        .and_then(bearer)
         .map(str::to_string);
     let Some(token) = presented else {
-        state.metrics.unauthorized.inc();
+        failed();
         return unauthorized(
             None,
             "a bearer token is required (neotoma-mcp token create)",
         );
     };
-    match state.tokens.user_for(&state.db, &token).await {
-        Ok(Some(user)) => {
-            request.extensions_mut().insert(AuthUser(user));
+    match state.tokens.identity(&state.db, &token).await {
+        Ok(Some(identity)) => {
+            request.extensions_mut().insert(Caller {
+                user: identity.user,
+                operator: identity.operator,
+                remote: true,
+            });
             next.run(request).await
         }
         Ok(None) => {
-            state.metrics.unauthorized.inc();
+            failed();
             unauthorized(
                 Some("invalid_token"),
-                "the bearer token is unknown or revoked",
+                "the bearer token is unknown, expired or revoked",
             )
         }
         Err(e) => (
@@ -124,6 +283,20 @@ pub async fn require_token(
         )
             .into_response(),
     }
+}
+
+fn too_many_failures(wait: Duration) -> Response {
+    let seconds = retry_after_seconds(wait);
+    let mut r = (
+        StatusCode::TOO_MANY_REQUESTS,
+        axum::Json(json!({"error": {"code": "RATE_LIMIT_EXCEEDED",
+            "message": format!("too many failed authentications from this address; retry after {seconds} seconds"),
+            "details": {"retry_after_seconds": seconds}}})),
+    )
+        .into_response();
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    r
 }
 
 #[cfg(test)]
@@ -138,5 +311,56 @@ mod tests {
         assert_eq!(hash_token(&a), hash_token(&a));
         assert_ne!(hash_token(&a), a);
         assert_eq!(hash_token(&a).len(), 64);
+    }
+
+    #[test]
+    fn bearer_scheme_is_case_insensitive() {
+        assert_eq!(bearer("Bearer abc"), Some("abc"));
+        assert_eq!(bearer("BEARER abc"), Some("abc"));
+        assert_eq!(bearer("bearer   abc  "), Some("abc"));
+        assert_eq!(bearer("Basic abc"), None);
+        assert_eq!(bearer("Bearer"), None);
+        assert_eq!(bearer("Bearerabc"), None);
+    }
+
+    #[test]
+    fn nothing_is_cached_without_the_notification_channel() {
+        let cache = TokenCache::default();
+        let id = TokenIdentity {
+            user: Uuid::nil(),
+            operator: false,
+            expires_at: None,
+        };
+        let generation = |c: &TokenCache| c.generation.load(Ordering::SeqCst);
+        cache.remember("h".into(), Some(id), generation(&cache));
+        assert_eq!(cache.cached("h"), None);
+        cache.set_listening(true);
+        cache.remember("h".into(), Some(id), generation(&cache));
+        assert_eq!(cache.cached("h"), Some(Some(id)));
+        cache.forget("h");
+        assert_eq!(cache.cached("h"), None);
+        // A lookup that began before a change does not cache its answer.
+        let before = generation(&cache);
+        cache.forget("other");
+        cache.remember("h".into(), Some(id), before);
+        assert_eq!(cache.cached("h"), None);
+        cache.remember("h".into(), Some(id), generation(&cache));
+        cache.set_listening(false);
+        assert_eq!(cache.cached("h"), None);
+    }
+
+    #[test]
+    fn expired_tokens_are_not_valid() {
+        let past = TokenIdentity {
+            user: Uuid::nil(),
+            operator: false,
+            expires_at: Some(SystemTime::now() - Duration::from_secs(1)),
+        };
+        assert!(!past.valid_now());
+        let later = TokenIdentity {
+            expires_at: Some(SystemTime::now() + Duration::from_secs(60)),
+            ..past
+        };
+        assert!(later.valid_now());
     }
 }

@@ -60,6 +60,15 @@ pub enum TokenCommand {
         /// A note to recognise the token by.
         #[arg(long)]
         name: Option<String>,
+        /// `user` (the default): the user's own data. `operator`: also what
+        /// all users share (global schemas); needs a gateway whose database
+        /// role is a member of neotoma_operator.
+        #[arg(long, value_enum, default_value = "user")]
+        scope: TokenScope,
+        /// The token stops working after this long, e.g. 3600s, 90m, 12h,
+        /// 30d (default: never).
+        #[arg(long, value_parser = parse_duration)]
+        expires_in: Option<std::time::Duration>,
         #[command(flatten)]
         db: DbArgs,
     },
@@ -147,6 +156,26 @@ pub struct ServeArgs {
     /// Base URL of signed file URLs (retrieve_file_url) [default: http://<--http address>].
     #[arg(long, env = "NEOTOMA_PUBLIC_URL")]
     pub public_url: Option<String>,
+    /// A directory under which `file_path` arguments may name files
+    /// (repeatable; env colon-separated). Over HTTP, file_path is refused
+    /// unless it resolves (symlinks and `..` followed) under one of these;
+    /// over stdio any readable path is allowed unless some are given.
+    #[arg(long = "file-root", env = "NEOTOMA_FILE_ROOTS", value_delimiter = ':')]
+    pub file_roots: Vec<PathBuf>,
+    /// HTTP requests with large bodies (over 1 MiB: files) handled at once;
+    /// others wait (up to 30 s, then 503).
+    #[arg(long, env = "NEOTOMA_MAX_LARGE_REQUESTS", default_value_t = 2)]
+    pub max_large_requests: usize,
+    /// Streamable HTTP sessions one user may keep open (opening another
+    /// closes the user's least recently used one).
+    #[arg(long, env = "NEOTOMA_SESSIONS_PER_USER", default_value_t = 16)]
+    pub sessions_per_user: usize,
+    /// Streamable HTTP sessions the process keeps open in all (then 503).
+    #[arg(long, env = "NEOTOMA_MAX_SESSIONS", default_value_t = 1000)]
+    pub max_sessions: usize,
+    /// An HTTP session unused this many seconds is closed.
+    #[arg(long, env = "NEOTOMA_SESSION_IDLE_SECS", default_value_t = 300)]
+    pub session_idle_secs: u64,
     /// Host names to accept over HTTP besides localhost (DNS-rebinding guard).
     #[arg(
         long = "allowed-host",
@@ -197,8 +226,62 @@ impl EmbeddedArgs {
     }
 }
 
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq)]
+pub enum TokenScope {
+    User,
+    Operator,
+}
+
+impl TokenScope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TokenScope::User => "user",
+            TokenScope::Operator => "operator",
+        }
+    }
+}
+
+/// `90`, `90s`, `15m`, `12h`, `30d`: a duration of at least a second.
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let s = s.trim();
+    let (number, unit) = match s.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => s.split_at(i),
+        None => (s, "s"),
+    };
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration like 3600s, 90m, 12h or 30d"))?;
+    let seconds = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(format!("`{s}`: the unit is s, m, h or d")),
+    };
+    match n.checked_mul(seconds) {
+        Some(total) if total > 0 => Ok(std::time::Duration::from_secs(total)),
+        _ => Err(format!("`{s}` is not a usable duration")),
+    }
+}
+
 #[derive(ValueEnum, Debug, Clone, Copy)]
 pub enum LogFormat {
     Text,
     Json,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("90").unwrap().as_secs(), 90);
+        assert_eq!(parse_duration("15m").unwrap().as_secs(), 900);
+        assert_eq!(parse_duration("12h").unwrap().as_secs(), 43_200);
+        assert_eq!(parse_duration("30d").unwrap().as_secs(), 2_592_000);
+        for bad in ["", "0", "5w", "h", "-5s", "99999999999999999999d"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -2,12 +2,14 @@
 //! one call per action, `SELECT neotoma.<action>($args)`, in one transaction,
 //! with the acting user set for that transaction.
 
+use crate::auth::{Caller, TOKEN_CHANNEL, TokenCache, TokenIdentity};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use neotoma_core::{ErrorCode, NeotomaError};
 use serde_json::Value;
-use std::time::Duration;
-use tokio_postgres::NoTls;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 use tokio_postgres::error::SqlState;
+use tokio_postgres::{AsyncMessage, NoTls};
 use uuid::Uuid;
 
 /// How long the gateway waits for a free connection or a new one.
@@ -16,7 +18,11 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Clone)]
 pub struct Database {
     pool: Pool,
+    config: tokio_postgres::Config,
     statement_timeout: Duration,
+    /// The login role may set `neotoma.operator` (it is a member of
+    /// `neotoma_operator`); learnt by [`Database::learn_privileges`].
+    can_operate: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Settings for [`Database::connect`].
@@ -57,7 +63,7 @@ impl Database {
         }
         pg.options(options);
         let manager = Manager::from_config(
-            pg,
+            pg.clone(),
             NoTls,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
@@ -72,8 +78,39 @@ impl Database {
             .build()?;
         Ok(Database {
             pool,
+            config: pg,
             statement_timeout: opts.statement_timeout,
+            can_operate: Arc::default(),
         })
+    }
+
+    /// Asks whether this gateway's database role may act as an operator
+    /// (set `neotoma.operator`). Without it, operator tokens and stdio act
+    /// as ordinary users: the database refuses what needs an operator.
+    pub async fn learn_privileges(&self) -> Result<bool, NeotomaError> {
+        let v = self
+            .query_json("SELECT to_jsonb(pg_has_role('neotoma_operator', 'USAGE'))")
+            .await?;
+        let can = v.as_bool().unwrap_or(false);
+        self.can_operate
+            .store(can, std::sync::atomic::Ordering::SeqCst);
+        Ok(can)
+    }
+
+    /// Listens to token changes (created, revoked) for as long as the
+    /// process runs, reconnecting when the connection is lost; the cache is
+    /// trusted only while the channel is up.
+    pub fn listen_to_tokens(&self, cache: Arc<TokenCache>) {
+        let config = self.config.clone();
+        tokio::spawn(async move {
+            loop {
+                if let Err(e) = listen_once(&config, &cache).await {
+                    tracing::debug!(error = %e, "token notification channel lost");
+                }
+                cache.set_listening(false);
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        });
     }
 
     /// Runs a query that returns one jsonb value.
@@ -108,19 +145,34 @@ impl Database {
         Ok(row.map(|r| (r.get(0), r.get(1), r.get(2))))
     }
 
-    /// The user of a token (by its hash), if the token is valid.
-    pub async fn authenticate(&self, token_hash: &str) -> Result<Option<Uuid>, NeotomaError> {
+    /// What a token (by its hash) stands for, if it is valid.
+    pub async fn authenticate(
+        &self,
+        token_hash: &str,
+    ) -> Result<Option<TokenIdentity>, NeotomaError> {
         let client = self.pool.get().await.map_err(unavailable)?;
         let statement = client
-            .prepare_cached("SELECT neotoma.authenticate_token($1)")
+            .prepare_cached(
+                "SELECT user_id, scope, extract(epoch FROM expires_at)::float8 \
+                 FROM neotoma.authenticate_token($1)",
+            )
             .await
             .map_err(|e| map_pg_error(e, ErrorCode::DbQueryFailed))?;
         let row = client
-            .query_one(&statement, &[&token_hash])
+            .query_opt(&statement, &[&token_hash])
             .await
             .map_err(|e| map_pg_error(e, ErrorCode::DbQueryFailed))?;
-        row.try_get::<_, Option<Uuid>>(0)
-            .map_err(|e| map_pg_error(e, ErrorCode::DbQueryFailed))
+        let Some(row) = row else { return Ok(None) };
+        let read = |e| map_pg_error(e, ErrorCode::DbQueryFailed);
+        let user: Uuid = row.try_get(0).map_err(read)?;
+        let scope: String = row.try_get(1).map_err(read)?;
+        let expires: Option<f64> = row.try_get(2).map_err(read)?;
+        Ok(Some(TokenIdentity {
+            user,
+            operator: scope == "operator",
+            expires_at: expires
+                .map(|s| SystemTime::UNIX_EPOCH + Duration::from_secs_f64(s.max(0.0))),
+        }))
     }
 
     /// Connections in use and idle, for metrics.
@@ -129,13 +181,14 @@ impl Database {
         (s.size.saturating_sub(s.available), s.available)
     }
 
-    /// Runs `sql_function(args)` as `user`, in one transaction (a single
-    /// statement in autocommit mode: the user is set with `set_config(..,
-    /// true)`, which lasts exactly that transaction).
+    /// Runs `sql_function(args)` for `caller`, in one transaction (a single
+    /// statement in autocommit mode: the user, and whether it acts as an
+    /// operator, are set with `set_config(.., true)`, which lasts exactly that
+    /// transaction).
     pub async fn call(
         &self,
         sql_function: &str,
-        user: Option<Uuid>,
+        caller: &Caller,
         args: &Value,
         write: bool,
     ) -> Result<Value, NeotomaError> {
@@ -144,11 +197,22 @@ impl Database {
         } else {
             ErrorCode::DbQueryFailed
         };
-        let sql = format!(
-            "SELECT {sql_function}($2::jsonb) \
-             FROM (SELECT set_config('neotoma.user_id', $1, true)) AS acting_user"
-        );
-        let user = user.map(|u| u.to_string()).unwrap_or_default();
+        // A role that may not set neotoma.operator is never an operator, so
+        // it need not (and could not) say so.
+        let sql = if self.can_operate.load(std::sync::atomic::Ordering::SeqCst) {
+            format!(
+                "SELECT {sql_function}($2::jsonb) \
+                 FROM (SELECT set_config('neotoma.user_id', $1, true), \
+                              set_config('neotoma.operator', $3, true)) AS acting_user"
+            )
+        } else {
+            format!(
+                "SELECT {sql_function}($2::jsonb) \
+                 FROM (SELECT set_config('neotoma.user_id', $1, true), $3::text) AS acting_user"
+            )
+        };
+        let user = caller.user.to_string();
+        let operator = if caller.operator { "on" } else { "off" };
         let work = async {
             let client = self.pool.get().await.map_err(unavailable)?;
             let statement = client
@@ -156,10 +220,15 @@ impl Database {
                 .await
                 .map_err(|e| map_pg_error(e, fallback))?;
             let row = client
-                .query_one(&statement, &[&user, args])
+                .query_one(&statement, &[&user, args, &operator])
                 .await
-                .map_err(|e| map_pg_error(e, fallback))?;
-            row.try_get::<_, Value>(0)
+                .map_err(|e| map_pg_error(e, fallback));
+            // A connection that carried a file keeps buffers as large as the
+            // file for as long as it lives: it is closed, not pooled.
+            if carries_file(args) {
+                drop(deadpool_postgres::Object::take(client));
+            }
+            row?.try_get::<_, Value>(0)
                 .map_err(|e| map_pg_error(e, fallback))
         };
         // Postgres' statement_timeout ends a slow call; this is the backstop
@@ -172,6 +241,56 @@ impl Database {
             ))),
         }
     }
+}
+
+/// One life of the notification connection: LISTEN, then forget each token
+/// that is announced, until the connection ends.
+async fn listen_once(
+    config: &tokio_postgres::Config,
+    cache: &TokenCache,
+) -> Result<(), tokio_postgres::Error> {
+    let (client, mut connection) = config.connect(NoTls).await?;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let driver = tokio::spawn(async move {
+        let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
+        use futures_util::StreamExt;
+        while let Some(message) = messages.next().await {
+            match message {
+                Ok(AsyncMessage::Notification(n)) => {
+                    if tx.send(n.payload().to_string()).is_err() {
+                        break;
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    });
+    client
+        .batch_execute(&format!("LISTEN {TOKEN_CHANNEL}"))
+        .await?;
+    cache.set_listening(true);
+    tracing::debug!("listening to token changes");
+    while let Some(hash) = rx.recv().await {
+        cache.forget(&hash);
+    }
+    cache.set_listening(false);
+    match driver.await {
+        Ok(result) => result,
+        Err(_) => Ok(()),
+    }
+}
+
+/// Arguments count as large from this many bytes of one string (a file).
+pub const LARGE_ARGUMENT_BYTES: usize = 1024 * 1024;
+
+/// Whether a call's arguments carry a file (a string of a megabyte or more).
+pub fn carries_file(args: &Value) -> bool {
+    args.as_object().is_some_and(|o| {
+        o.values()
+            .any(|v| v.as_str().is_some_and(|s| s.len() >= LARGE_ARGUMENT_BYTES))
+    })
 }
 
 fn unavailable(e: deadpool_postgres::PoolError) -> NeotomaError {

@@ -275,6 +275,17 @@ impl Embedded {
             Some(v) if v != available => db.batch_execute("ALTER EXTENSION neotoma UPDATE").await?,
             Some(_) => {}
         }
+        // The gateway of the machine's owner: trusted to name users
+        // (neotoma_service) and to act as an operator for stdio and
+        // operator tokens (neotoma_operator, which includes the former).
+        db.batch_execute(&format!(
+            "DO $$ BEGIN
+               IF NOT pg_has_role('{APP_ROLE}', 'neotoma_operator', 'MEMBER') THEN
+                 GRANT neotoma_operator TO {APP_ROLE};
+               END IF;
+             END $$;"
+        ))
+        .await?;
         Ok(self.url(APP_ROLE, DATABASE))
     }
 }

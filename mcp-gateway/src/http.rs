@@ -1,19 +1,28 @@
-//! Streamable HTTP transport (`/mcp`, behind bearer-token authentication)
-//! plus `/healthz`, `/readyz` and `/metrics`, with graceful shutdown on
-//! SIGINT/SIGTERM.
+//! Streamable HTTP transport (`/mcp`, behind bearer-token authentication and
+//! per-user sessions) plus `/healthz`, `/readyz`, `/metrics` and signed file
+//! URLs, with graceful shutdown on SIGINT/SIGTERM.
+//!
+//! Memory is bounded for a hostile client: a request body may be as large as
+//! the largest file needs (base64) and no larger, requests with large bodies
+//! are let in a few at a time, and memory they used is handed back to the
+//! system when they finish.
 
 use crate::auth;
 use crate::server::{AppState, Gateway};
+use crate::sessions::{self, Sessions};
 use axum::Json;
-use axum::extract::State;
-use axum::http::{StatusCode, header};
-use axum::response::IntoResponse;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 pub struct HttpOptions {
@@ -22,10 +31,35 @@ pub struct HttpOptions {
     pub allowed_hosts: Vec<String>,
     /// Extra browser origins to accept besides loopback ones.
     pub allowed_origins: Vec<String>,
+    /// Requests with large bodies handled at once.
+    pub max_large_requests: usize,
+    /// Sessions one user may keep, and the process in all.
+    pub sessions_per_user: usize,
+    pub max_sessions: usize,
+    /// A session unused this long is closed.
+    pub session_idle: Duration,
 }
 
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 const LOOPBACK_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
+
+/// A body above this size is "large": it waits for one of the few large
+/// request slots.
+const LARGE_BODY_BYTES: u64 = 1024 * 1024;
+/// Longest a large request waits for a slot before it is told to retry.
+const LARGE_BODY_WAIT: Duration = Duration::from_secs(30);
+
+/// The largest body a request may have: a file of `max_file_bytes`,
+/// base64-encoded, plus room for the rest of the request.
+pub fn max_body_bytes(max_file_bytes: u64) -> usize {
+    (max_file_bytes.div_ceil(3) * 4 + LARGE_BODY_BYTES) as usize
+}
+
+struct Guards {
+    hosts: Vec<String>,
+    large: Arc<Semaphore>,
+    max_body: u64,
+}
 
 pub async fn serve(
     state: Arc<AppState>,
@@ -42,38 +76,167 @@ pub async fn serve(
         .map(|o| o.to_string())
         .chain(opts.allowed_origins)
         .collect();
+    let max_body = max_body_bytes(state.max_file_bytes);
     let config = StreamableHttpServerConfig::default()
         .with_cancellation_token(shutdown.child_token())
-        // Files travel base64-encoded inside tool calls.
-        .with_max_request_body_bytes(96 * 1024 * 1024)
-        .with_allowed_hosts(hosts)
+        .with_max_request_body_bytes(max_body)
+        .with_allowed_hosts(hosts.clone())
         .with_allowed_origins(origins);
+    let mut manager = LocalSessionManager::default();
+    manager.session_config.keep_alive = Some(opts.session_idle);
+    let manager = Arc::new(manager);
+    let sessions = Arc::new(Sessions::new(
+        manager.clone(),
+        opts.sessions_per_user,
+        opts.max_sessions,
+    ));
+    let guards = Arc::new(Guards {
+        hosts,
+        large: Arc::new(Semaphore::new(opts.max_large_requests.max(1))),
+        max_body: max_body as u64,
+    });
     let factory_state = state.clone();
     let mcp = StreamableHttpService::new(
         move || Ok(Gateway::new(factory_state.clone())),
-        LocalSessionManager::default().into(),
+        manager,
         config,
     );
-    let mcp =
-        axum::Router::new()
-            .nest_service("/mcp", mcp)
-            .layer(axum::middleware::from_fn_with_state(
-                state.clone(),
-                auth::require_token,
-            ));
+    // The last layer added runs first: the token, then body limits, then
+    // the session's owner.
+    let mcp = axum::Router::new()
+        .nest_service("/mcp", mcp)
+        .layer(axum::middleware::from_fn_with_state(
+            sessions,
+            sessions::bind_sessions,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            guards.clone(),
+            limit_bodies,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            auth::require_token,
+        ));
+    let metrics_route = axum::Router::new()
+        .route("/metrics", get(metrics))
+        .layer(axum::middleware::from_fn_with_state(guards, guard_host))
+        .with_state(state.clone());
     let app = axum::Router::new()
         .merge(mcp)
+        .merge(metrics_route)
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics))
         .route("/files/{user}/{source}", get(signed_file))
         .with_state(state);
     let listener = tokio::net::TcpListener::bind(opts.addr).await?;
     tracing::info!(addr = %listener.local_addr()?, "serving MCP over Streamable HTTP at /mcp");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move { shutdown.cancelled().await })
-        .await?;
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move { shutdown.cancelled().await })
+    .await?;
     Ok(())
+}
+
+fn refuse(status: StatusCode, code: &str, message: &str) -> Response {
+    (
+        status,
+        Json(json!({"error": {"code": code, "message": message, "details": {}}})),
+    )
+        .into_response()
+}
+
+/// Refuses bodies larger than any request needs before reading them, and
+/// lets large ones in a few at a time.
+async fn limit_bodies(State(guards): State<Arc<Guards>>, request: Request, next: Next) -> Response {
+    let length = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if length.is_some_and(|n| n > guards.max_body) {
+        return refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "FILE_TOO_LARGE",
+            &format!(
+                "the request body is larger than {} bytes (the file limit, base64-encoded)",
+                guards.max_body
+            ),
+        );
+    }
+    // A body without a length (chunked) may be large too.
+    let large =
+        request.method() == axum::http::Method::POST && length.is_none_or(|n| n > LARGE_BODY_BYTES);
+    if !large {
+        return next.run(request).await;
+    }
+    let permit =
+        match tokio::time::timeout(LARGE_BODY_WAIT, guards.large.clone().acquire_owned()).await {
+            Ok(Ok(permit)) => permit,
+            _ => {
+                let mut r = refuse(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "SERVICE_UNAVAILABLE",
+                    "too many large requests at once; retry shortly",
+                );
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, header::HeaderValue::from_static("5"));
+                return r;
+            }
+        };
+    // The slot is held until the answer has been sent: the call runs while
+    // its (streamed) response is open, not only while the body is read.
+    let (parts, body) = next.run(request).await.into_parts();
+    let guarded = futures_util::stream::unfold(
+        (body.into_data_stream(), Some(permit)),
+        |(mut stream, permit)| async move {
+            use futures_util::StreamExt;
+            match stream.next().await {
+                Some(item) => Some((item, (stream, permit))),
+                None => {
+                    drop(permit);
+                    release_memory();
+                    None
+                }
+            }
+        },
+    );
+    Response::from_parts(parts, axum::body::Body::from_stream(guarded))
+}
+
+/// Hands freed heap memory back to the system (glibc keeps it otherwise,
+/// and a few large requests would leave the process large for good).
+pub fn release_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory to the system.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// The `Host` header's name without its port.
+fn host_name(headers: &HeaderMap) -> Option<String> {
+    let host = headers.get(header::HOST)?.to_str().ok()?;
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next()?,
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    Some(name.to_ascii_lowercase())
+}
+
+/// The DNS-rebinding guard of `/mcp`, for routes outside it (`/metrics`).
+async fn guard_host(State(guards): State<Arc<Guards>>, request: Request, next: Next) -> Response {
+    match host_name(request.headers()) {
+        Some(h) if guards.hosts.iter().any(|a| a.eq_ignore_ascii_case(&h)) => {
+            next.run(request).await
+        }
+        _ => refuse(
+            StatusCode::FORBIDDEN,
+            "FORBIDDEN",
+            "this Host is not allowed (--allowed-host)",
+        ),
+    }
 }
 
 /// The process is up.
@@ -104,13 +267,7 @@ async fn signed_file(
     axum::extract::Path((user, source)): axum::extract::Path<(uuid::Uuid, uuid::Uuid)>,
     query: Result<axum::extract::Query<Signature>, axum::extract::rejection::QueryRejection>,
 ) -> axum::response::Response {
-    let forbidden = |why: &str| {
-        (
-            StatusCode::FORBIDDEN,
-            Json(json!({"error": {"code": "FORBIDDEN", "message": why, "details": {}}})),
-        )
-            .into_response()
-    };
+    let forbidden = |why: &str| refuse(StatusCode::FORBIDDEN, "FORBIDDEN", why);
     let Ok(axum::extract::Query(q)) = query else {
         return forbidden("the URL is not signed");
     };
@@ -152,4 +309,29 @@ async fn metrics(State(state): State<Arc<AppState>>) -> impl IntoResponse {
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         state.metrics.render(in_use, idle),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_names_without_ports() {
+        let h = |v: &str| {
+            let mut m = HeaderMap::new();
+            m.insert(header::HOST, v.parse().unwrap());
+            host_name(&m)
+        };
+        assert_eq!(h("127.0.0.1:8080").as_deref(), Some("127.0.0.1"));
+        assert_eq!(h("LocalHost").as_deref(), Some("localhost"));
+        assert_eq!(h("[::1]:9").as_deref(), Some("::1"));
+        assert_eq!(h("evil.example:80").as_deref(), Some("evil.example"));
+    }
+
+    #[test]
+    fn body_limit_fits_the_largest_file() {
+        let max = max_body_bytes(50 * 1024 * 1024);
+        assert!(max as u64 >= 50 * 1024 * 1024 / 3 * 4);
+        assert!((max as u64) < 70 * 1024 * 1024);
+    }
 }

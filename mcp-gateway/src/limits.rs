@@ -1,16 +1,92 @@
-//! Per-user rate limits per action (seed 000 section 9: store 100/min,
-//! retrieve_entities 300/min; configurable). Counted in this process.
+//! Rate limits: per user and action (seed 000 section 9: store 100/min,
+//! retrieve_entities 300/min; configurable), and failed authentications per
+//! client address.
+//!
+//! "N per minute" means at most N calls in any 60-second window (a sliding
+//! log of admitted calls, not a bucket that refills while it is drained).
+//! Counted in this gateway process: several gateways each allow N.
 
-use governor::clock::{Clock, DefaultClock};
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use neotoma_core::{ErrorCode, NeotomaError};
-use std::collections::HashMap;
-use std::num::NonZeroU32;
+use std::collections::{HashMap, VecDeque};
+use std::hash::Hash;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 use uuid::Uuid;
 
+/// At most `limit` events per key in any window of `period`.
+pub struct SlidingWindow<K> {
+    limit: usize,
+    period: Duration,
+    log: Mutex<HashMap<K, VecDeque<Instant>>>,
+}
+
+/// Keys are dropped once their log is empty, checked every this many calls.
+const PRUNE_EVERY: usize = 4096;
+
+impl<K: Hash + Eq + Clone> SlidingWindow<K> {
+    pub fn new(limit: u32, period: Duration) -> Self {
+        SlidingWindow {
+            limit: limit as usize,
+            period,
+            log: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// How long until `key` may have another event (None: it may now).
+    fn wait(&self, log: &mut VecDeque<Instant>, now: Instant) -> Option<Duration> {
+        while log
+            .front()
+            .is_some_and(|t| now.duration_since(*t) >= self.period)
+        {
+            log.pop_front();
+        }
+        (log.len() >= self.limit).then(|| {
+            let oldest = log.front().copied().unwrap_or(now);
+            self.period.saturating_sub(now.duration_since(oldest))
+        })
+    }
+
+    fn with_log<R>(&self, key: &K, f: impl FnOnce(&mut VecDeque<Instant>) -> R) -> R {
+        let mut map = self.log.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= PRUNE_EVERY && map.len().is_multiple_of(PRUNE_EVERY) {
+            let now = Instant::now();
+            let period = self.period;
+            map.retain(|_, log| log.back().is_some_and(|t| now.duration_since(*t) < period));
+        }
+        f(map.entry(key.clone()).or_default())
+    }
+
+    /// Counts an event for `key` if the window has room; else answers how
+    /// long to wait.
+    pub fn try_acquire(&self, key: &K) -> Result<(), Duration> {
+        let now = Instant::now();
+        self.with_log(key, |log| match self.wait(log, now) {
+            Some(wait) => Err(wait),
+            None => {
+                log.push_back(now);
+                Ok(())
+            }
+        })
+    }
+
+    /// How long `key` must wait, without counting anything.
+    pub fn blocked(&self, key: &K) -> Option<Duration> {
+        self.with_log(key, |log| self.wait(log, Instant::now()))
+    }
+
+    /// Counts an event for `key` regardless of the limit.
+    pub fn record(&self, key: &K) {
+        self.with_log(key, |log| log.push_back(Instant::now()));
+    }
+}
+
+/// Whole seconds to wait, at least one.
+pub fn retry_after_seconds(wait: Duration) -> u64 {
+    (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1)
+}
+
 pub struct RateLimits {
-    by_action: HashMap<String, (u32, DefaultKeyedRateLimiter<Uuid>)>,
-    clock: DefaultClock,
+    by_action: HashMap<String, (u32, SlidingWindow<Uuid>)>,
 }
 
 /// `ACTION=PER_MINUTE` (0 switches the limit off).
@@ -27,36 +103,31 @@ pub fn parse_limit(s: &str) -> Result<(String, u32), String> {
 
 impl RateLimits {
     pub fn new(limits: &[(String, u32)]) -> RateLimits {
+        RateLimits::with_period(limits, Duration::from_secs(60))
+    }
+
+    fn with_period(limits: &[(String, u32)], period: Duration) -> RateLimits {
         let by_action = limits
             .iter()
-            .filter_map(|(action, n)| {
-                let per_minute = NonZeroU32::new(*n)?;
-                Some((
-                    action.clone(),
-                    (*n, RateLimiter::keyed(Quota::per_minute(per_minute))),
-                ))
-            })
+            .filter(|(_, n)| *n > 0)
+            .map(|(action, n)| (action.clone(), (*n, SlidingWindow::new(*n, period))))
             .collect();
-        RateLimits {
-            by_action,
-            clock: DefaultClock::default(),
-        }
+        RateLimits { by_action }
     }
 
     /// Counts one call of `action` by `user`; refuses it with
     /// `RATE_LIMIT_EXCEEDED` (and when to retry) past the limit.
     pub fn check(&self, action: &str, user: Uuid) -> Result<(), NeotomaError> {
-        let Some((per_minute, limiter)) = self.by_action.get(action) else {
+        let Some((per_minute, window)) = self.by_action.get(action) else {
             return Ok(());
         };
-        limiter.check_key(&user).map_err(|not_until| {
-            let wait = not_until.wait_time_from(self.clock.now());
-            let retry_after = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+        window.try_acquire(&user).map_err(|wait| {
+            let retry_after = retry_after_seconds(wait);
             NeotomaError::new(
                 ErrorCode::RateLimitExceeded,
                 format!("Rate limit exceeded for {action} ({per_minute}/min). Retry after {retry_after} seconds."),
             )
-            .with("retry_after_seconds", retry_after.max(1))
+            .with("retry_after_seconds", retry_after)
             .with("limit_per_minute", *per_minute)
             .with("action", action)
         })
@@ -83,6 +154,46 @@ mod tests {
             limits.check("retrieve_entities", a).unwrap();
             limits.check("off", a).unwrap();
         }
+    }
+
+    #[test]
+    fn the_window_slides_and_never_admits_more_than_the_limit() {
+        // A window of 200 ms: a burst of 5 fills it; nothing more is admitted
+        // until the oldest call is 200 ms old, and then only as many as left.
+        let limits = RateLimits::with_period(&[("store".into(), 5)], Duration::from_millis(200));
+        let user = Uuid::from_bytes([3; 16]);
+        let start = Instant::now();
+        let mut admitted: Vec<Instant> = Vec::new();
+        while start.elapsed() < Duration::from_millis(700) {
+            if limits.check("store", user).is_ok() {
+                admitted.push(Instant::now());
+            }
+            std::thread::sleep(Duration::from_millis(3));
+        }
+        for (i, t) in admitted.iter().enumerate() {
+            let in_window = admitted[i..]
+                .iter()
+                .take_while(|u| u.duration_since(*t) < Duration::from_millis(200))
+                .count();
+            assert!(in_window <= 5, "{in_window} calls within one window");
+        }
+        assert!(
+            admitted.len() >= 10,
+            "the window refills: {}",
+            admitted.len()
+        );
+    }
+
+    #[test]
+    fn blocked_does_not_count() {
+        let w = SlidingWindow::new(2, Duration::from_secs(60));
+        assert!(w.blocked(&1).is_none());
+        w.record(&1);
+        assert!(w.blocked(&1).is_none());
+        w.record(&1);
+        assert!(w.blocked(&1).is_some());
+        assert!(w.try_acquire(&1).is_err());
+        assert!(w.blocked(&2).is_none());
     }
 
     #[test]

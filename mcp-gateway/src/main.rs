@@ -7,11 +7,13 @@ mod catalog;
 mod cli;
 mod database;
 mod embedded;
+mod files;
 mod http;
 mod interpreter;
 mod limits;
 mod metrics;
 mod server;
+mod sessions;
 
 use anyhow::Context;
 use clap::Parser;
@@ -87,17 +89,31 @@ async fn token(command: TokenCommand) -> anyhow::Result<()> {
         .with_context(|| "could not connect to the database")?;
     tokio::spawn(connection);
     match command {
-        TokenCommand::Create { user, name, .. } => {
+        TokenCommand::Create {
+            user,
+            name,
+            scope,
+            expires_in,
+            ..
+        } => {
             let token = auth::new_token();
+            let seconds = expires_in.map(|d| d.as_secs() as f64);
             let row = client
                 .query_one(
-                    "SELECT neotoma.create_api_token($1, $2, $3)",
-                    &[&user, &auth::hash_token(&token), &name],
+                    "SELECT neotoma.create_api_token($1, $2, $3, $4, $5)",
+                    &[&user, &auth::hash_token(&token), &name, &scope.as_str(), &seconds],
                 )
                 .await
-                .context("could not create the token (token management needs an administrator's connection)")?;
-            let id: uuid::Uuid = row.get(0);
-            eprintln!("token {id} for user {user} (shown once; store it safely):");
+                .context("could not create the token (token management needs an operator's or administrator's connection)")?;
+            let created: serde_json::Value = row.get(0);
+            let expires = created["expires_at"]
+                .as_str()
+                .map_or("never expires".to_string(), |e| format!("expires {e}"));
+            eprintln!(
+                "token {} for user {user}, scope {}, {expires} (shown once; store it safely):",
+                created["id"].as_str().unwrap_or_default(),
+                scope.as_str(),
+            );
             println!("{token}");
         }
         TokenCommand::Revoke { token_id, .. } => {
@@ -172,16 +188,31 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if args.http.is_some() && args.no_auth {
         tracing::warn!(user = %args.user_id, "HTTP without tokens: every request acts for one user");
     }
+    match db.learn_privileges().await {
+        Ok(true) => {}
+        Ok(false) => tracing::warn!(
+            "the database role is not a member of neotoma_operator: operator tokens and stdio \
+             act as ordinary users (global schemas cannot be changed through this gateway)"
+        ),
+        Err(e) => tracing::warn!(error = %e, "could not ask the database about this role"),
+    }
+    let tokens = Arc::new(auth::TokenCache::default());
+    if args.http.is_some() && !args.no_auth {
+        db.listen_to_tokens(tokens.clone());
+    }
+    let file_roots = files::FileRoots::new(&args.file_roots)?;
     let state = Arc::new(server::AppState {
         db,
         catalog,
         default_user: args.user_id,
         require_tokens: !args.no_auth,
-        tokens: auth::TokenCache::default(),
+        tokens,
         limits: limits::RateLimits::new(&args.rate_limits),
         metrics: metrics::Metrics::new(),
         model,
         max_file_bytes: args.max_file_mb * 1024 * 1024,
+        file_roots,
+        large_calls: tokio::sync::Semaphore::new(args.max_large_requests.max(1)),
     });
     let shutdown = CancellationToken::new();
     tokio::spawn(cancel_on_signal(shutdown.clone()));
@@ -191,6 +222,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 addr,
                 allowed_hosts: args.allowed_hosts,
                 allowed_origins: args.allowed_origins,
+                max_large_requests: args.max_large_requests,
+                sessions_per_user: args.sessions_per_user,
+                max_sessions: args.max_sessions,
+                session_idle: std::time::Duration::from_secs(args.session_idle_secs.max(1)),
             };
             http::serve(state, opts, shutdown).await
         }

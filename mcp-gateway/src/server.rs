@@ -2,9 +2,10 @@
 //! function call. No business logic: who the caller is, how often it may
 //! call, and how the answer is shaped for MCP.
 
-use crate::auth::{AuthUser, TokenCache};
+use crate::auth::{Caller, TokenCache};
 use crate::catalog::{Action, Catalog, ReadFile};
 use crate::database::Database;
+use crate::files::FileRoots;
 use crate::interpreter::ModelInterpreter;
 use crate::limits::RateLimits;
 use crate::metrics::Metrics;
@@ -44,13 +45,18 @@ pub struct AppState {
     pub default_user: Uuid,
     /// HTTP requests must carry a bearer token.
     pub require_tokens: bool,
-    pub tokens: TokenCache,
+    pub tokens: Arc<TokenCache>,
     pub limits: RateLimits,
     pub metrics: Metrics,
     /// Reads files the built-in interpreters cannot, when configured.
     pub model: Option<ModelInterpreter>,
     /// Largest file read from a `file_path`.
     pub max_file_bytes: u64,
+    /// Directories `file_path` may name (--file-root).
+    pub file_roots: FileRoots,
+    /// Calls carrying files that may run at once (--max-large-requests):
+    /// each holds a few copies of its file in memory.
+    pub large_calls: tokio::sync::Semaphore,
 }
 
 #[derive(Clone)]
@@ -72,35 +78,61 @@ impl Gateway {
         Gateway { state }
     }
 
-    /// The user of this request: the HTTP request's authenticated user, else
-    /// the configured one (stdio).
-    fn user_for(&self, cx: &RequestContext<RoleServer>) -> Uuid {
-        cx.extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<AuthUser>())
-            .map(|u| u.0)
-            .unwrap_or(self.state.default_user)
+    /// Who this request acts for: the HTTP request's authenticated caller
+    /// (the transport always sets one), else the machine's owner (stdio).
+    fn caller_for(&self, cx: &RequestContext<RoleServer>) -> Caller {
+        match cx.extensions.get::<axum::http::request::Parts>() {
+            Some(parts) => parts.extensions.get::<Caller>().copied().unwrap_or(Caller {
+                user: self.state.default_user,
+                operator: false,
+                remote: true,
+            }),
+            None => Caller::local(self.state.default_user),
+        }
     }
 
-    /// Runs one action as `user`, checking its rate limit first: reads the
-    /// local files it names, makes its SQL call, and completes the model
-    /// interpretation it leaves pending (one more SQL call records it).
-    async fn run(&self, action: &Action, args: &Value, user: Uuid) -> Result<Value, NeotomaError> {
-        self.state.limits.check(&action.name, user)?;
-        let mut args = args.clone();
+    /// Runs one action for `caller`, checking its rate limit first: reads the
+    /// files it names (where the caller may), makes its SQL call, and
+    /// completes the model interpretation it leaves pending (one more SQL
+    /// call records it).
+    async fn run(
+        &self,
+        action: &Action,
+        mut args: Value,
+        caller: Caller,
+    ) -> Result<Value, NeotomaError> {
+        self.state.limits.check(&action.name, caller.user)?;
+        neotoma_core::limits::check_input(&args)?;
         for spec in &action.read_files {
-            read_file(&mut args, spec, self.state.max_file_bytes).await?;
+            self.read_file(&mut args, spec, &caller).await?;
         }
-        let mut result = self
+        // A call carrying a file holds a few copies of it: a few at a time
+        // (over HTTP the transport already bounds the bodies it reads; this
+        // also bounds stdio, and the work after the body).
+        let large_call =
+            if crate::database::carries_file(&args) {
+                let permit = self.state.large_calls.acquire().await;
+                Some(permit.map_err(|_| {
+                    NeotomaError::new(ErrorCode::ServiceUnavailable, "shutting down")
+                })?)
+            } else {
+                None
+            };
+        let result = self
             .state
             .db
-            .call(&action.sql_function, Some(user), &args, !action.read_only)
-            .await?;
+            .call(&action.sql_function, &caller, &args, !action.read_only)
+            .await;
+        if large_call.is_some() {
+            drop(args);
+            crate::http::release_memory();
+        }
+        let mut result = result?;
         if let Some(work) = result
             .as_object_mut()
             .and_then(|r| r.remove("external_interpretation"))
         {
-            let mut recorded = self.interpret_externally(&work, user).await?;
+            let mut recorded = self.interpret_externally(&work, &caller).await?;
             let entities = recorded.as_object_mut().and_then(|r| r.remove("entities"));
             match result.get_mut("interpretation") {
                 // store: the run's summary, and the entities it made.
@@ -121,8 +153,52 @@ impl Gateway {
         Ok(result)
     }
 
+    /// Replaces a file path argument by the file's bytes (base64) and name,
+    /// where the caller may have this server read it.
+    async fn read_file(
+        &self,
+        args: &mut Value,
+        spec: &ReadFile,
+        caller: &Caller,
+    ) -> Result<(), NeotomaError> {
+        use base64::Engine;
+        let Some(obj) = args.as_object_mut() else {
+            return Ok(());
+        };
+        let Some(path) = obj.get(&spec.path_field) else {
+            return Ok(());
+        };
+        let Some(path) = path.as_str().map(str::to_string) else {
+            return Err(NeotomaError::invalid_field(
+                &spec.path_field,
+                format!("`{}` must be a string", spec.path_field),
+            ));
+        };
+        let roots = self.state.file_roots.clone();
+        let (remote, max) = (caller.remote, self.state.max_file_bytes);
+        let read = tokio::task::spawn_blocking(move || roots.read(&path, remote, max))
+            .await
+            .map_err(|e| NeotomaError::new(ErrorCode::FileReadError, e.to_string()))??;
+        obj.remove(&spec.path_field);
+        obj.insert(
+            spec.content_field.clone(),
+            json!(base64::engine::general_purpose::STANDARD.encode(&read.bytes)),
+        );
+        if let Some(name_field) = &spec.name_field
+            && !obj.contains_key(name_field)
+            && let Some(name) = read.name
+        {
+            obj.insert(name_field.clone(), json!(name));
+        }
+        Ok(())
+    }
+
     /// Asks the model to read a pending run's file and records the outcome.
-    async fn interpret_externally(&self, work: &Value, user: Uuid) -> Result<Value, NeotomaError> {
+    async fn interpret_externally(
+        &self,
+        work: &Value,
+        caller: &Caller,
+    ) -> Result<Value, NeotomaError> {
         let (Some(model), Some(record)) =
             (&self.state.model, &self.state.catalog.record_interpretation)
         else {
@@ -141,7 +217,7 @@ impl Gateway {
                 json!({"run_id": run_id, "error": message})
             }
         };
-        self.state.db.call(record, Some(user), &args, true).await
+        self.state.db.call(record, caller, &args, true).await
     }
 
     /// Runs an action, sending progress notifications while it runs when the
@@ -149,14 +225,14 @@ impl Gateway {
     async fn run_with_progress(
         &self,
         action: &Action,
-        args: &Value,
-        user: Uuid,
+        args: Value,
+        caller: Caller,
         progress: Option<(ProgressToken, Peer<RoleServer>)>,
     ) -> Result<Value, NeotomaError> {
         let Some((token, peer)) = progress else {
-            return self.run(action, args, user).await;
+            return self.run(action, args, caller).await;
         };
-        let work = self.run(action, args, user);
+        let work = self.run(action, args, caller);
         tokio::pin!(work);
         let started = Instant::now();
         let mut ticks = 0u32;
@@ -189,7 +265,7 @@ impl Gateway {
         &self,
         function: Option<&String>,
         args: Value,
-        user: Uuid,
+        caller: &Caller,
     ) -> Result<Value, ErrorData> {
         let Some(function) = function else {
             return Err(ErrorData::internal_error(
@@ -199,7 +275,7 @@ impl Gateway {
         };
         self.state
             .db
-            .call(function, Some(user), &args, false)
+            .call(function, caller, &args, false)
             .await
             .map_err(|e| {
                 let data = Some(e.envelope(None));
@@ -253,12 +329,13 @@ impl ServerHandler for Gateway {
         let trace_id = new_trace_id();
         let started = Instant::now();
         let name = request.name.to_string();
-        let user = self.user_for(&cx);
+        let caller = self.caller_for(&cx);
+        let user = caller.user;
         let args = Value::Object(request.arguments.unwrap_or_default());
         let outcome = match self.state.catalog.get(&name).filter(|a| a.callable) {
             Some(action) => {
                 let progress = cx.meta.get_progress_token().map(|t| (t, cx.peer.clone()));
-                self.run_with_progress(action, &args, user, progress).await
+                self.run_with_progress(action, args, caller, progress).await
             }
             None => Err(NeotomaError::validation(format!(
                 "unknown tool `{name}`; call tools/list for the available tools"
@@ -292,9 +369,13 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         cx: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let user = self.user_for(&cx);
+        let caller = self.caller_for(&cx);
         let listed = self
-            .resource_call(self.state.catalog.list_resources.as_ref(), json!({}), user)
+            .resource_call(
+                self.state.catalog.list_resources.as_ref(),
+                json!({}),
+                &caller,
+            )
             .await?;
         let resources = listed["resources"]
             .as_array()
@@ -326,13 +407,13 @@ impl ServerHandler for Gateway {
         request: ReadResourceRequestParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let user = self.user_for(&cx);
+        let caller = self.caller_for(&cx);
         let uri = request.uri.clone();
         let read = self
             .resource_call(
                 self.state.catalog.read_resource.as_ref(),
                 json!({"uri": uri}),
-                user,
+                &caller,
             )
             .await;
         let outcome = if read.is_ok() { "ok" } else { "error" };
@@ -378,65 +459,6 @@ impl ServerHandler for Gateway {
         tracing::debug!(level = ?request.level, "client log level");
         Ok(())
     }
-}
-
-/// Replaces a file path argument by the file's bytes (base64) and name.
-async fn read_file(args: &mut Value, spec: &ReadFile, max_bytes: u64) -> Result<(), NeotomaError> {
-    use base64::Engine;
-    let Some(obj) = args.as_object_mut() else {
-        return Ok(());
-    };
-    let Some(path) = obj
-        .get(&spec.path_field)
-        .and_then(Value::as_str)
-        .map(str::to_string)
-    else {
-        return Ok(());
-    };
-    let not_found = || {
-        NeotomaError::new(ErrorCode::FileNotFound, format!("no file at {path}"))
-            .with("file_path", path.as_str())
-    };
-    let meta = tokio::fs::metadata(&path)
-        .await
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => not_found(),
-            _ => NeotomaError::new(ErrorCode::FileReadError, format!("cannot read {path}: {e}"))
-                .with("file_path", path.as_str()),
-        })?;
-    if !meta.is_file() {
-        return Err(NeotomaError::new(
-            ErrorCode::FileReadError,
-            format!("{path} is not a regular file"),
-        )
-        .with("file_path", path.as_str()));
-    }
-    if meta.len() > max_bytes {
-        return Err(NeotomaError::new(
-            ErrorCode::FileTooLarge,
-            format!("{path} is {} bytes; the limit is {max_bytes}", meta.len()),
-        )
-        .with("file_size_bytes", meta.len())
-        .with("max_size_bytes", max_bytes));
-    }
-    let bytes = tokio::fs::read(&path).await.map_err(|e| {
-        NeotomaError::new(ErrorCode::FileReadError, format!("cannot read {path}: {e}"))
-            .with("file_path", path.as_str())
-    })?;
-    obj.remove(&spec.path_field);
-    obj.insert(
-        spec.content_field.clone(),
-        json!(base64::engine::general_purpose::STANDARD.encode(&bytes)),
-    );
-    if let Some(name_field) = &spec.name_field
-        && !obj.contains_key(name_field)
-        && let Some(name) = std::path::Path::new(&path)
-            .file_name()
-            .and_then(|n| n.to_str())
-    {
-        obj.insert(name_field.clone(), json!(name));
-    }
-    Ok(())
 }
 
 /// Readiness: the database answers and the installed extension has the same

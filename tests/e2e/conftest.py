@@ -9,16 +9,14 @@ connection string) and NEOTOMA_MCP_BIN.
 from __future__ import annotations
 
 import contextlib
-import json
+import sys
 import os
-import socket
 import subprocess
-import time
+import tomllib
 import uuid
 from pathlib import Path
 from typing import Any, AsyncIterator, Iterator
 
-import httpx2 as httpx
 import psycopg
 import pytest
 from mcp import Client
@@ -26,7 +24,12 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from mcp_support import Gateway, error, free_port, gateway_env, mcp_bin, ok, result_json  # noqa: E402,F401
+
 APP_ROLE = "neotoma_app"
+# The version of the workspace (extension and gateway).
+VERSION = tomllib.loads((Path(__file__).resolve().parents[2] / "Cargo.toml").read_text())["workspace"]["package"]["version"]
 DATABASE = "neotoma_e2e"
 
 
@@ -42,14 +45,6 @@ def admin_dsn(dbname: str = "postgres") -> str:
     return f"{base} dbname={dbname}"
 
 
-def mcp_bin() -> str:
-    path = os.environ.get("NEOTOMA_MCP_BIN") or str(
-        Path(__file__).resolve().parents[2] / "target" / "release" / "neotoma-mcp"
-    )
-    assert Path(path).exists(), f"no gateway binary at {path}: run scripts/setup"
-    return path
-
-
 @pytest.fixture(scope="session")
 def database() -> str:
     """A fresh database with the extension; answers the gateway's DSN (a
@@ -61,6 +56,9 @@ def database() -> str:
             conn.execute(f"CREATE ROLE {APP_ROLE} LOGIN NOSUPERUSER NOBYPASSRLS")
     with psycopg.connect(admin_dsn(DATABASE), autocommit=True) as conn:
         conn.execute("CREATE EXTENSION neotoma")
+        # Like the embedded default: the gateway's role may name users and
+        # act as an operator (for stdio and operator-scoped tokens).
+        conn.execute(f"GRANT neotoma_operator TO {APP_ROLE}")
     base = os.environ["NEOTOMA_TEST_PG"].replace("user=postgres", f"user={APP_ROLE}")
     return f"{base} dbname={DATABASE}"
 
@@ -76,68 +74,11 @@ def new_user() -> str:
     return str(uuid.uuid4())
 
 
-def gateway_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NEOTOMA_") and k != "DATABASE_URL"}
-    env.update({"NEOTOMA_LOG": "info", "RUST_BACKTRACE": "0"})
-    env.update(extra)
-    return env
-
-
 @contextlib.asynccontextmanager
 async def stdio_client(*args: str, env: dict[str, str] | None = None, **kwargs: Any) -> AsyncIterator[Client]:
     params = StdioServerParameters(command=mcp_bin(), args=list(args), env=env or gateway_env())
     async with Client(params, **kwargs) as client:
         yield client
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Gateway:
-    """A `neotoma-mcp --http` process on a free loopback port."""
-
-    def __init__(self, *args: str, env: dict[str, str]):
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.url = f"{self.base}/mcp"
-        self.log_path = Path(f"/tmp/neotoma-e2e-gateway-{self.port}.log")
-        self.log = self.log_path.open("w")
-        self.proc = subprocess.Popen(
-            [mcp_bin(), "--http", f"127.0.0.1:{self.port}", *args],
-            env=env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-        )
-        deadline = time.monotonic() + 60
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"gateway exited early:\n{self.log_text()}")
-            try:
-                if httpx.get(f"{self.base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"gateway did not come up:\n{self.log_text()}")
-            time.sleep(0.1)
-
-    def log_text(self) -> str:
-        self.log.flush()
-        return self.log_path.read_text()
-
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
-        return self.proc.returncode
 
 
 @pytest.fixture
@@ -181,26 +122,3 @@ def authed_client(url: str, token: str, **kwargs: Any) -> Client:
     """An MCP client that sends `Authorization: Bearer <token>`."""
     http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
     return Client(streamable_http_client(url, http_client=http), **kwargs)
-
-
-def result_json(result: Any) -> dict[str, Any]:
-    """The JSON of a tool result; asserts the text and structured copies agree."""
-    assert result.content, "a tool result carries text content"
-    text = json.loads(result.content[0].text)
-    if result.structured_content is not None:
-        assert text == result.structured_content
-    return text
-
-
-def ok(result: Any) -> dict[str, Any]:
-    assert not result.is_error, f"tool call failed: {result.content[0].text}"
-    return result_json(result)
-
-
-def error(result: Any) -> dict[str, Any]:
-    """The error envelope body of a failed call."""
-    assert result.is_error, f"expected an error, got {result.content[0].text}"
-    body = result_json(result)["error"]
-    assert set(body) >= {"code", "message", "details", "trace_id"}, body
-    assert body["trace_id"].startswith("trace_")
-    return body

@@ -88,7 +88,9 @@ async def test_interpreted_values_are_typed(start_gateway) -> None:
 
 
 async def test_bad_files_and_paths(start_gateway, tmp_path: Path) -> None:
-    gw = start_gateway("--user-id", new_user(), "--max-file-mb", "1")
+    # Over HTTP, file_path reads only under the directories the operator allows.
+    gw = start_gateway("--user-id", new_user(), "--max-file-mb", "1",
+                       "--file-root", str(tmp_path), "--file-root", str(FIXTURES))
     big = tmp_path / "big.txt"
     big.write_bytes(b"x" * (1024 * 1024 + 1))
     async with Client(gw.url) as c:
@@ -112,7 +114,7 @@ async def test_bad_files_and_paths(start_gateway, tmp_path: Path) -> None:
 
 
 async def test_upload_file_of_the_earlier_specification(start_gateway, tmp_path: Path) -> None:
-    gw = start_gateway("--user-id", new_user())
+    gw = start_gateway("--user-id", new_user(), "--file-root", str(tmp_path), "--file-root", str(FIXTURES))
     async with Client(gw.url) as c:
         uploaded = ok(await c.call_tool("upload_file", {"file_path": str(FIXTURES / "trip.md")}))
         assert uploaded["content_type"] == "text/markdown" and uploaded["file_size"] == (FIXTURES / "trip.md").stat().st_size

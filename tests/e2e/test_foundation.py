@@ -15,6 +15,7 @@ import psycopg
 import pytest
 from conftest import (
     DATABASE,
+    VERSION,
     Client,
     admin_dsn,
     error,
@@ -38,9 +39,9 @@ async def check_tools_and_calls(client: Client) -> None:
     assert v.output_schema["type"] == "object"
 
     version = ok(await client.call_tool("get_version", {}))
-    assert version["extension_version"] == "0.1.0"
-    assert version["server_version"] == "0.1.0"
-    assert version["catalog_version"].startswith("0.1.0+")
+    assert version["extension_version"] == VERSION
+    assert version["server_version"] == VERSION
+    assert version["catalog_version"].startswith(VERSION + "+")
     assert version["postgres_version"].startswith("15")
 
     now = ok(await client.call_tool("get_current_time", {}))
@@ -84,7 +85,7 @@ async def test_http_health_endpoints(http_gateway) -> None:
     ready = httpx.get(f"{http_gateway.base}/readyz")
     assert ready.status_code == 200
     assert ready.json()["status"] == "ready"
-    assert ready.json()["extension_version"] == "0.1.0"
+    assert ready.json()["extension_version"] == VERSION
 
 
 def test_sigterm_shuts_the_http_gateway_down_cleanly(http_gateway) -> None:

@@ -45,12 +45,15 @@ pub fn uuid(field: &str, value: &str) -> Result<Uuid> {
         .map_err(|_| NeotomaError::invalid_field(field, format!("`{field}` must be a UUID")))
 }
 
-/// A timestamp argument (ISO 8601), as microseconds since the epoch.
-pub fn timestamp(field: &str, value: &str) -> Result<i64> {
-    crate::time::parse_date_or_datetime(value).ok_or_else(|| {
+/// A timestamp argument (ISO 8601, years 0001–9999), in the one form
+/// Neotoma writes (UTC, microseconds), which Postgres always accepts.
+pub fn timestamp(field: &str, value: &str) -> Result<String> {
+    crate::time::normalize(value).ok_or_else(|| {
         NeotomaError::invalid_field(
             field,
-            format!("`{field}` must be an ISO 8601 date or date-time"),
+            format!(
+                "`{field}` must be an ISO 8601 date or date-time with a year from 0001 to 9999"
+            ),
         )
     })
 }

@@ -72,20 +72,25 @@ impl ResourceUri {
             ["entity", id, "observations"] => Ok(ResourceUri::EntityObservations(entity(id)?)),
             ["entity", id, "relationships"] => Ok(ResourceUri::EntityRelationships(entity(id)?)),
             ["timeline", period] => {
-                let bad = || not_found(uri, "the period is YYYY or YYYY-MM");
+                let bad = || not_found(uri, "the period is YYYY or YYYY-MM, years 0001 to 9999");
+                let digits =
+                    |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
+                let year = |y: &str| {
+                    let year: i32 = y.parse().map_err(|_| bad())?;
+                    if digits(y, 4) && crate::time::YEARS.contains(&year) {
+                        Ok(year)
+                    } else {
+                        Err(bad())
+                    }
+                };
                 match period.split_once('-') {
-                    None if period.len() == 4 => Ok(ResourceUri::TimelineYear(
-                        period.parse().map_err(|_| bad())?,
-                    )),
-                    Some((y, m)) if y.len() == 4 && m.len() == 2 => {
+                    None => Ok(ResourceUri::TimelineYear(year(period)?)),
+                    Some((y, m)) if digits(m, 2) => {
                         let month: u32 = m.parse().map_err(|_| bad())?;
                         if !(1..=12).contains(&month) {
                             return Err(bad());
                         }
-                        Ok(ResourceUri::TimelineMonth(
-                            y.parse().map_err(|_| bad())?,
-                            month,
-                        ))
+                        Ok(ResourceUri::TimelineMonth(year(y)?, month))
                     }
                     _ => Err(bad()),
                 }
@@ -195,6 +200,11 @@ mod tests {
             "neotoma://entity/abc",
             "neotoma://timeline/2024-13",
             "neotoma://timeline/24",
+            "neotoma://timeline/0000",
+            "neotoma://timeline/0000-01",
+            "neotoma://timeline/+999",
+            "neotoma://timeline/-999-01",
+            "neotoma://timeline/10000",
             "neotoma://source/xyz",
             "neotoma://entities/bad type",
         ] {

@@ -96,6 +96,9 @@ pub struct StoredEntity {
     pub observation_id: String,
 }
 
+/// Most entities a file store lists in its answer.
+pub const MAX_LISTED_ENTITIES: usize = 1000;
+
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct StoreResponse {
     /// Id of the source (same content → same id).
@@ -107,8 +110,14 @@ pub struct StoreResponse {
     /// True when this content was stored before: nothing new was created.
     pub deduplicated: bool,
     pub interpretation: Option<InterpretationSummary>,
+    /// The entities the content is about (for a file, the first
+    /// `MAX_LISTED_ENTITIES`; `entities_total` then says how many there are).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub entities: Option<Vec<StoredEntity>>,
+    /// How many entities a file's observations are about, when `entities`
+    /// lists only the first of them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entities_total: Option<u64>,
     /// Fields kept in raw_fragments because the schema lacks them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unknown_fields_count: Option<u64>,

@@ -4,10 +4,13 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// `get_version` takes no arguments.
+/// `get_version` takes no arguments but the `user_id` every action accepts.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct GetVersionRequest {}
+pub struct GetVersionRequest {
+    /// Accepted like every action's (checked against the session's user).
+    pub user_id: Option<String>,
+}
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct GetVersionResponse {
@@ -23,10 +26,13 @@ pub struct GetVersionResponse {
     pub postgres_version: String,
 }
 
-/// `get_current_time` takes no arguments.
+/// `get_current_time` takes no arguments but the `user_id` every action accepts.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct GetCurrentTimeRequest {}
+pub struct GetCurrentTimeRequest {
+    /// Accepted like every action's (checked against the session's user).
+    pub user_id: Option<String>,
+}
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct GetCurrentTimeResponse {

@@ -9,7 +9,7 @@ use crate::tenancy;
 use neotoma_core::actions::common;
 use neotoma_core::actions::entities::*;
 use neotoma_core::canonical::{canonical_json, sha256_hex};
-use neotoma_core::identity::identifier_candidates;
+use neotoma_core::identity::{identifier_candidates, partial_forms, IdentifierKind};
 use neotoma_core::ids::{derived_uuid, source_id};
 use neotoma_core::reducer::{self, FieldState, SnapshotState, CORRECTION_PRIORITY};
 use neotoma_core::request::{json_type, parse};
@@ -18,6 +18,7 @@ use neotoma_core::time::format_micros;
 use neotoma_core::{ErrorCode, NeotomaError};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
 use uuid::Uuid;
 
 /// An entity row.
@@ -69,12 +70,14 @@ pub fn resolve_entity(
 pub fn retrieve_entity_snapshot(args: &Value) -> Result<Value, NeotomaError> {
     let req: RetrieveEntitySnapshotRequest = parse(args)?;
     let entity_id = common::entity_id("entity_id", &req.entity_id)?;
-    if let Some(at) = &req.at {
-        common::timestamp("at", at)?;
-    }
+    let at = req
+        .at
+        .as_deref()
+        .map(|at| common::timestamp("at", at))
+        .transpose()?;
     tenancy::with_user(req.user_id.as_deref(), |user| {
         let (entity, redirected_from) = resolve_entity(&user, &entity_id)?;
-        let mut out = match &req.at {
+        let mut out = match &at {
             None => db::json(
                 "SELECT jsonb_build_object(
                    'entity_id', e.id, 'entity_type', e.entity_type, 'canonical_name', e.canonical_name,
@@ -89,7 +92,7 @@ pub fn retrieve_entity_snapshot(args: &Value) -> Result<Value, NeotomaError> {
                  WHERE e.user_id = $1::uuid AND e.id = $2",
                 &[Arg::Text(&user.to_string()), Arg::Text(&entity.id)],
             )?,
-            Some(at) => snapshot_at(&user, &entity, at)?,
+            Some(at) => snapshot_at(&user, &entity, at, req.at.as_deref().unwrap_or(at))?,
         };
         if let Some(from) = redirected_from {
             out["redirected_from"] = json!(from);
@@ -98,8 +101,14 @@ pub fn retrieve_entity_snapshot(args: &Value) -> Result<Value, NeotomaError> {
     })
 }
 
-/// The snapshot recomputed from the observations observed up to `at`.
-fn snapshot_at(user: &Uuid, entity: &EntityRow, at: &str) -> Result<Value, NeotomaError> {
+/// The snapshot recomputed from the observations observed up to `at`
+/// (normalised); the answer repeats `at` as the caller wrote it.
+fn snapshot_at(
+    user: &Uuid,
+    entity: &EntityRow,
+    at: &str,
+    as_given: &str,
+) -> Result<Value, NeotomaError> {
     let observations = snapshots::observations_of(user, &entity.id, Some(at))?;
     let schemas = registry::active(*user, std::slice::from_ref(&entity.entity_type))?;
     let schema = schemas.get(&entity.entity_type).map(|a| &a.schema);
@@ -118,7 +127,7 @@ fn snapshot_at(user: &Uuid, entity: &EntityRow, at: &str) -> Result<Value, Neoto
         computed_at: last.clone(),
         observation_count: state.observation_count as i64,
         last_observation_at: last,
-        at: Some(at.to_string()),
+        at: Some(as_given.to_string()),
         redirected_from: None,
     })
 }
@@ -133,8 +142,8 @@ pub fn list_observations(args: &Value) -> Result<Value, NeotomaError> {
             "WITH o AS (
                SELECT * FROM neotoma.observations
                WHERE user_id = $1::uuid
-                 AND (entity_id = $2 OR entity_id IN (SELECT id FROM neotoma.entities
-                                                      WHERE user_id = $1::uuid AND merged_into = $2)))
+                 AND entity_id = ANY(ARRAY[$2::text] || ARRAY(SELECT id FROM neotoma.entities
+                                   WHERE user_id = $1::uuid AND merged_into = $2)))
              SELECT jsonb_build_object(
                'observations', coalesce((
                  SELECT jsonb_agg(jsonb_build_object(
@@ -272,14 +281,13 @@ pub fn retrieve_entity_by_identifier(args: &Value) -> Result<Value, NeotomaError
         ));
     }
     let candidates = identifier_candidates(identifier);
-    let text = candidates.first().cloned().unwrap_or_default();
     tenancy::with_user(req.user_id.as_deref(), |user| {
         let mut found = lookup(
             &user,
             req.entity_type.as_deref(),
             identifier,
             &candidates,
-            None,
+            false,
         )?;
         if found["total"] == json!(0) {
             found = lookup(
@@ -287,30 +295,57 @@ pub fn retrieve_entity_by_identifier(args: &Value) -> Result<Value, NeotomaError
                 req.entity_type.as_deref(),
                 identifier,
                 &candidates,
-                Some(&text),
+                true,
             )?;
         }
         Ok(found)
     })
 }
 
+/// `%value%` for LIKE, with LIKE's own characters escaped.
+fn contains_pattern(value: &str) -> String {
+    format!(
+        "%{}%",
+        value
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_")
+    )
+}
+
 /// Entities whose identifiers equal one of `candidates` (or, with `partial`,
-/// contain it), best known first.
+/// contain the form of the identifier their field's kind uses), best known
+/// first.
 fn lookup(
     user: &Uuid,
     entity_type: Option<&str>,
     identifier: &str,
     candidates: &[String],
-    partial: Option<&str>,
+    partial: bool,
 ) -> Result<Value, NeotomaError> {
-    let pattern = partial.map(|p| {
-        format!(
-            "%{}%",
-            p.replace('\\', "\\\\")
-                .replace('%', "\\%")
-                .replace('_', "\\_")
+    // Partial: each identity field is searched with the form of the
+    // identifier its kind uses (field → LIKE pattern; text for the rest).
+    let (by_field, text) = if partial {
+        let forms: BTreeMap<IdentifierKind, String> = partial_forms(identifier)
+            .into_iter()
+            .map(|(kind, form)| (kind, contains_pattern(&form)))
+            .collect();
+        let mut by_field = Map::new();
+        for active in registry::all_active(*user)?.values() {
+            for rule in &active.schema.identity {
+                for f in rule.fields() {
+                    let pattern = forms.get(&IdentifierKind::of(f));
+                    by_field.insert(f.to_string(), json!(pattern));
+                }
+            }
+        }
+        (
+            Some(Value::Object(by_field)),
+            forms.get(&IdentifierKind::Text).cloned(),
         )
-    });
+    } else {
+        (None, None)
+    };
     db::json(
         "WITH hits AS (
            -- An identifier of a merged entity finds the entity it was merged into.
@@ -318,7 +353,8 @@ fn lookup(
            FROM neotoma.entity_identifiers i
            JOIN neotoma.entities e ON e.user_id = i.user_id AND e.id = i.entity_id
            WHERE i.user_id = $1::uuid
-             AND (CASE WHEN $4::text IS NULL THEN i.value = ANY($3) ELSE i.value LIKE $4 END)
+             AND (CASE WHEN $4::jsonb IS NULL THEN i.value = ANY($3)
+                       ELSE i.value LIKE (CASE WHEN $4 ? i.field THEN $4 ->> i.field ELSE $6 END) END)
            UNION ALL
            SELECT coalesce(e.merged_into, e.id), 'id' FROM neotoma.entities e WHERE e.user_id = $1::uuid AND e.id = $5),
          m AS (SELECT entity_id, array_agg(DISTINCT field ORDER BY field) AS fields FROM hits GROUP BY entity_id),
@@ -336,13 +372,14 @@ fn lookup(
                ORDER BY r.entity_type, r.canonical_name, r.id) FROM r), '[]'),
            'total', (SELECT count(*) FROM r),
            'match_type', CASE WHEN NOT EXISTS (SELECT 1 FROM r) THEN 'none'
-                              WHEN $4::text IS NULL THEN 'exact' ELSE 'partial' END)",
+                              WHEN $4::jsonb IS NULL THEN 'exact' ELSE 'partial' END)",
         &[
             Arg::Text(&user.to_string()),
             Arg::OptText(entity_type),
             Arg::Texts(candidates.to_vec()),
-            Arg::OptText(pattern.as_deref()),
+            Arg::OptJson(by_field.as_ref()),
             Arg::Text(identifier),
+            Arg::OptText(text.as_deref()),
         ],
     )
 }
@@ -437,10 +474,15 @@ pub fn correct(args: &Value) -> Result<Value, NeotomaError> {
         )?;
         let mut fields = Map::new();
         fields.insert(req.field.clone(), req.value.clone());
-        db::run(
-            "INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
-                 kind, observed_at, specificity_score, source_priority, fields)
-             VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::uuid, 'correction', clock_timestamp(), 1.0, $7::int, $8)",
+        // The same correction made at the same moment by another session:
+        // it wins, and this one answers as a repeat of it.
+        let inserted = db::json(
+            "WITH ins AS (
+               INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
+                   kind, observed_at, specificity_score, source_priority, fields)
+               VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::uuid, 'correction', clock_timestamp(), 1.0, $7::int, $8)
+               ON CONFLICT DO NOTHING RETURNING 1)
+             SELECT to_jsonb(count(*) > 0) FROM ins",
             &[
                 Arg::Text(&user_s),
                 Arg::Text(&observation_id.to_string()),
@@ -456,7 +498,11 @@ pub fn correct(args: &Value) -> Result<Value, NeotomaError> {
             observation_id.to_string(),
             &entity.id,
             &req,
-            "corrected; the snapshot shows the new value",
+            if inserted == json!(true) {
+                "corrected; the snapshot shows the new value"
+            } else {
+                "already corrected to this value"
+            },
         )
     })
 }

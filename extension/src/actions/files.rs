@@ -6,6 +6,7 @@ use super::store::{finish_run, insert_run, prepare, run_id, store_entities, Orig
 use crate::catalog::to_value;
 use crate::db::{self, Arg};
 use crate::registry;
+use crate::settings;
 use crate::tenancy;
 use neotoma_core::actions::common;
 use neotoma_core::actions::store::*;
@@ -17,22 +18,8 @@ use neotoma_core::interpret::{
 use neotoma_core::request::parse;
 use neotoma_core::{ErrorCode, NeotomaError};
 use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
 use uuid::Uuid;
-
-/// Default largest file (50 MB); the GUC `neotoma.max_file_bytes` changes it.
-const DEFAULT_MAX_FILE_BYTES: i64 = 50 * 1024 * 1024;
-/// Default interpretation runs per user and calendar month; the GUC
-/// `neotoma.interpretation_quota` changes it (0: unlimited).
-const DEFAULT_QUOTA: i64 = 1000;
-
-fn setting_i64(name: &str, default: i64) -> Result<i64, NeotomaError> {
-    Ok(db::text(
-        "SELECT nullif(current_setting($1, true), '')",
-        &[Arg::Text(name)],
-    )?
-    .and_then(|v| v.trim().parse().ok())
-    .unwrap_or(default))
-}
 
 pub fn storage_path(source: &Uuid) -> String {
     format!("sources/{source}")
@@ -42,6 +29,8 @@ pub fn storage_path(source: &Uuid) -> String {
 struct RunOutcome {
     summary: InterpretationSummary,
     external: Option<Value>,
+    /// The entities this run stored (None: ask the database).
+    entities: Option<Vec<StoredEntity>>,
 }
 
 fn summary(
@@ -61,7 +50,8 @@ fn summary(
 
 /// Refuses a new run past the user's monthly quota.
 fn check_quota(user: &Uuid) -> Result<(), NeotomaError> {
-    let quota = setting_i64("neotoma.interpretation_quota", DEFAULT_QUOTA)?;
+    // neotoma.interpretation_quota: runs per user and calendar month (0: unlimited).
+    let quota = i64::from(settings::INTERPRETATION_QUOTA.get());
     if quota <= 0 {
         return Ok(());
     }
@@ -85,6 +75,39 @@ fn check_quota(user: &Uuid) -> Result<(), NeotomaError> {
     Ok(())
 }
 
+/// The run of the same source and config made before (by this or a
+/// concurrent session), if any: it is not made again.
+fn earlier_run(user: &Uuid, run: &Uuid) -> Result<Option<RunOutcome>, NeotomaError> {
+    let status = db::json(
+        "SELECT to_jsonb(status) FROM neotoma.interpretation_runs WHERE user_id = $1::uuid AND id = $2::uuid",
+        &[Arg::Text(&user.to_string()), Arg::Text(&run.to_string())],
+    )?;
+    Ok(status.as_str().map(|status| RunOutcome {
+        summary: summary(
+            run,
+            status,
+            (0, 0),
+            Some("this source was interpreted with this config before".to_string()),
+        ),
+        external: None,
+        entities: None,
+    }))
+}
+
+/// A run another session is making right now (not yet visible here).
+fn lost_race(run: &Uuid) -> RunOutcome {
+    RunOutcome {
+        summary: summary(
+            run,
+            "running",
+            (0, 0),
+            Some("another session is interpreting this source with this config".to_string()),
+        ),
+        external: None,
+        entities: None,
+    }
+}
+
 /// Interprets a stored file with `config`: a built-in reader when one knows
 /// its MIME type (synchronously), else the MCP server's model when it has one
 /// (the run is left pending with the work described for it), else nothing:
@@ -99,11 +122,7 @@ fn interpret_file(
     config: &Map<String, Value>,
     explicit: bool,
 ) -> Result<RunOutcome, NeotomaError> {
-    let model = db::text(
-        "SELECT nullif(current_setting('neotoma.model_interpreter', true), '')",
-        &[],
-    )?
-    .is_some_and(|v| v == "on");
+    let model = settings::MODEL_INTERPRETER.get();
     let interpreter = match (interpreter_for(mime), model) {
         (Some(name), _) => name,
         (None, true) => "model",
@@ -127,30 +146,19 @@ fn interpret_file(
             return Ok(RunOutcome {
                 summary: summary(&run, "skipped", (0, 0), Some(reason)),
                 external: None,
+                entities: None,
             });
         }
     };
     let run = run_id(user, source, interpreter, config);
-    let previous = db::json(
-        "SELECT jsonb_build_object('status', status, 'error', error->>'message') FROM neotoma.interpretation_runs
-         WHERE user_id = $1::uuid AND id = $2::uuid",
-        &[Arg::Text(&user.to_string()), Arg::Text(&run.to_string())],
-    )?;
-    if !previous.is_null() {
-        // Same source and config: that run already happened.
-        let status = previous["status"]
-            .as_str()
-            .unwrap_or("completed")
-            .to_string();
-        let reason = Some("this source was interpreted with this config before".to_string());
-        return Ok(RunOutcome {
-            summary: summary(&run, &status, (0, 0), reason),
-            external: None,
-        });
+    if let Some(earlier) = earlier_run(user, &run)? {
+        return Ok(earlier);
     }
     check_quota(user)?;
     if interpreter == "model" {
-        insert_run(user, &run, source, "model", config, "pending", None)?;
+        if !insert_run(user, &run, source, "model", config, "pending", None)? {
+            return earlier_run(user, &run).map(|r| r.unwrap_or_else(|| lost_race(&run)));
+        }
         let types: Vec<Value> = registry::all_active(*user)?
             .values()
             .map(|a| {
@@ -171,16 +179,36 @@ fn interpret_file(
                 Some("a model is reading the file".into()),
             ),
             external: Some(external),
+            entities: None,
         });
     }
-    insert_run(user, &run, source, interpreter, config, "running", None)?;
+    if !insert_run(user, &run, source, interpreter, config, "running", None)? {
+        return earlier_run(user, &run).map(|r| r.unwrap_or_else(|| lost_race(&run)));
+    }
     let schemas: Vec<_> = registry::all_active(*user)?
         .into_values()
         .map(|a| a.schema)
         .collect();
     match interpret::interpret(interpreter, bytes, config, &schemas) {
+        Ok(read) if read.entities.len() > settings::INTERPRET_MAX_ROWS.get().max(0) as usize => {
+            let message = format!(
+                "the file holds {} records; at most {} are interpreted from one file \
+                 (neotoma.interpret_max_rows). The file is stored; split it to interpret it",
+                read.entities.len(),
+                settings::INTERPRET_MAX_ROWS.get()
+            );
+            finish_run(user, &run, None, Some(&message))?;
+            Ok(RunOutcome {
+                summary: summary(&run, "failed", (0, 0), Some(message)),
+                external: None,
+                entities: None,
+            })
+        }
         Ok(read) => {
-            let entities: Vec<Value> = read.entities.into_iter().map(Value::Object).collect();
+            let mut entities: Vec<Value> = read.entities.into_iter().map(Value::Object).collect();
+            entities
+                .iter_mut()
+                .for_each(neotoma_core::limits::scrub_nul);
             let mut batch = prepare(*user, &entities, true)?;
             batch.skipped += read.skipped;
             let origin = Origin {
@@ -207,6 +235,7 @@ fn interpret_file(
                     reason,
                 ),
                 external: None,
+                entities: Some(stored.entities),
             })
         }
         Err(message) => {
@@ -214,10 +243,18 @@ fn interpret_file(
             Ok(RunOutcome {
                 summary: summary(&run, "failed", (0, 0), Some(message)),
                 external: None,
+                entities: None,
             })
         }
     }
 }
+
+/// A stored file source: how many observations it has, and its MIME type.
+const EXISTING_SOURCE: &str = "
+    SELECT jsonb_build_object('observations', (SELECT count(*) FROM neotoma.observations o
+                                                WHERE o.user_id = s.user_id AND o.source_id = s.id),
+                              'mime_type', s.mime_type)
+    FROM neotoma.sources s WHERE s.user_id = $1::uuid AND s.id = $2::uuid";
 
 pub fn store_file(user: Uuid, content: &str, req: &StoreRequest) -> Result<Value, NeotomaError> {
     let Some(bytes) = decode_base64(content) else {
@@ -232,7 +269,7 @@ pub fn store_file(user: Uuid, content: &str, req: &StoreRequest) -> Result<Value
             "the file is empty",
         ));
     }
-    let max = setting_i64("neotoma.max_file_bytes", DEFAULT_MAX_FILE_BYTES)?;
+    let max = i64::from(settings::MAX_FILE_BYTES.get());
     if bytes.len() as i64 > max {
         return Err(NeotomaError::new(
             ErrorCode::FileTooLarge,
@@ -269,24 +306,25 @@ pub fn store_file(user: Uuid, content: &str, req: &StoreRequest) -> Result<Value
     let source = source_id(&user, &content_hash);
     let user_s = user.to_string();
     let source_s = source.to_string();
-    let existing = db::json(
-        "SELECT jsonb_build_object('observations', (SELECT count(*) FROM neotoma.observations o
-                                                     WHERE o.user_id = s.user_id AND o.source_id = s.id),
-                                   'mime_type', s.mime_type)
-         FROM neotoma.sources s WHERE s.user_id = $1::uuid AND s.id = $2::uuid",
-        &[Arg::Text(&user_s), Arg::Text(&source_s)],
-    )?;
+    let existing = db::json(EXISTING_SOURCE, &[Arg::Text(&user_s), Arg::Text(&source_s)])?;
     let deduplicated = !existing.is_null();
     let mime = if deduplicated {
         existing["mime_type"].as_str().unwrap_or(&mime).to_string()
     } else {
         mime
     };
+    let mut existing = existing;
+    let mut deduplicated = deduplicated;
     if !deduplicated {
-        db::run(
-            "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, original_filename,
-                                          file_size, storage_path, source_priority)
-             VALUES ($1::uuid, $2::uuid, $3, 'file', $4, $5, $6, $7, $8::int)",
+        // The same file stored at the same moment by another session: that
+        // store wins and this one answers as a duplicate of it.
+        let inserted = db::json(
+            "WITH ins AS (
+               INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, original_filename,
+                                            file_size, storage_path, source_priority)
+               VALUES ($1::uuid, $2::uuid, $3, 'file', $4, $5, $6, $7, $8::int)
+               ON CONFLICT DO NOTHING RETURNING 1)
+             SELECT to_jsonb(count(*) > 0) FROM ins",
             &[
                 Arg::Text(&user_s),
                 Arg::Text(&source_s),
@@ -298,10 +336,15 @@ pub fn store_file(user: Uuid, content: &str, req: &StoreRequest) -> Result<Value
                 Arg::Int(req.source_priority.unwrap_or(DEFAULT_SOURCE_PRIORITY) as i64),
             ],
         )?;
-        db::run(
-            "INSERT INTO neotoma.files (user_id, source_id, content) VALUES ($1::uuid, $2::uuid, decode($3, 'base64'))",
-            &[Arg::Text(&user_s), Arg::Text(&source_s), Arg::Text(&encode_base64(&bytes))],
-        )?;
+        if inserted == json!(true) {
+            db::run(
+                "INSERT INTO neotoma.files (user_id, source_id, content) VALUES ($1::uuid, $2::uuid, decode($3, 'base64'))",
+                &[Arg::Text(&user_s), Arg::Text(&source_s), Arg::Text(&encode_base64(&bytes))],
+            )?;
+        } else {
+            deduplicated = true;
+            existing = db::json(EXISTING_SOURCE, &[Arg::Text(&user_s), Arg::Text(&source_s)])?;
+        }
     }
     // Interpret unless told not to, or the (deduplicated) source already has
     // observations.
@@ -319,17 +362,25 @@ pub fn store_file(user: Uuid, content: &str, req: &StoreRequest) -> Result<Value
             explicit == Some(true),
         )?),
     };
-    let (interpretation, external) = match outcome {
-        Some(o) => (Some(o.summary), o.external),
-        None => (None, None),
+    let (interpretation, external, ran) = match outcome {
+        Some(o) => (Some(o.summary), o.external, o.entities),
+        None => (None, None, None),
     };
-    let entities = stored_entities(&user_s, &source_s)?;
+    let (entities, total) = match ran {
+        Some(mut list) => {
+            let total = list.len() as u64;
+            list.truncate(MAX_LISTED_ENTITIES);
+            (list, total)
+        }
+        None => stored_entities(&user_s, &source_s)?,
+    };
     to_value(&StoreResponse {
         source_id: source_s,
         content_hash,
         file_size: Some(bytes.len() as i64),
         deduplicated,
         interpretation,
+        entities_total: (total > entities.len() as u64).then_some(total),
         entities: Some(entities),
         unknown_fields_count: None,
         related_entities: None,
@@ -340,16 +391,33 @@ pub fn store_file(user: Uuid, content: &str, req: &StoreRequest) -> Result<Value
     })
 }
 
-/// The entities a source's observations are about.
-fn stored_entities(user: &str, source: &str) -> Result<Vec<StoredEntity>, NeotomaError> {
+/// The entities a source's observations are about (the first
+/// `MAX_LISTED_ENTITIES`, by when they were observed), and how many there
+/// are in all.
+fn stored_entities(user: &str, source: &str) -> Result<(Vec<StoredEntity>, u64), NeotomaError> {
     let v = db::json(
-        "SELECT coalesce(jsonb_agg(jsonb_build_object('entity_id', coalesce(e.merged_into, o.entity_id),
-                   'entity_type', o.entity_type, 'observation_id', o.id) ORDER BY o.created_at, o.id), '[]')
-         FROM neotoma.observations o JOIN neotoma.entities e ON e.user_id = o.user_id AND e.id = o.entity_id
-         WHERE o.user_id = $1::uuid AND o.source_id = $2::uuid",
-        &[Arg::Text(user), Arg::Text(source)],
+        "WITH o AS (SELECT id, entity_id, entity_type, created_at FROM neotoma.observations
+                    WHERE user_id = $1::uuid AND source_id = $2::uuid),
+              listed AS (SELECT * FROM o ORDER BY created_at, id LIMIT $3)
+         SELECT jsonb_build_object(
+           'entities', coalesce((SELECT jsonb_agg(jsonb_build_object('entity_id', l.entity_id,
+                          'entity_type', l.entity_type, 'observation_id', l.id) ORDER BY l.created_at, l.id)
+                        FROM listed l), '[]'),
+           'merged', coalesce((SELECT jsonb_object_agg(e.id, e.merged_into) FROM neotoma.entities e
+                        WHERE e.user_id = $1::uuid AND e.merged_into IS NOT NULL
+                          AND e.id IN (SELECT entity_id FROM listed)), '{}'),
+           'total', (SELECT count(*) FROM o))",
+        &[Arg::Text(user), Arg::Text(source), Arg::Int(MAX_LISTED_ENTITIES as i64)],
     )?;
-    db::from_json(v, "stored entities")
+    let merged: BTreeMap<String, String> = db::from_json(v["merged"].clone(), "merges")?;
+    let mut entities: Vec<StoredEntity> = db::from_json(v["entities"].clone(), "stored entities")?;
+    // An entity merged since: its observations count for where it went.
+    for e in &mut entities {
+        if let Some(to) = merged.get(&e.entity_id) {
+            e.entity_id = to.clone();
+        }
+    }
+    Ok((entities, v["total"].as_u64().unwrap_or(0)))
 }
 
 pub fn reinterpret(args: &Value) -> Result<Value, NeotomaError> {
@@ -432,6 +500,7 @@ fn reinterpret_structured(
         return Ok(RunOutcome {
             summary: summary(&run, status, (0, 0), reason),
             external: None,
+            entities: None,
         });
     }
     let entities = found["content"]["entities"]
@@ -439,7 +508,9 @@ fn reinterpret_structured(
         .cloned()
         .unwrap_or_default();
     let batch = prepare(*user, &entities, true)?;
-    insert_run(user, &run, source, "structured", config, "running", None)?;
+    if !insert_run(user, &run, source, "structured", config, "running", None)? {
+        return earlier_run(user, &run).map(|r| r.unwrap_or_else(|| lost_race(&run)));
+    }
     let origin = Origin {
         user: *user,
         source_id: *source,
@@ -460,6 +531,7 @@ fn reinterpret_structured(
             None,
         ),
         external: None,
+        entities: Some(stored.entities),
     })
 }
 
@@ -528,7 +600,11 @@ pub fn record_interpretation(args: &Value) -> Result<Value, NeotomaError> {
         };
         let mut out = to_value(&summary(&run, status, created, reason))?;
         out["source_id"] = json!(source);
-        out["entities"] = to_value(&stored_entities(&user_s, &source.to_string())?)?;
+        let (entities, total) = stored_entities(&user_s, &source.to_string())?;
+        if total > entities.len() as u64 {
+            out["entities_total"] = json!(total);
+        }
+        out["entities"] = to_value(&entities)?;
         Ok(out)
     })
 }
@@ -551,10 +627,10 @@ pub fn retrieve_file_url(args: &Value) -> Result<Value, NeotomaError> {
         ));
     }
     tenancy::with_user(req.user_id.as_deref(), |_user| {
+        // The expiry is computed once: the URL carries exactly what was signed.
         let signed = db::json(
-            "SELECT neotoma._sign_file($1::uuid, $2::bigint + extract(epoch FROM clock_timestamp())::bigint)
-                    || jsonb_build_object('expires', $2::bigint + extract(epoch FROM clock_timestamp())::bigint,
-                                          'base', coalesce(nullif(current_setting('neotoma.public_url', true), ''), ''))",
+            "SELECT neotoma._sign_file($1::uuid, e.expires) || jsonb_build_object('expires', e.expires)
+             FROM (SELECT $2::bigint + floor(extract(epoch FROM clock_timestamp()))::bigint AS expires) e",
             &[Arg::Text(&source.to_string()), Arg::Int(expires_in)],
         )?;
         let (Some(user), Some(kid), Some(sig), Some(expires)) = (
@@ -569,10 +645,8 @@ pub fn retrieve_file_url(args: &Value) -> Result<Value, NeotomaError> {
             )
             .with("file_path", req.file_path.clone()));
         };
-        let base = signed["base"]
-            .as_str()
-            .unwrap_or_default()
-            .trim_end_matches('/');
+        let base = settings::text(&settings::PUBLIC_URL).unwrap_or_default();
+        let base = base.trim_end_matches('/');
         to_value(&RetrieveFileUrlResponse {
             signed_url: format!(
                 "{base}/files/{user}/{source}?expires={expires}&kid={kid}&sig={sig}"

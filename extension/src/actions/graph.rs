@@ -132,10 +132,16 @@ fn find_path(
 }
 
 /// Serialises cycle checks of one user and type, so two concurrent
-/// transactions cannot each add half of a cycle.
+/// transactions cannot each add half of a cycle. The lock is a row update
+/// (not an advisory lock): under READ COMMITTED the second writer waits and
+/// then sees the first one's edges; under REPEATABLE READ or SERIALIZABLE,
+/// whose snapshot could not see them, it fails with a serialization error
+/// instead of closing a cycle.
 fn lock_type(user: &str, rtype: RelationshipType) -> Result<(), NeotomaError> {
     db::run(
-        "SELECT pg_advisory_xact_lock(hashtextextended($1 || ':' || $2, 0))",
+        "INSERT INTO neotoma.graph_write_locks AS g (user_id, relationship_type, writes)
+         VALUES ($1::uuid, $2, 1)
+         ON CONFLICT (user_id, relationship_type) DO UPDATE SET writes = g.writes + 1",
         &[Arg::Text(user), Arg::Text(rtype.as_str())],
     )
 }
@@ -626,8 +632,8 @@ const ENTITY_NEIGHBORHOOD: &str = "
     own AS (
       SELECT o.* FROM neotoma.observations o
       WHERE o.user_id = $1::uuid
-        AND (o.entity_id = $2 OR o.entity_id IN (SELECT id FROM neotoma.entities
-                                                 WHERE user_id = $1::uuid AND merged_into = $2)))
+        AND o.entity_id = ANY(ARRAY[$2::text] || ARRAY(SELECT id FROM neotoma.entities
+                                   WHERE user_id = $1::uuid AND merged_into = $2)))
     SELECT jsonb_build_object(
       'node_id', e.id, 'node_type', 'entity',
       'entity', jsonb_build_object('id', e.id, 'entity_type', e.entity_type, 'canonical_name', e.canonical_name,
@@ -724,12 +730,12 @@ pub fn list_timeline_events(args: &Value) -> Result<Value, NeotomaError> {
     let after = req
         .after_date
         .as_deref()
-        .map(|d| common::timestamp("after_date", d).map(|_| d))
+        .map(|d| common::timestamp("after_date", d))
         .transpose()?;
     let before = req
         .before_date
         .as_deref()
-        .map(|d| common::timestamp("before_date", d).map(|_| d))
+        .map(|d| common::timestamp("before_date", d))
         .transpose()?;
     let source = req
         .source_id
@@ -767,8 +773,8 @@ pub fn list_timeline_events(args: &Value) -> Result<Value, NeotomaError> {
             &[
                 Arg::Text(&user.to_string()),
                 Arg::OptText(req.event_type.as_deref()),
-                Arg::OptText(after),
-                Arg::OptText(before),
+                Arg::OptText(after.as_deref()),
+                Arg::OptText(before.as_deref()),
                 Arg::OptText(source.as_deref()),
                 Arg::OptText(entity.as_deref()),
                 Arg::Int(limit),
@@ -813,9 +819,35 @@ fn merged_already(e: &EntityRow, field: &str) -> Option<NeotomaError> {
 
 fn merge(user: &Uuid, from: &str, to: &str, reason: Option<&str>) -> Result<Value, NeotomaError> {
     let user_s = user.to_string();
+    // Merges of this user's entities wait for every fold in progress (and
+    // folds for the merge): see snapshots.
     db::run(
-        "SELECT 1 FROM neotoma.entities WHERE user_id = $1::uuid AND id = ANY($2) ORDER BY id FOR UPDATE",
-        &[Arg::Text(&user_s), Arg::Texts(vec![from.to_string(), to.to_string()])],
+        "SELECT pg_advisory_xact_lock(hashtextextended('neotoma-user:' || $1, 0))",
+        &[Arg::Text(&user_s)],
+    )?;
+    // Locks in the order every writer uses: the entity type (shared), then
+    // the entities by id. NO KEY UPDATE, like the snapshot trigger: a FOR
+    // UPDATE would also wait for the key-share locks of a concurrent store's
+    // foreign keys, taken in its input order, and could deadlock with it.
+    let types = db::json(
+        "SELECT coalesce(jsonb_agg(DISTINCT entity_type), '[]') FROM neotoma.entities
+         WHERE user_id = $1::uuid AND id = ANY($2)",
+        &[
+            Arg::Text(&user_s),
+            Arg::Texts(vec![from.to_string(), to.to_string()]),
+        ],
+    )?;
+    snapshots::lock_types_shared(&db::from_json(types, "entity types")?)?;
+    // The entities already merged into `from` are re-pointed too: they are
+    // locked in the same ordered pass.
+    db::run(
+        "SELECT 1 FROM neotoma.entities WHERE user_id = $1::uuid AND (id = ANY($2) OR merged_into = $3)
+         ORDER BY id FOR NO KEY UPDATE",
+        &[
+            Arg::Text(&user_s),
+            Arg::Texts(vec![from.to_string(), to.to_string()]),
+            Arg::Text(from),
+        ],
     )?;
     let not_found = |id: &str, field: &str| {
         NeotomaError::new(
@@ -844,8 +876,8 @@ fn merge(user: &Uuid, from: &str, to: &str, reason: Option<&str>) -> Result<Valu
     let moved = db::json(
         "SELECT jsonb_build_object(
            'observations', (SELECT count(*) FROM neotoma.observations o WHERE o.user_id = $1::uuid
-                              AND (o.entity_id = $2 OR o.entity_id IN (SELECT id FROM neotoma.entities
-                                                                      WHERE user_id = $1::uuid AND merged_into = $2))),
+                              AND o.entity_id = ANY(ARRAY[$2::text] || ARRAY(SELECT id FROM neotoma.entities
+                                   WHERE user_id = $1::uuid AND merged_into = $2))),
            'snapshot', (SELECT to_jsonb(s) - 'user_id' - 'reducer_state' FROM neotoma.entity_snapshots s
                         WHERE s.user_id = $1::uuid AND s.entity_id = $2))",
         &[Arg::Text(&user_s), Arg::Text(from)],
@@ -855,9 +887,9 @@ fn merge(user: &Uuid, from: &str, to: &str, reason: Option<&str>) -> Result<Valu
          WHERE user_id = $1::uuid AND (id = $2 OR merged_into = $2)",
         &[Arg::Text(&user_s), Arg::Text(from), Arg::Text(to)],
     )?;
-    snapshots::write_events(&user_s, vec![from.to_string()], vec![])?;
     let relationships_moved = move_relationships(user, from, to)?;
-    snapshots::recompute(user, &[to.to_string()])?;
+    // `from` loses its timeline events; `to` folds both entities' observations.
+    snapshots::recompute(user, &[from.to_string(), to.to_string()])?;
     let merge_id = derived_uuid("merge", &[&user_s, from, to]).to_string();
     let merged_at = db::text(
         "INSERT INTO neotoma.entity_merges (user_id, id, from_entity_id, to_entity_id, merge_reason,

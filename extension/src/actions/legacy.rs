@@ -55,6 +55,10 @@ pub fn upload_file(args: &Value) -> Result<Value, NeotomaError> {
             })?,
         None => json!({}),
     };
+    // The properties are JSON inside a string: the same limits as any input.
+    neotoma_core::limits::check_input(&properties).map_err(|e| {
+        NeotomaError::invalid_field("properties", format!("properties: {}", e.message))
+    })?;
     let mut store_args = json!({"file_content": content, "original_filename": req.original_filename, "user_id": req.user_id});
     if req.properties.is_some() {
         store_args["interpret"] = json!(false);

@@ -69,14 +69,17 @@ pub fn read_resource(args: &Value) -> Result<Value, NeotomaError> {
                 json!({"type": "entity_relationships", "entity_id": id, "relationships": r["relationships"], "total": r["total"]})
             }
             ResourceUri::TimelineYear(y) => {
+                // The last year has no next one to stop before.
+                let before = (*y < 9999).then(|| format!("{:04}-01-01", y + 1));
                 let r = graph::list_timeline_events(&json!({
-                    "after_date": format!("{y:04}-01-01"), "before_date": format!("{:04}-01-01", y + 1), "limit": MAX_ITEMS}))?;
+                    "after_date": format!("{y:04}-01-01"), "before_date": before, "limit": MAX_ITEMS}))?;
                 json!({"type": "timeline", "year": format!("{y:04}"), "events": r["events"], "total": r["total"]})
             }
             ResourceUri::TimelineMonth(y, m) => {
                 let (ny, nm) = if *m == 12 { (y + 1, 1) } else { (*y, m + 1) };
+                let before = (ny <= 9999).then(|| format!("{ny:04}-{nm:02}-01"));
                 let r = graph::list_timeline_events(&json!({
-                    "after_date": format!("{y:04}-{m:02}-01"), "before_date": format!("{ny:04}-{nm:02}-01"), "limit": MAX_ITEMS}))?;
+                    "after_date": format!("{y:04}-{m:02}-01"), "before_date": before, "limit": MAX_ITEMS}))?;
                 json!({"type": "timeline", "year": format!("{y:04}"), "month": format!("{m:02}"),
                        "events": r["events"], "total": r["total"]})
             }

@@ -3,7 +3,7 @@
 
 use crate::catalog::to_value;
 use crate::db::{self, Arg};
-use crate::evolution::{self, active_in_scope, lock_schema, versions, write_schema};
+use crate::evolution::{self, active_in_scope, apply_schema, lock_schema, versions};
 use crate::tenancy;
 use neotoma_core::actions::schemas::*;
 use neotoma_core::evolution::next_version;
@@ -166,9 +166,11 @@ pub fn get_schema_recommendations(args: &Value) -> Result<Value, NeotomaError> {
 }
 
 /// Runs `body` with the scope a request names: this user's variant
-/// (`user_specific`, which needs a user) or the global schemas (acting for the
-/// session's user, if any, so that migrations and recomputations see its data).
+/// (`user_specific`, which needs a user) or the global schemas, which only
+/// an operator may change (acting for the session's user, if any, so that
+/// migrations see its data).
 fn in_scope<T>(
+    action: &str,
     user_specific: bool,
     user_arg: Option<&str>,
     body: impl FnOnce(Uuid, Option<Uuid>) -> Result<T, NeotomaError>,
@@ -176,7 +178,10 @@ fn in_scope<T>(
     if user_specific {
         tenancy::with_user(user_arg, |user| body(user, Some(user)))
     } else {
-        tenancy::with_optional_user(user_arg, |user| body(Uuid::nil(), user))
+        tenancy::with_optional_user(user_arg, |user| {
+            tenancy::require_operator(&format!("{action} without user_specific"))?;
+            body(Uuid::nil(), user)
+        })
     }
 }
 
@@ -231,99 +236,104 @@ pub fn update_schema_incremental(args: &Value) -> Result<Value, NeotomaError> {
         ));
     }
     let user_specific = req.user_specific.unwrap_or(false);
-    in_scope(user_specific, req.user_id.as_deref(), |scope, user| {
-        lock_schema(&scope, &req.entity_type)?;
-        let base = match active_in_scope(&scope, &req.entity_type)? {
-            Some(s) => Some(s),
-            None if user_specific => active_in_scope(&Uuid::nil(), &req.entity_type)?,
-            None => None,
-        };
-        let Some(mut schema) = base else {
-            return Err(NeotomaError::new(
-                ErrorCode::SchemaNotFound,
-                format!(
-                    "no active schema for {}; register_schema first",
-                    req.entity_type
-                ),
-            )
-            .with("entity_type", req.entity_type.clone()));
-        };
-        let base_version = schema.schema_version.clone();
-        let mut added = Vec::new();
-        for (name, field_type, required, strategy) in &additions {
-            match schema.fields.get(name) {
-                Some(existing) if existing.field_type == *field_type => {}
-                Some(existing) => {
-                    return Err(NeotomaError::invalid_field(
-                        "fields_to_add",
-                        format!("{name} is already a {} field", existing.field_type.as_str()),
-                    ))
-                }
-                None => {
-                    schema.fields.insert(
-                        name.clone(),
-                        FieldDef {
-                            field_type: *field_type,
-                            required: *required,
-                            description: None,
-                            validator: None,
-                            preserve_case: false,
-                        },
-                    );
-                    if let Some(s) = strategy {
-                        schema.merge_policies.insert(
+    in_scope(
+        "update_schema_incremental",
+        user_specific,
+        req.user_id.as_deref(),
+        |scope, user| {
+            lock_schema(&req.entity_type)?;
+            let base = match active_in_scope(&scope, &req.entity_type)? {
+                Some(s) => Some(s),
+                None if user_specific => active_in_scope(&Uuid::nil(), &req.entity_type)?,
+                None => None,
+            };
+            let Some(mut schema) = base else {
+                return Err(NeotomaError::new(
+                    ErrorCode::SchemaNotFound,
+                    format!(
+                        "no active schema for {}; register_schema first",
+                        req.entity_type
+                    ),
+                )
+                .with("entity_type", req.entity_type.clone()));
+            };
+            let base_version = schema.schema_version.clone();
+            let mut added = Vec::new();
+            for (name, field_type, required, strategy) in &additions {
+                match schema.fields.get(name) {
+                    Some(existing) if existing.field_type == *field_type => {}
+                    Some(existing) => {
+                        return Err(NeotomaError::invalid_field(
+                            "fields_to_add",
+                            format!("{name} is already a {} field", existing.field_type.as_str()),
+                        ))
+                    }
+                    None => {
+                        schema.fields.insert(
                             name.clone(),
-                            MergePolicy {
-                                strategy: *s,
-                                tie_breaker: None,
+                            FieldDef {
+                                field_type: *field_type,
+                                required: *required,
+                                description: None,
+                                validator: None,
+                                preserve_case: false,
                             },
                         );
+                        if let Some(s) = strategy {
+                            schema.merge_policies.insert(
+                                name.clone(),
+                                MergePolicy {
+                                    strategy: *s,
+                                    tie_breaker: None,
+                                },
+                            );
+                        }
+                        added.push(name.clone());
                     }
-                    added.push(name.clone());
                 }
             }
-        }
-        let activate = req.activate.unwrap_or(true);
-        let scope_name = if user_specific { "user" } else { "global" };
-        // Same fields → same version: nothing new, nothing written.
-        let unchanged = added.is_empty()
-            && (!user_specific || active_in_scope(&scope, &req.entity_type)?.is_some());
-        if !unchanged {
-            schema.schema_version = match &req.schema_version {
-                Some(v) if v.trim().is_empty() => {
-                    return Err(NeotomaError::invalid_field(
-                        "schema_version",
-                        "schema_version must not be empty",
-                    ))
+            let activate = req.activate.unwrap_or(true);
+            let scope_name = if user_specific { "user" } else { "global" };
+            // Same fields → same version: nothing new, nothing written.
+            let unchanged = added.is_empty()
+                && (!user_specific || active_in_scope(&scope, &req.entity_type)?.is_some());
+            if !unchanged {
+                schema.schema_version = match &req.schema_version {
+                    Some(v) if v.trim().is_empty() => {
+                        return Err(NeotomaError::invalid_field(
+                            "schema_version",
+                            "schema_version must not be empty",
+                        ))
+                    }
+                    Some(v) => v.clone(),
+                    None => next_version(&base_version, &versions(&scope, &req.entity_type)?),
+                };
+                schema.validate()?;
+                apply_schema(&scope, &schema, activate)?;
+            }
+            let names: Vec<String> = additions.iter().map(|a| a.0.clone()).collect();
+            let mut migrated = 0;
+            if req.migrate_existing.unwrap_or(false) {
+                if let Some(user) = user {
+                    migrated = evolution::migrate(&user, &schema, &names)?;
                 }
-                Some(v) => v.clone(),
-                None => next_version(&base_version, &versions(&scope, &req.entity_type)?),
-            };
-            schema.validate()?;
-            write_schema(&scope, &schema, activate)?;
-        }
-        let names: Vec<String> = additions.iter().map(|a| a.0.clone()).collect();
-        let mut migrated = 0;
-        if req.migrate_existing.unwrap_or(false) {
+            }
             if let Some(user) = user {
-                migrated = evolution::migrate(&user, &schema, &names)?;
+                let fields: Vec<String> = schema.fields.keys().cloned().collect();
+                mark_applied(&user, &req.entity_type, &fields, &schema.schema_version)?;
             }
-        }
-        if let Some(user) = user {
-            let fields: Vec<String> = schema.fields.keys().cloned().collect();
-            mark_applied(&user, &req.entity_type, &fields, &schema.schema_version)?;
-        }
-        to_value(&UpdateSchemaIncrementalResponse {
-            success: true,
-            entity_type: req.entity_type.clone(),
-            schema_version: schema.schema_version.clone(),
-            fields_added: added,
-            activated: activate || unchanged,
-            migrated_existing: req.migrate_existing.unwrap_or(false),
-            fragments_migrated: migrated,
-            scope: scope_name.to_string(),
-        })
-    })
+            to_value(&UpdateSchemaIncrementalResponse {
+                success: true,
+                entity_type: req.entity_type.clone(),
+                schema_version: schema.schema_version.clone(),
+                fields_added: added,
+                activated: activate || unchanged,
+                migrated_existing: req.migrate_existing.unwrap_or(false),
+                fragments_migrated: migrated,
+                scope: scope_name.to_string(),
+            })
+        },
+    )
 }
 
 /// Marks applied the pending recommendations whose fields are now all in the
@@ -393,31 +403,26 @@ pub fn register_schema(args: &Value) -> Result<Value, NeotomaError> {
         e
     })?;
     let user_specific = req.user_specific.unwrap_or(false);
-    in_scope(user_specific, req.user_id.as_deref(), |scope, user| {
-        lock_schema(&scope, &schema.entity_type)?;
-        let previous = active_in_scope(&scope, &schema.entity_type)?;
-        let activate = req.activate.unwrap_or(previous.is_none());
-        let id = write_schema(&scope, &schema, activate)?;
-        // New merge policies change snapshots: recompute the type's entities.
-        let policies_changed = previous
-            .as_ref()
-            .is_some_and(|p| p.merge_policies != schema.merge_policies);
-        let recomputed = if activate && policies_changed {
-            evolution::recompute_type(
-                &schema.entity_type,
-                if user_specific { user.as_ref() } else { None },
-            )?
-        } else {
-            0
-        };
-        to_value(&RegisterSchemaResponse {
-            success: true,
-            entity_type: schema.entity_type.clone(),
-            schema_version: schema.schema_version.clone(),
-            activated: activate,
-            scope: if user_specific { "user" } else { "global" }.to_string(),
-            schema_id: id.to_string(),
-            entities_recomputed: recomputed,
-        })
-    })
+    in_scope(
+        "register_schema",
+        user_specific,
+        req.user_id.as_deref(),
+        |scope, _user| {
+            lock_schema(&schema.entity_type)?;
+            let previous = active_in_scope(&scope, &schema.entity_type)?;
+            let activate = req.activate.unwrap_or(previous.is_none());
+            // A schema that changes what snapshots or timelines derive is
+            // applied to the entities it governs in this transaction.
+            let (id, recomputed) = apply_schema(&scope, &schema, activate)?;
+            to_value(&RegisterSchemaResponse {
+                success: true,
+                entity_type: schema.entity_type.clone(),
+                schema_version: schema.schema_version.clone(),
+                activated: activate,
+                scope: if user_specific { "user" } else { "global" }.to_string(),
+                schema_id: id.to_string(),
+                entities_recomputed: recomputed,
+            })
+        },
+    )
 }

@@ -12,6 +12,7 @@ use neotoma_core::canonical::{canonical_json, sha256_hex};
 use neotoma_core::identity;
 use neotoma_core::ids::{derived_uuid, source_id};
 use neotoma_core::interpret::coerce;
+use neotoma_core::limits::{truncate_bytes, MAX_IDENTIFIER_BYTES, MAX_KEY_BYTES};
 use neotoma_core::request::{json_type, parse};
 use neotoma_core::schema::{check_name, FieldType};
 use neotoma_core::NeotomaError;
@@ -134,6 +135,9 @@ pub fn prepare(
             if k == "entity_type" {
                 continue;
             }
+            // Keys longer than an index row allows: refused from agents
+            // (check_input), shortened from what an interpreter read.
+            let k = &truncate_bytes(k, MAX_KEY_BYTES).to_string();
             match schema.fields.get(k) {
                 Some(def) if def.field_type.accepts(v) => {
                     fields.insert(k.clone(), v.clone());
@@ -162,6 +166,9 @@ pub fn prepare(
                 None => unknown.push((k.clone(), v.clone())),
             }
         }
+        if !lenient {
+            check_identity_lengths(i, schema, &fields)?;
+        }
         out.push(Prepared {
             identity: identity::resolve(&user, schema, &fields),
             specificity: schema.specificity(&fields),
@@ -177,6 +184,33 @@ pub fn prepare(
     })
 }
 
+/// Refuses identity values longer than a lookup may be: they could never be
+/// found by identifier.
+fn check_identity_lengths(
+    i: usize,
+    schema: &neotoma_core::schema::EntitySchema,
+    fields: &Map<String, Value>,
+) -> Result<(), NeotomaError> {
+    for rule in &schema.identity {
+        for f in rule.fields() {
+            let Some(Value::String(v)) = fields.get(f) else {
+                continue;
+            };
+            if v.len() > MAX_IDENTIFIER_BYTES {
+                return Err(NeotomaError::invalid_field(
+                    &format!("entities[{i}].{f}"),
+                    format!(
+                        "{f} identifies the entity and is at most {MAX_IDENTIFIER_BYTES} bytes; this one is {}",
+                        v.len()
+                    ),
+                )
+                .with("max_bytes", MAX_IDENTIFIER_BYTES));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Where stored entities come from.
 pub struct Origin<'a> {
     pub user: Uuid,
@@ -189,14 +223,18 @@ pub struct Origin<'a> {
 }
 
 /// What storing a batch made.
+#[derive(Default)]
 pub struct Stored {
     pub entities: Vec<StoredEntity>,
     pub entities_created: u64,
     pub observations_created: u64,
     pub unknown_fields: u64,
-    pub related_entities: Vec<Map<String, Value>>,
-    pub related_relationships: Vec<Map<String, Value>>,
 }
+
+/// Entities written per statement: a file of many rows is stored in slices
+/// of this size, so memory stays small and every statement's snapshot work
+/// (the observation trigger) stays bounded.
+const CHUNK: usize = 2000;
 
 pub fn observation_id(o: &Origin, index: usize) -> Uuid {
     derived_uuid(
@@ -210,16 +248,44 @@ pub fn observation_id(o: &Origin, index: usize) -> Uuid {
     )
 }
 
-/// Writes entities (new ones), observations and raw_fragments of a batch;
-/// promotes fields that now qualify; answers what it made.
+/// Writes entities (new ones), observations and raw_fragments of a batch,
+/// in slices of [`CHUNK`]; then promotes fields that now qualify; answers
+/// what it made.
 pub fn store_entities(origin: &Origin, batch: &PreparedBatch) -> Result<Stored, NeotomaError> {
-    let prepared = &batch.entities;
+    let mut stored = Stored::default();
+    for (n, chunk) in batch.entities.chunks(CHUNK).enumerate() {
+        let part = store_chunk(origin, chunk, n * CHUNK)?;
+        stored.entities.extend(part.entities);
+        stored.entities_created += part.entities_created;
+        stored.observations_created += part.observations_created;
+        stored.unknown_fields += part.unknown_fields;
+    }
+    if stored.unknown_fields > 0 {
+        let mut touched: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for p in &batch.entities {
+            touched
+                .entry(p.entity_type.clone())
+                .or_default()
+                .extend(p.unknown.iter().map(|(k, _)| k.clone()));
+        }
+        crate::evolution::auto_promote(&origin.user, &touched)?;
+    }
+    Ok(stored)
+}
+
+/// One slice of a batch; `first` is the index of its first entity in the
+/// batch (observation ids derive from it).
+fn store_chunk(
+    origin: &Origin,
+    prepared: &[Prepared],
+    first: usize,
+) -> Result<Stored, NeotomaError> {
     let user = origin.user;
     let user_s = user.to_string();
     let source_s = origin.source_id.to_string();
     let run_s = origin.run_id.to_string();
     let observation_ids: Vec<String> = (0..prepared.len())
-        .map(|i| observation_id(origin, i).to_string())
+        .map(|i| observation_id(origin, first + i).to_string())
         .collect();
 
     // Entities merged into others: new observations go to the merge target.
@@ -308,35 +374,22 @@ pub fn store_entities(origin: &Origin, batch: &PreparedBatch) -> Result<Stored, 
     }
     let unknown_fields = fragment_rows.len() as u64;
     if !fragment_rows.is_empty() {
+        // `r->'value'`, not a record column: a JSON null stays a JSON null.
         db::run(
             "INSERT INTO neotoma.raw_fragments (user_id, id, source_id, entity_id, observation_id,
                  interpretation_run_id, entity_type, fragment_key, fragment_value, inferred_type)
-             SELECT $1::uuid, r.id, $2::uuid, r.entity_id, r.observation_id, $3::uuid, r.entity_type,
-                    r.key, r.value, r.inferred_type
-             FROM jsonb_to_recordset($4) AS r(id uuid, entity_id text, observation_id uuid,
-                  entity_type text, key text, value jsonb, inferred_type text)",
+             SELECT $1::uuid, (r->>'id')::uuid, $2::uuid, r->>'entity_id', (r->>'observation_id')::uuid,
+                    $3::uuid, r->>'entity_type', r->>'key', r->'value', r->>'inferred_type'
+             FROM jsonb_array_elements($4) AS r
+             ON CONFLICT DO NOTHING",
             &[Arg::Text(&user_s), Arg::Text(&source_s), Arg::Text(&run_s), Arg::Json(&Value::Array(fragment_rows))],
         )?;
-        let mut touched: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for p in prepared {
-            touched
-                .entry(p.entity_type.clone())
-                .or_default()
-                .extend(p.unknown.iter().map(|(k, _)| k.clone()));
-        }
-        crate::evolution::auto_promote(&user, &touched)?;
     }
-    let mut stored_ids: Vec<String> = stored.iter().map(|e| e.entity_id.clone()).collect();
-    stored_ids.sort();
-    stored_ids.dedup();
-    let (related_entities, related_relationships) = super::graph::related_to(&user, &stored_ids)?;
     Ok(Stored {
         entities: stored,
         entities_created: created,
         observations_created: prepared.len() as u64,
         unknown_fields,
-        related_entities,
-        related_relationships,
     })
 }
 
@@ -354,6 +407,8 @@ pub fn run_id(user: &Uuid, source: &Uuid, interpreter: &str, config: &Map<String
     )
 }
 
+/// Records a new run; false when the run exists already (the same source
+/// and config interpreted by a concurrent session, which then owns it).
 pub fn insert_run(
     user: &Uuid,
     run: &Uuid,
@@ -362,11 +417,14 @@ pub fn insert_run(
     config: &Map<String, Value>,
     status: &str,
     error: Option<&str>,
-) -> Result<(), NeotomaError> {
-    db::run(
-        "INSERT INTO neotoma.interpretation_runs (user_id, id, source_id, interpreter, config, status, error, finished_at)
-         VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, CASE WHEN $7::text IS NULL THEN NULL ELSE jsonb_build_object('message', $7::text) END,
-                 CASE WHEN $6 IN ('running', 'pending') THEN NULL ELSE clock_timestamp() END)",
+) -> Result<bool, NeotomaError> {
+    let inserted = db::json(
+        "WITH ins AS (
+           INSERT INTO neotoma.interpretation_runs (user_id, id, source_id, interpreter, config, status, error, finished_at)
+           VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, CASE WHEN $7::text IS NULL THEN NULL ELSE jsonb_build_object('message', $7::text) END,
+                   CASE WHEN $6 IN ('running', 'pending') THEN NULL ELSE clock_timestamp() END)
+           ON CONFLICT DO NOTHING RETURNING 1)
+         SELECT to_jsonb(count(*) > 0) FROM ins",
         &[
             Arg::Text(&user.to_string()),
             Arg::Text(&run.to_string()),
@@ -376,7 +434,8 @@ pub fn insert_run(
             Arg::Text(status),
             Arg::OptText(error),
         ],
-    )
+    )?;
+    Ok(inserted == json!(true))
 }
 
 /// Marks a run finished with what it made (or why it failed).
@@ -437,9 +496,13 @@ fn store_structured(
         )
         .with("got", priority));
     }
-    if let Some(p) = &req.provenance {
-        neotoma_core::actions::common::timestamp("provenance.extracted_at", &p.extracted_at)?;
-    }
+    let extracted_at = req
+        .provenance
+        .as_ref()
+        .map(|p| {
+            neotoma_core::actions::common::timestamp("provenance.extracted_at", &p.extracted_at)
+        })
+        .transpose()?;
     let batch = prepare(user, entities, false)?;
     let content_hash = sha256_hex(canonical.as_bytes());
     let source = source_id(&user, &content_hash);
@@ -452,7 +515,7 @@ fn store_structured(
         run_id: run,
         kind: "store",
         source_priority: priority,
-        observed_at: req.provenance.as_ref().map(|p| p.extracted_at.as_str()),
+        observed_at: extracted_at.as_deref(),
     };
 
     let existing = db::json(
@@ -473,10 +536,15 @@ fn store_structured(
         }),
         None => json!({}),
     };
-    db::run(
-        "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, file_size,
-                                      content, source_priority, provenance)
-         VALUES ($1::uuid, $2::uuid, $3, 'structured', 'application/json', $4, $5, $6::int, $7)",
+    // The same content stored at the same moment by another session: that
+    // store wins and this one answers as a duplicate of it.
+    let inserted = db::json(
+        "WITH ins AS (
+           INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, file_size,
+                                        content, source_priority, provenance)
+           VALUES ($1::uuid, $2::uuid, $3, 'structured', 'application/json', $4, $5, $6::int, $7)
+           ON CONFLICT DO NOTHING RETURNING 1)
+         SELECT to_jsonb(count(*) > 0) FROM ins",
         &[
             Arg::Text(&user_s),
             Arg::Text(&source_s),
@@ -487,6 +555,13 @@ fn store_structured(
             Arg::Json(&provenance),
         ],
     )?;
+    if inserted != json!(true) {
+        let ids: Vec<String> = (0..batch.entities.len())
+            .map(|i| observation_id(&origin, i).to_string())
+            .collect();
+        return deduplicated(&user_s, &source_s, &content_hash, &run, &ids);
+    }
+    // The source is new, so its structured run is too.
     insert_run(
         &user,
         &run,
@@ -498,6 +573,14 @@ fn store_structured(
     )?;
     let stored = store_entities(&origin, &batch)?;
     finish_run(&user, &run, Some(&stored), None)?;
+    let mut stored_ids: Vec<String> = stored
+        .entities
+        .iter()
+        .map(|e| e.entity_id.clone())
+        .collect();
+    stored_ids.sort();
+    stored_ids.dedup();
+    let (related_entities, related_relationships) = super::graph::related_to(&user, &stored_ids)?;
     to_value(&StoreResponse {
         source_id: source_s,
         content_hash,
@@ -512,8 +595,9 @@ fn store_structured(
         }),
         unknown_fields_count: Some(stored.unknown_fields),
         entities: Some(stored.entities),
-        related_entities: Some(stored.related_entities),
-        related_relationships: Some(stored.related_relationships),
+        entities_total: None,
+        related_entities: Some(related_entities),
+        related_relationships: Some(related_relationships),
         mime_type: None,
         storage_path: None,
         external_interpretation: None,
@@ -563,6 +647,7 @@ fn deduplicated(
             reason: Some("already stored: this content was interpreted before".into()),
         }),
         entities: Some(stored),
+        entities_total: None,
         unknown_fields_count: Some(found["unknown"].as_u64().unwrap_or(0)),
         related_entities: Some(vec![]),
         related_relationships: Some(vec![]),

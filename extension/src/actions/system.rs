@@ -2,6 +2,8 @@
 
 use crate::catalog::{to_value, EXTENSION_VERSION};
 use crate::db;
+use crate::settings;
+use crate::tenancy;
 use neotoma_core::actions::system::*;
 use neotoma_core::catalog::{catalog_json, API_VERSION};
 use neotoma_core::request::parse;
@@ -9,13 +11,11 @@ use neotoma_core::NeotomaError;
 use serde_json::Value;
 
 pub fn get_version(args: &Value) -> Result<Value, NeotomaError> {
-    let _: GetVersionRequest = parse(args)?;
+    let req: GetVersionRequest = parse(args)?;
+    tenancy::with_optional_user(req.user_id.as_deref(), |_| Ok(()))?;
     let postgres_version =
         db::text("SELECT current_setting('server_version')", &[])?.unwrap_or_default();
-    let server_version = db::text(
-        "SELECT nullif(current_setting('neotoma.server_version', true), '')",
-        &[],
-    )?;
+    let server_version = settings::text(&settings::SERVER_VERSION);
     let catalog = catalog_json(EXTENSION_VERSION);
     to_value(&GetVersionResponse {
         extension_version: EXTENSION_VERSION.to_string(),
@@ -30,7 +30,8 @@ pub fn get_version(args: &Value) -> Result<Value, NeotomaError> {
 }
 
 pub fn get_current_time(args: &Value) -> Result<Value, NeotomaError> {
-    let _: GetCurrentTimeRequest = parse(args)?;
+    let req: GetCurrentTimeRequest = parse(args)?;
+    tenancy::with_optional_user(req.user_id.as_deref(), |_| Ok(()))?;
     db::json(
         "SELECT jsonb_build_object(
             'now', to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),

@@ -23,8 +23,16 @@ CREATE FUNCTION error_code(result jsonb) RETURNS text
 LANGUAGE sql AS $$ SELECT result->'error'->>'code' $$;
 
 -- An ordinary role: row level security applies to it (not to superusers).
+-- Like the MCP gateway's role, it is a neotoma_service: trusted to say
+-- which user it acts for (neotoma.user_id), and nothing more. And an
+-- operator: it also changes what all users share (global schemas, settings).
 DO $$ BEGIN
   IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'neotoma_regress_agent') THEN
     CREATE ROLE neotoma_regress_agent NOSUPERUSER NOBYPASSRLS;
+    GRANT neotoma_service TO neotoma_regress_agent;
+  END IF;
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'neotoma_regress_operator') THEN
+    CREATE ROLE neotoma_regress_operator NOSUPERUSER NOBYPASSRLS;
+    GRANT neotoma_operator TO neotoma_regress_operator;
   END IF;
 END $$;

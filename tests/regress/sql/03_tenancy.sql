@@ -9,18 +9,21 @@ SET neotoma.user_id = 'not-a-uuid';
 SELECT neotoma.current_user_id();
 RESET neotoma.user_id;
 
--- Supabase: auth.uid() is used when no GUC is set.
-CREATE SCHEMA auth;
-CREATE FUNCTION auth.uid() RETURNS uuid LANGUAGE sql STABLE AS
-  $$ SELECT nullif(current_setting('request.jwt.claim.sub', true), '')::uuid $$;
-SET request.jwt.claim.sub = 'b0000000-0000-0000-0000-00000000000b';
-SELECT neotoma.current_user_id() AS from_auth_uid;
--- The GUC wins over auth.uid().
+-- Supabase/PostgREST: the sub of the request's JWT claims is used when no
+-- GUC is set. It is read as a setting: no auth.uid() is ever called.
+SET request.jwt.claims = '{"sub": "b0000000-0000-0000-0000-00000000000b", "role": "authenticated"}';
+SELECT neotoma.current_user_id() AS from_jwt_claims;
+RESET request.jwt.claims;
+SET request.jwt.claim.sub = 'c0000000-0000-0000-0000-00000000000c';
+SELECT neotoma.current_user_id() AS from_claim_sub;
+-- The GUC wins over the claims.
 SET neotoma.user_id = 'a0000000-0000-0000-0000-00000000000a';
 SELECT neotoma.current_user_id() AS guc_wins;
 RESET neotoma.user_id;
+-- A subject that is not a UUID (a service key) names no user.
+SET request.jwt.claim.sub = 'service_role';
+SELECT neotoma.current_user_id() AS not_a_user;
 RESET request.jwt.claim.sub;
-DROP SCHEMA auth CASCADE;
 
 -- Row level security is enabled and forced on every table of the schema.
 SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity,

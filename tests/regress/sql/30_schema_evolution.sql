@@ -6,7 +6,9 @@ CREATE FUNCTION note_with(k text, v jsonb, n int) RETURNS jsonb LANGUAGE sql AS 
 CREATE FUNCTION promoted(k text) RETURNS boolean LANGUAGE sql AS $$
   SELECT (SELECT definition->'fields' ? k FROM neotoma.entity_schemas
           WHERE entity_type = 'note' AND active AND user_id = neotoma.current_user_id()) IS TRUE $$;
-SET ROLE neotoma_regress_agent;
+-- An operator's session: it changes global schemas (an ordinary user's may
+-- not; see 50_security) as well as its own user's data.
+SET ROLE neotoma_regress_operator;
 SET neotoma.user_id = '10000000-0000-0000-0000-000000000001';
 \set SHOW_CONTEXT never
 

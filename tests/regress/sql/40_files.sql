@@ -20,9 +20,15 @@ SELECT neotoma.store(jsonb_build_object('file_content', encode('hello world'::by
 SELECT neotoma.store(jsonb_build_object('file_content', encode('hello world'::bytea, 'base64'), 'interpret', true))->'interpretation'->'status' AS now_interpreted;
 
 -- Limits and bad input.
+-- Limits are the operator's to set, not the user's.
 SET neotoma.max_file_bytes = 10;
+SET ROLE neotoma_regress_operator;
+SET neotoma.max_file_bytes = 10;
+SET ROLE neotoma_regress_agent;
 SELECT try_action('store', jsonb_build_object('file_content', encode('more than ten bytes'::bytea, 'base64')));
+SET ROLE neotoma_regress_operator;
 RESET neotoma.max_file_bytes;
+SET ROLE neotoma_regress_agent;
 SELECT error_code(r) AS code, r->'error'->'details'->>'field' AS field
 FROM (VALUES ('{"file_content": "@@@"}'::jsonb), ('{"file_content": ""}'), ('{"file_path": "/etc/passwd"}'),
              ('{"file_content": "aGk=", "mime_type": "nonsense"}'),
@@ -30,12 +36,16 @@ FROM (VALUES ('{"file_content": "@@@"}'::jsonb), ('{"file_content": ""}'), ('{"f
      LATERAL try_action('store', args) r;
 
 -- Quota: interpretation runs per user and month.
+SET ROLE neotoma_regress_operator;
 SET neotoma.interpretation_quota = 2;
+SET ROLE neotoma_regress_agent;
 SELECT error_code(try_action('store', jsonb_build_object('file_content', encode('third file'::bytea, 'base64')))) AS third_run,
        (SELECT count(*) FROM neotoma.sources WHERE file_size = length('third file')) AS nothing_half_written;
 SELECT error_code(try_action('reinterpret', jsonb_build_object('source_id', (SELECT id FROM neotoma.sources WHERE mime_type = 'text/csv'),
                                                                'interpretation_config', '{"code_version": "9"}'::jsonb))) AS reinterpret;
+SET ROLE neotoma_regress_operator;
 RESET neotoma.interpretation_quota;
+SET ROLE neotoma_regress_agent;
 
 -- Signed URLs: relative without a public URL, verified by neotoma.signed_file.
 SELECT neotoma.retrieve_file_url(jsonb_build_object('file_path', (SELECT storage_path FROM neotoma.sources WHERE mime_type = 'text/csv')))->>'signed_url' AS url \gset

@@ -1,0 +1,203 @@
+//! The extension's settings (GUCs) and who the session is.
+//!
+//! Every `neotoma.*` setting is defined here, typed, when the library loads;
+//! the prefix is then reserved, so a misspelt `SET neotoma.…` is an error
+//! instead of a setting nobody reads. Settings that decide what a user may
+//! do or reach (the acting user, operator mode, limits, quotas, automatic
+//! promotion) are `SUSET`: only superusers and the roles granted `SET` on
+//! them may change them (the extension grants `neotoma.user_id` to
+//! `neotoma_service` and the rest to `neotoma_operator`). A value set before
+//! the library was loaded is re-checked against the role that set it, so a
+//! placeholder cannot smuggle a value past these rules.
+
+use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
+use pgrx::pg_sys;
+use std::ffi::{CStr, CString};
+
+pub static USER_ID: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+pub static OPERATOR: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+pub static MAX_FILE_BYTES: GucSetting<i32> = GucSetting::<i32>::new(50 * 1024 * 1024);
+pub static INTERPRETATION_QUOTA: GucSetting<i32> = GucSetting::<i32>::new(1000);
+pub static INTERPRET_MAX_ROWS: GucSetting<i32> = GucSetting::<i32>::new(100_000);
+pub static AUTO_PROMOTE: GucSetting<bool> = GucSetting::<bool>::new(true);
+pub static AUTO_PROMOTE_MIN_CONSISTENCY: GucSetting<f64> = GucSetting::<f64>::new(0.95);
+pub static AUTO_PROMOTE_MIN_SOURCES: GucSetting<i32> = GucSetting::<i32>::new(2);
+pub static AUTO_PROMOTE_MIN_OCCURRENCES: GucSetting<i32> = GucSetting::<i32>::new(3);
+pub static MODEL_INTERPRETER: GucSetting<bool> = GucSetting::<bool>::new(false);
+pub static PUBLIC_URL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+pub static SERVER_VERSION: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+
+/// Defines the settings; called once per backend from `_PG_init`.
+pub fn define() {
+    use GucContext::{Suset, Userset};
+    let none = GucFlags::default();
+    GucRegistry::define_string_guc(
+        c"neotoma.user_id",
+        c"The user this session acts for (a UUID).",
+        c"Set per transaction by a trusted role (neotoma_service), e.g. the MCP gateway.",
+        &USER_ID,
+        Suset,
+        none,
+    );
+    GucRegistry::define_string_guc(
+        c"neotoma.operator",
+        c"on/off: whether this session acts as an operator (overrides role membership).",
+        c"Set per transaction by the MCP gateway for operator-scoped tokens; settable by neotoma_operator only.",
+        &OPERATOR,
+        Suset,
+        none,
+    );
+    GucRegistry::define_int_guc(
+        c"neotoma.max_file_bytes",
+        c"Largest file store accepts, in bytes.",
+        c"",
+        &MAX_FILE_BYTES,
+        1,
+        i32::MAX,
+        Suset,
+        none,
+    );
+    GucRegistry::define_int_guc(
+        c"neotoma.interpretation_quota",
+        c"Interpretation runs per user and calendar month (0: unlimited).",
+        c"",
+        &INTERPRETATION_QUOTA,
+        0,
+        i32::MAX,
+        Suset,
+        none,
+    );
+    GucRegistry::define_int_guc(
+        c"neotoma.interpret_max_rows",
+        c"Most rows (records) a built-in interpreter reads from one file.",
+        c"Past it, interpretation fails with a clear reason; the file stays stored.",
+        &INTERPRET_MAX_ROWS,
+        1,
+        i32::MAX,
+        Suset,
+        none,
+    );
+    GucRegistry::define_bool_guc(
+        c"neotoma.auto_promote",
+        c"Promote fields raw_fragments keep showing into the user's schema automatically.",
+        c"",
+        &AUTO_PROMOTE,
+        Suset,
+        none,
+    );
+    GucRegistry::define_float_guc(
+        c"neotoma.auto_promote_min_consistency",
+        c"Share of a field's values that must have one type for automatic promotion.",
+        c"",
+        &AUTO_PROMOTE_MIN_CONSISTENCY,
+        0.0,
+        1.0,
+        Suset,
+        none,
+    );
+    GucRegistry::define_int_guc(
+        c"neotoma.auto_promote_min_sources",
+        c"Distinct sources a field must come from for automatic promotion.",
+        c"",
+        &AUTO_PROMOTE_MIN_SOURCES,
+        1,
+        i32::MAX,
+        Suset,
+        none,
+    );
+    GucRegistry::define_int_guc(
+        c"neotoma.auto_promote_min_occurrences",
+        c"Occurrences a field needs for automatic promotion.",
+        c"",
+        &AUTO_PROMOTE_MIN_OCCURRENCES,
+        1,
+        i32::MAX,
+        Suset,
+        none,
+    );
+    GucRegistry::define_bool_guc(
+        c"neotoma.model_interpreter",
+        c"A gateway with a model interpreter serves this session (files no built-in reader knows are left pending for it).",
+        c"",
+        &MODEL_INTERPRETER,
+        Userset,
+        none,
+    );
+    GucRegistry::define_string_guc(
+        c"neotoma.public_url",
+        c"Base URL of signed file URLs.",
+        c"",
+        &PUBLIC_URL,
+        Userset,
+        none,
+    );
+    GucRegistry::define_string_guc(
+        c"neotoma.server_version",
+        c"Version of the MCP gateway serving this session (get_version).",
+        c"",
+        &SERVER_VERSION,
+        Userset,
+        none,
+    );
+    // SAFETY: a plain call into Postgres during _PG_init.
+    unsafe { pg_sys::MarkGUCPrefixReserved(c"neotoma".as_ptr()) };
+}
+
+/// A string setting's value; None when unset or empty.
+pub fn text(setting: &GucSetting<Option<CString>>) -> Option<String> {
+    setting
+        .get()
+        .and_then(|c| c.into_string().ok())
+        .filter(|s| !s.trim().is_empty())
+}
+
+/// Any setting by name (other extensions' too), None when unset or empty.
+pub fn named(name: &CStr) -> Option<String> {
+    // SAFETY: GetConfigOption with missing_ok answers NULL or a string
+    // owned by the GUC machinery, which is copied at once.
+    let raw = unsafe { pg_sys::GetConfigOption(name.as_ptr(), true, false) };
+    if raw.is_null() {
+        return None;
+    }
+    // SAFETY: a non-null answer is a NUL-terminated C string.
+    let value = unsafe { CStr::from_ptr(raw) }
+        .to_string_lossy()
+        .into_owned();
+    (!value.trim().is_empty()).then_some(value)
+}
+
+/// Whether `role` exists and the current role has its privileges (superusers
+/// have every role's).
+fn has_role(role: &CStr, outer: bool) -> bool {
+    // SAFETY: plain catalog lookups; a missing role answers InvalidOid.
+    unsafe {
+        let oid = pg_sys::get_role_oid(role.as_ptr(), true);
+        let me = if outer {
+            pg_sys::GetOuterUserId()
+        } else {
+            pg_sys::GetUserId()
+        };
+        if pg_sys::superuser_arg(me) {
+            return true;
+        }
+        oid != pg_sys::InvalidOid && pg_sys::has_privs_of_role(me, oid)
+    }
+}
+
+/// Trusted to name the user it acts for (`user_id` argument or
+/// `neotoma.user_id`): superusers and members of `neotoma_service` (which
+/// includes `neotoma_operator`).
+pub fn trusted() -> bool {
+    has_role(c"neotoma_service", false)
+}
+
+/// Acts as an operator: may change what all users share (global schemas).
+/// The setting `neotoma.operator`, when set (only operators can), decides;
+/// otherwise membership of `neotoma_operator`. With `outer`, the role that
+/// called into a SECURITY DEFINER function is asked, not its owner.
+pub fn operator(outer: bool) -> bool {
+    match text(&OPERATOR).as_deref().map(str::trim) {
+        Some(v) => matches!(v.to_ascii_lowercase().as_str(), "on" | "true" | "1" | "yes"),
+        None => has_role(c"neotoma_operator", outer),
+    }
+}

@@ -1,0 +1,25 @@
+-- After the upgrade: the old data is there and consistent, the old token
+-- still authenticates (as a user-scoped token), and the database works as
+-- a current one, with row level security for an ordinary role.
+\pset format unaligned
+SELECT neotoma.verify()->'ok' AS verified;
+SELECT user_id, scope, expires_at FROM neotoma.authenticate_token('oldhash');
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'neotoma_upgrade_agent') THEN
+    CREATE ROLE neotoma_upgrade_agent NOSUPERUSER NOBYPASSRLS;
+    GRANT neotoma_service TO neotoma_upgrade_agent;
+  END IF;
+END $$;
+SET ROLE neotoma_upgrade_agent;
+SET neotoma.user_id = 'a0000000-0000-0000-0000-00000000000a';
+SELECT neotoma.retrieve_entities('{}')->'total' AS entities;
+SELECT snapshot->'amount_due' AS corrected_amount FROM neotoma.entity_snapshots s JOIN neotoma.entities e ON e.id = s.entity_id
+WHERE e.entity_type = 'invoice';
+SELECT neotoma.list_relationships(jsonb_build_object('entity_id', (SELECT id FROM neotoma.entities WHERE entity_type = 'invoice')))->'total' AS relationships;
+SELECT neotoma.list_timeline_events('{}')->'total' AS events;
+SELECT neotoma.store('{"entities": [{"entity_type": "person", "name": "Ann Lee", "email": "ann@example.com", "phone": "+1 555 010 2030"}]}')
+  ->'entities'->0->>'entity_id' = (SELECT id FROM neotoma.entities WHERE entity_type = 'person') AS same_person;
+SET neotoma.user_id = 'b0000000-0000-0000-0000-00000000000b';
+SELECT neotoma.retrieve_entities('{}')->'total' AS other_user_sees;
+RESET ROLE;
+SELECT neotoma.verify()->'ok' AS still_verified;

@@ -1,0 +1,13 @@
+-- Data stored through the old version's API (as a trusted superuser naming
+-- the user), before the upgrade.
+SELECT neotoma.store('{"user_id": "a0000000-0000-0000-0000-00000000000a", "entities": [
+  {"entity_type": "person", "name": "Ann Lee", "email": "ann@example.com"},
+  {"entity_type": "invoice", "invoice_number": "INV-1", "vendor_name": "Acme", "amount_due": 10, "date_due": "2024-02-01", "note": "kept"}]}') IS NOT NULL AS stored;
+SELECT neotoma.correct(jsonb_build_object('user_id', 'a0000000-0000-0000-0000-00000000000a',
+  'entity_id', (SELECT id FROM neotoma.entities WHERE entity_type = 'invoice'), 'entity_type', 'invoice',
+  'field', 'amount_due', 'value', 12)) IS NOT NULL AS corrected;
+SELECT neotoma.create_relationship(jsonb_build_object('user_id', 'a0000000-0000-0000-0000-00000000000a',
+  'relationship_type', 'REFERS_TO',
+  'source_entity_id', (SELECT id FROM neotoma.entities WHERE entity_type = 'invoice'),
+  'target_entity_id', (SELECT id FROM neotoma.entities WHERE entity_type = 'person'))) IS NOT NULL AS related;
+SELECT neotoma.create_api_token('a0000000-0000-0000-0000-00000000000a', 'oldhash', 'old token') IS NOT NULL AS token;

@@ -146,6 +146,17 @@ pub fn text(sql: &str, args: &[Arg]) -> Result<Option<String>, NeotomaError> {
     })
 }
 
+/// Runs an `INSERT … ON CONFLICT DO NOTHING` (without `RETURNING`):
+/// whether it inserted anything, false when the row was there already (or
+/// a concurrent transaction inserted it first and committed).
+pub fn inserted(insert: &str, args: &[Arg]) -> Result<bool, NeotomaError> {
+    let v = json(
+        &format!("WITH ins AS ({insert} RETURNING 1) SELECT to_jsonb(count(*) > 0) FROM ins"),
+        args,
+    )?;
+    Ok(v == Value::Bool(true))
+}
+
 /// Runs a statement for its effect.
 pub fn run(sql: &str, args: &[Arg]) -> Result<(), NeotomaError> {
     execute(sql, args, None, |_| Ok(()))

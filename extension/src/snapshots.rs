@@ -98,13 +98,29 @@ fn apply_observations(batch: Option<JsonB>) {
     apply_observation_batch(batch.map(|b| b.0.to_string()).as_deref())
 }
 
-/// Takes a shared lock on the user's merges: `merge_entities` takes it
-/// exclusively, so the merge targets a fold reads cannot change under it.
-pub fn lock_user_shared(user: &str) -> Result<(), NeotomaError> {
+/// Takes the user's merge lock: shared for folds and recomputations,
+/// exclusive for `merge_entities`, so the merge targets a fold reads cannot
+/// change under it.
+pub fn lock_user(user: &str, exclusive: bool) -> Result<(), NeotomaError> {
     db::run(
-        "SELECT pg_advisory_xact_lock_shared(hashtextextended('neotoma-user:' || $1, 0))",
+        if exclusive {
+            "SELECT pg_advisory_xact_lock(hashtextextended('neotoma-user:' || $1, 0))"
+        } else {
+            "SELECT pg_advisory_xact_lock_shared(hashtextextended('neotoma-user:' || $1, 0))"
+        },
         &[Arg::Text(user)],
     )
+}
+
+/// Takes a shared lock on the types of these entities (read without a
+/// lock: an entity's type never changes).
+pub fn lock_types_of(user: &str, ids: &[String]) -> Result<(), NeotomaError> {
+    let types = db::json(
+        "SELECT coalesce(jsonb_agg(DISTINCT entity_type), '[]') FROM neotoma.entities
+         WHERE user_id = $1::uuid AND id = ANY($2)",
+        &[Arg::Text(user), Arg::Texts(ids.to_vec())],
+    )?;
+    lock_types_shared(&db::from_json(types, "entity types")?)
 }
 
 /// Takes a shared lock on each entity type: a schema change of the type
@@ -134,10 +150,10 @@ fn lock_entities(user: &str, ids: &BTreeSet<String>) -> Result<Vec<Locked>, Neot
     db::from_json(v, "entities")
 }
 
-/// Locks `ids` and every entity they were merged into, and answers each
-/// locked entity by id. The merge targets are first read without a lock so
-/// that all rows are locked in one ordered pass; a merge committed in
-/// between adds its target in a second pass.
+/// Locks `ids` and every entity they were merged into, in one ordered
+/// pass, and answers each locked entity by id. The merge targets are read
+/// before the rows are locked: under the user's merge lock (see
+/// [`lock_user`]) no merge can move them meanwhile.
 fn lock_with_targets(
     user: &str,
     ids: &BTreeSet<String>,
@@ -148,19 +164,11 @@ fn lock_with_targets(
         &[Arg::Text(user), Arg::Texts(ids.iter().cloned().collect())],
     )?;
     let targets: Vec<String> = db::from_json(v, "merge targets")?;
-    let mut wanted: BTreeSet<String> = ids.iter().cloned().chain(targets).collect();
-    let mut locked: BTreeMap<String, Locked> = BTreeMap::new();
-    while !wanted.is_empty() {
-        for e in lock_entities(user, &wanted)? {
-            locked.insert(e.id.clone(), e);
-        }
-        wanted = locked
-            .values()
-            .filter_map(|e| e.merged_into.clone())
-            .filter(|t| !locked.contains_key(t))
-            .collect();
-    }
-    Ok(locked)
+    let wanted: BTreeSet<String> = ids.iter().cloned().chain(targets).collect();
+    Ok(lock_entities(user, &wanted)?
+        .into_iter()
+        .map(|e| (e.id.clone(), e))
+        .collect())
 }
 
 /// The stored reducer states of these entities, read now (after their locks).
@@ -185,7 +193,7 @@ fn policies_of(schema: Option<&registry::Active>) -> Policies {
 fn apply_for_user(user: &str, rows: Vec<Row>) -> Result<(), NeotomaError> {
     let user_id = Uuid::parse_str(user).map_err(|e| NeotomaError::validation(e.to_string()))?;
     let types: BTreeSet<String> = rows.iter().filter_map(|r| r.entity_type.clone()).collect();
-    lock_user_shared(user)?;
+    lock_user(user, false)?;
     lock_types_shared(&types)?;
     let ids: BTreeSet<String> = rows.iter().map(|r| r.entity_id.clone()).collect();
     let locked = lock_with_targets(user, &ids)?;
@@ -437,16 +445,8 @@ pub fn observations_of(
 fn rebuild(user: &Uuid, entity_ids: &[String]) -> Result<i64, NeotomaError> {
     let user_s = user.to_string();
     let ids: BTreeSet<String> = entity_ids.iter().cloned().collect();
-    lock_user_shared(&user_s)?;
-    let types = db::json(
-        "SELECT coalesce(jsonb_agg(DISTINCT entity_type), '[]') FROM neotoma.entities
-         WHERE user_id = $1::uuid AND id = ANY($2)",
-        &[
-            Arg::Text(&user_s),
-            Arg::Texts(ids.iter().cloned().collect()),
-        ],
-    )?;
-    lock_types_shared(&db::from_json(types, "entity types")?)?;
+    lock_user(&user_s, false)?;
+    lock_types_of(&user_s, entity_ids)?;
     let locked = lock_entities(&user_s, &ids)?;
     let (merged, live): (Vec<&Locked>, Vec<&Locked>) =
         locked.iter().partition(|e| e.merged_into.is_some());

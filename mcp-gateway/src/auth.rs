@@ -14,6 +14,7 @@
 //! the notification channel (not yet connected, or lost) nothing is cached.
 
 use crate::database::Database;
+use crate::http::refuse;
 use crate::limits::{SlidingWindow, retry_after_seconds};
 use crate::server::AppState;
 use axum::extract::{ConnectInfo, Request, State};
@@ -21,7 +22,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use neotoma_core::canonical::sha256_hex;
-use serde_json::json;
+use neotoma_core::{ErrorCode, NeotomaError};
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -182,7 +183,7 @@ impl TokenCache {
         &self,
         db: &Database,
         token: &str,
-    ) -> Result<Option<TokenIdentity>, neotoma_core::NeotomaError> {
+    ) -> Result<Option<TokenIdentity>, NeotomaError> {
         let hash = hash_token(token);
         let identity = match self.cached(&hash) {
             Some(known) => known,
@@ -202,11 +203,10 @@ fn unauthorized(error: Option<&str>, message: &str) -> Response {
         Some(e) => format!("Bearer realm=\"neotoma\", error=\"{e}\""),
         None => "Bearer realm=\"neotoma\"".to_string(),
     };
-    let mut r = (
+    let mut r = refuse(
         StatusCode::UNAUTHORIZED,
-        axum::Json(json!({"error": {"code": "UNAUTHORIZED", "message": message, "details": {}}})),
-    )
-        .into_response();
+        NeotomaError::new(ErrorCode::Unauthorized, message),
+    );
     if let Ok(v) = HeaderValue::from_str(&challenge) {
         r.headers_mut().insert(header::WWW_AUTHENTICATE, v);
     }
@@ -287,13 +287,16 @@ pub async fn require_token(
 
 fn too_many_failures(wait: Duration) -> Response {
     let seconds = retry_after_seconds(wait);
-    let mut r = (
+    let mut r = refuse(
         StatusCode::TOO_MANY_REQUESTS,
-        axum::Json(json!({"error": {"code": "RATE_LIMIT_EXCEEDED",
-            "message": format!("too many failed authentications from this address; retry after {seconds} seconds"),
-            "details": {"retry_after_seconds": seconds}}})),
-    )
-        .into_response();
+        NeotomaError::new(
+            ErrorCode::RateLimitExceeded,
+            format!(
+                "too many failed authentications from this address; retry after {seconds} seconds"
+            ),
+        )
+        .with("retry_after_seconds", seconds),
+    );
     r.headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
     r

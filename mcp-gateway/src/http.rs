@@ -16,6 +16,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use neotoma_core::{ErrorCode, NeotomaError};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
@@ -139,12 +140,10 @@ pub async fn serve(
     Ok(())
 }
 
-fn refuse(status: StatusCode, code: &str, message: &str) -> Response {
-    (
-        status,
-        Json(json!({"error": {"code": code, "message": message, "details": {}}})),
-    )
-        .into_response()
+/// An HTTP answer carrying the error envelope, for what is refused before
+/// MCP sees the request.
+pub fn refuse(status: StatusCode, error: NeotomaError) -> Response {
+    (status, Json(error.envelope(None))).into_response()
 }
 
 /// Refuses bodies larger than any request needs before reading them, and
@@ -158,10 +157,12 @@ async fn limit_bodies(State(guards): State<Arc<Guards>>, request: Request, next:
     if length.is_some_and(|n| n > guards.max_body) {
         return refuse(
             StatusCode::PAYLOAD_TOO_LARGE,
-            "FILE_TOO_LARGE",
-            &format!(
-                "the request body is larger than {} bytes (the file limit, base64-encoded)",
-                guards.max_body
+            NeotomaError::new(
+                ErrorCode::FileTooLarge,
+                format!(
+                    "the request body is larger than {} bytes (the file limit, base64-encoded)",
+                    guards.max_body
+                ),
             ),
         );
     }
@@ -177,8 +178,10 @@ async fn limit_bodies(State(guards): State<Arc<Guards>>, request: Request, next:
             _ => {
                 let mut r = refuse(
                     StatusCode::SERVICE_UNAVAILABLE,
-                    "SERVICE_UNAVAILABLE",
-                    "too many large requests at once; retry shortly",
+                    NeotomaError::new(
+                        ErrorCode::ServiceUnavailable,
+                        "too many large requests at once; retry shortly",
+                    ),
                 );
                 r.headers_mut()
                     .insert(header::RETRY_AFTER, header::HeaderValue::from_static("5"));
@@ -233,8 +236,10 @@ async fn guard_host(State(guards): State<Arc<Guards>>, request: Request, next: N
         }
         _ => refuse(
             StatusCode::FORBIDDEN,
-            "FORBIDDEN",
-            "this Host is not allowed (--allowed-host)",
+            NeotomaError::new(
+                ErrorCode::Forbidden,
+                "this Host is not allowed (--allowed-host)",
+            ),
         ),
     }
 }
@@ -267,7 +272,12 @@ async fn signed_file(
     axum::extract::Path((user, source)): axum::extract::Path<(uuid::Uuid, uuid::Uuid)>,
     query: Result<axum::extract::Query<Signature>, axum::extract::rejection::QueryRejection>,
 ) -> axum::response::Response {
-    let forbidden = |why: &str| refuse(StatusCode::FORBIDDEN, "FORBIDDEN", why);
+    let forbidden = |why: &str| {
+        refuse(
+            StatusCode::FORBIDDEN,
+            NeotomaError::new(ErrorCode::Forbidden, why),
+        )
+    };
     let Ok(axum::extract::Query(q)) = query else {
         return forbidden("the URL is not signed");
     };

@@ -7,13 +7,14 @@
 //! (`SessionConfig::keep_alive`, set from `--session-idle-secs`).
 
 use crate::auth::Caller;
+use crate::http::refuse;
 use axum::extract::{Request, State};
 use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
+use neotoma_core::{ErrorCode, NeotomaError};
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use serde_json::json;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -101,13 +102,10 @@ impl Sessions {
 }
 
 fn no_such_session() -> Response {
-    (
+    refuse(
         StatusCode::NOT_FOUND,
-        axum::Json(
-            json!({"error": {"code": "NOT_FOUND", "message": "no such session", "details": {}}}),
-        ),
+        NeotomaError::new(ErrorCode::NotFound, "no such session"),
     )
-        .into_response()
 }
 
 /// Axum middleware in front of `/mcp`, after authentication.
@@ -139,13 +137,14 @@ pub async fn bind_sessions(
         }
         None => {
             if request.method() == Method::POST && !sessions.make_room(caller.user).await {
-                return (
+                return refuse(
                     StatusCode::SERVICE_UNAVAILABLE,
-                    axum::Json(json!({"error": {"code": "SERVICE_UNAVAILABLE",
-                        "message": "this server holds as many sessions as it may; retry later",
-                        "details": {"retryable": true}}})),
-                )
-                    .into_response();
+                    NeotomaError::new(
+                        ErrorCode::ServiceUnavailable,
+                        "this server holds as many sessions as it may; retry later",
+                    )
+                    .with("retryable", true),
+                );
             }
             let response = next.run(request).await;
             if let Some(id) = response

@@ -476,13 +476,11 @@ pub fn correct(args: &Value) -> Result<Value, NeotomaError> {
         fields.insert(req.field.clone(), req.value.clone());
         // The same correction made at the same moment by another session:
         // it wins, and this one answers as a repeat of it.
-        let inserted = db::json(
-            "WITH ins AS (
-               INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
-                   kind, observed_at, specificity_score, source_priority, fields)
-               VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::uuid, 'correction', clock_timestamp(), 1.0, $7::int, $8)
-               ON CONFLICT DO NOTHING RETURNING 1)
-             SELECT to_jsonb(count(*) > 0) FROM ins",
+        let inserted = db::inserted(
+            "INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
+                 kind, observed_at, specificity_score, source_priority, fields)
+             VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::uuid, 'correction', clock_timestamp(), 1.0, $7::int, $8)
+             ON CONFLICT DO NOTHING",
             &[
                 Arg::Text(&user_s),
                 Arg::Text(&observation_id.to_string()),
@@ -498,7 +496,7 @@ pub fn correct(args: &Value) -> Result<Value, NeotomaError> {
             observation_id.to_string(),
             &entity.id,
             &req,
-            if inserted == json!(true) {
+            if inserted {
                 "corrected; the snapshot shows the new value"
             } else {
                 "already corrected to this value"

@@ -33,6 +33,17 @@ struct RunOutcome {
     entities: Option<Vec<StoredEntity>>,
 }
 
+impl RunOutcome {
+    /// A run that leaves nothing for the gateway and stored nothing now.
+    fn of(summary: InterpretationSummary) -> RunOutcome {
+        RunOutcome {
+            summary,
+            external: None,
+            entities: None,
+        }
+    }
+}
+
 fn summary(
     run: &Uuid,
     status: &str,
@@ -82,30 +93,30 @@ fn earlier_run(user: &Uuid, run: &Uuid) -> Result<Option<RunOutcome>, NeotomaErr
         "SELECT to_jsonb(status) FROM neotoma.interpretation_runs WHERE user_id = $1::uuid AND id = $2::uuid",
         &[Arg::Text(&user.to_string()), Arg::Text(&run.to_string())],
     )?;
-    Ok(status.as_str().map(|status| RunOutcome {
-        summary: summary(
+    Ok(status.as_str().map(|status| {
+        RunOutcome::of(summary(
             run,
             status,
             (0, 0),
             Some("this source was interpreted with this config before".to_string()),
-        ),
-        external: None,
-        entities: None,
+        ))
     }))
+}
+
+/// The run this session could not record because it exists: the earlier
+/// one, or one a concurrent session is making right now.
+fn existing_run(user: &Uuid, run: &Uuid) -> Result<RunOutcome, NeotomaError> {
+    Ok(earlier_run(user, run)?.unwrap_or_else(|| lost_race(run)))
 }
 
 /// A run another session is making right now (not yet visible here).
 fn lost_race(run: &Uuid) -> RunOutcome {
-    RunOutcome {
-        summary: summary(
-            run,
-            "running",
-            (0, 0),
-            Some("another session is interpreting this source with this config".to_string()),
-        ),
-        external: None,
-        entities: None,
-    }
+    RunOutcome::of(summary(
+        run,
+        "running",
+        (0, 0),
+        Some("another session is interpreting this source with this config".to_string()),
+    ))
 }
 
 /// Interprets a stored file with `config`: a built-in reader when one knows
@@ -143,11 +154,12 @@ fn interpret_file(
             if known.is_null() {
                 insert_run(user, &run, source, "none", config, "skipped", Some(&reason))?;
             }
-            return Ok(RunOutcome {
-                summary: summary(&run, "skipped", (0, 0), Some(reason)),
-                external: None,
-                entities: None,
-            });
+            return Ok(RunOutcome::of(summary(
+                &run,
+                "skipped",
+                (0, 0),
+                Some(reason),
+            )));
         }
     };
     let run = run_id(user, source, interpreter, config);
@@ -157,7 +169,7 @@ fn interpret_file(
     check_quota(user)?;
     if interpreter == "model" {
         if !insert_run(user, &run, source, "model", config, "pending", None)? {
-            return earlier_run(user, &run).map(|r| r.unwrap_or_else(|| lost_race(&run)));
+            return existing_run(user, &run);
         }
         let types: Vec<Value> = registry::all_active(*user)?
             .values()
@@ -183,7 +195,7 @@ fn interpret_file(
         });
     }
     if !insert_run(user, &run, source, interpreter, config, "running", None)? {
-        return earlier_run(user, &run).map(|r| r.unwrap_or_else(|| lost_race(&run)));
+        return existing_run(user, &run);
     }
     let schemas: Vec<_> = registry::all_active(*user)?
         .into_values()
@@ -198,11 +210,12 @@ fn interpret_file(
                 settings::INTERPRET_MAX_ROWS.get()
             );
             finish_run(user, &run, None, Some(&message))?;
-            Ok(RunOutcome {
-                summary: summary(&run, "failed", (0, 0), Some(message)),
-                external: None,
-                entities: None,
-            })
+            Ok(RunOutcome::of(summary(
+                &run,
+                "failed",
+                (0, 0),
+                Some(message),
+            )))
         }
         Ok(read) => {
             let mut entities: Vec<Value> = read.entities.into_iter().map(Value::Object).collect();
@@ -240,11 +253,12 @@ fn interpret_file(
         }
         Err(message) => {
             finish_run(user, &run, None, Some(&message))?;
-            Ok(RunOutcome {
-                summary: summary(&run, "failed", (0, 0), Some(message)),
-                external: None,
-                entities: None,
-            })
+            Ok(RunOutcome::of(summary(
+                &run,
+                "failed",
+                (0, 0),
+                Some(message),
+            )))
         }
     }
 }
@@ -306,25 +320,21 @@ pub fn store_file(user: Uuid, content: &str, req: &StoreRequest) -> Result<Value
     let source = source_id(&user, &content_hash);
     let user_s = user.to_string();
     let source_s = source.to_string();
-    let existing = db::json(EXISTING_SOURCE, &[Arg::Text(&user_s), Arg::Text(&source_s)])?;
-    let deduplicated = !existing.is_null();
+    let mut existing = db::json(EXISTING_SOURCE, &[Arg::Text(&user_s), Arg::Text(&source_s)])?;
+    let mut deduplicated = !existing.is_null();
     let mime = if deduplicated {
         existing["mime_type"].as_str().unwrap_or(&mime).to_string()
     } else {
         mime
     };
-    let mut existing = existing;
-    let mut deduplicated = deduplicated;
     if !deduplicated {
         // The same file stored at the same moment by another session: that
         // store wins and this one answers as a duplicate of it.
-        let inserted = db::json(
-            "WITH ins AS (
-               INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, original_filename,
-                                            file_size, storage_path, source_priority)
-               VALUES ($1::uuid, $2::uuid, $3, 'file', $4, $5, $6, $7, $8::int)
-               ON CONFLICT DO NOTHING RETURNING 1)
-             SELECT to_jsonb(count(*) > 0) FROM ins",
+        let inserted = db::inserted(
+            "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, original_filename,
+                                          file_size, storage_path, source_priority)
+             VALUES ($1::uuid, $2::uuid, $3, 'file', $4, $5, $6, $7, $8::int)
+             ON CONFLICT DO NOTHING",
             &[
                 Arg::Text(&user_s),
                 Arg::Text(&source_s),
@@ -336,7 +346,7 @@ pub fn store_file(user: Uuid, content: &str, req: &StoreRequest) -> Result<Value
                 Arg::Int(req.source_priority.unwrap_or(DEFAULT_SOURCE_PRIORITY) as i64),
             ],
         )?;
-        if inserted == json!(true) {
+        if inserted {
             db::run(
                 "INSERT INTO neotoma.files (user_id, source_id, content) VALUES ($1::uuid, $2::uuid, decode($3, 'base64'))",
                 &[Arg::Text(&user_s), Arg::Text(&source_s), Arg::Text(&encode_base64(&bytes))],
@@ -497,11 +507,7 @@ fn reinterpret_structured(
     )?;
     if let Some(status) = known.as_str() {
         let reason = Some("this source was interpreted with this config before".to_string());
-        return Ok(RunOutcome {
-            summary: summary(&run, status, (0, 0), reason),
-            external: None,
-            entities: None,
-        });
+        return Ok(RunOutcome::of(summary(&run, status, (0, 0), reason)));
     }
     let entities = found["content"]["entities"]
         .as_array()
@@ -509,7 +515,7 @@ fn reinterpret_structured(
         .unwrap_or_default();
     let batch = prepare(*user, &entities, true)?;
     if !insert_run(user, &run, source, "structured", config, "running", None)? {
-        return earlier_run(user, &run).map(|r| r.unwrap_or_else(|| lost_race(&run)));
+        return existing_run(user, &run);
     }
     let origin = Origin {
         user: *user,

@@ -820,24 +820,13 @@ fn merged_already(e: &EntityRow, field: &str) -> Option<NeotomaError> {
 fn merge(user: &Uuid, from: &str, to: &str, reason: Option<&str>) -> Result<Value, NeotomaError> {
     let user_s = user.to_string();
     // Merges of this user's entities wait for every fold in progress (and
-    // folds for the merge): see snapshots.
-    db::run(
-        "SELECT pg_advisory_xact_lock(hashtextextended('neotoma-user:' || $1, 0))",
-        &[Arg::Text(&user_s)],
-    )?;
-    // Locks in the order every writer uses: the entity type (shared), then
-    // the entities by id. NO KEY UPDATE, like the snapshot trigger: a FOR
-    // UPDATE would also wait for the key-share locks of a concurrent store's
-    // foreign keys, taken in its input order, and could deadlock with it.
-    let types = db::json(
-        "SELECT coalesce(jsonb_agg(DISTINCT entity_type), '[]') FROM neotoma.entities
-         WHERE user_id = $1::uuid AND id = ANY($2)",
-        &[
-            Arg::Text(&user_s),
-            Arg::Texts(vec![from.to_string(), to.to_string()]),
-        ],
-    )?;
-    snapshots::lock_types_shared(&db::from_json(types, "entity types")?)?;
+    // folds for the merge); then locks in the order every writer uses: the
+    // entity type (shared), then the entities by id. NO KEY UPDATE, like the
+    // snapshot trigger: a FOR UPDATE would also wait for the key-share locks
+    // of a concurrent store's foreign keys, taken in its input order, and
+    // could deadlock with it. See snapshots.
+    snapshots::lock_user(&user_s, true)?;
+    snapshots::lock_types_of(&user_s, &[from.to_string(), to.to_string()])?;
     // The entities already merged into `from` are re-pointed too: they are
     // locked in the same ordered pass.
     db::run(

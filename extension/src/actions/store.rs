@@ -418,13 +418,11 @@ pub fn insert_run(
     status: &str,
     error: Option<&str>,
 ) -> Result<bool, NeotomaError> {
-    let inserted = db::json(
-        "WITH ins AS (
-           INSERT INTO neotoma.interpretation_runs (user_id, id, source_id, interpreter, config, status, error, finished_at)
-           VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, CASE WHEN $7::text IS NULL THEN NULL ELSE jsonb_build_object('message', $7::text) END,
-                   CASE WHEN $6 IN ('running', 'pending') THEN NULL ELSE clock_timestamp() END)
-           ON CONFLICT DO NOTHING RETURNING 1)
-         SELECT to_jsonb(count(*) > 0) FROM ins",
+    db::inserted(
+        "INSERT INTO neotoma.interpretation_runs (user_id, id, source_id, interpreter, config, status, error, finished_at)
+         VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, CASE WHEN $7::text IS NULL THEN NULL ELSE jsonb_build_object('message', $7::text) END,
+                 CASE WHEN $6 IN ('running', 'pending') THEN NULL ELSE clock_timestamp() END)
+         ON CONFLICT DO NOTHING",
         &[
             Arg::Text(&user.to_string()),
             Arg::Text(&run.to_string()),
@@ -434,8 +432,7 @@ pub fn insert_run(
             Arg::Text(status),
             Arg::OptText(error),
         ],
-    )?;
-    Ok(inserted == json!(true))
+    )
 }
 
 /// Marks a run finished with what it made (or why it failed).
@@ -538,13 +535,11 @@ fn store_structured(
     };
     // The same content stored at the same moment by another session: that
     // store wins and this one answers as a duplicate of it.
-    let inserted = db::json(
-        "WITH ins AS (
-           INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, file_size,
-                                        content, source_priority, provenance)
-           VALUES ($1::uuid, $2::uuid, $3, 'structured', 'application/json', $4, $5, $6::int, $7)
-           ON CONFLICT DO NOTHING RETURNING 1)
-         SELECT to_jsonb(count(*) > 0) FROM ins",
+    let inserted = db::inserted(
+        "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, file_size,
+                                      content, source_priority, provenance)
+         VALUES ($1::uuid, $2::uuid, $3, 'structured', 'application/json', $4, $5, $6::int, $7)
+         ON CONFLICT DO NOTHING",
         &[
             Arg::Text(&user_s),
             Arg::Text(&source_s),
@@ -555,7 +550,7 @@ fn store_structured(
             Arg::Json(&provenance),
         ],
     )?;
-    if inserted != json!(true) {
+    if !inserted {
         let ids: Vec<String> = (0..batch.entities.len())
             .map(|i| observation_id(&origin, i).to_string())
             .collect();

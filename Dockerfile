@@ -23,7 +23,7 @@ RUN cd extension && cargo pgrx package --pg-config /usr/lib/postgresql/15/bin/pg
 FROM postgres:15-bookworm
 COPY --from=build /out/usr/share/postgresql/15/extension/ /usr/share/postgresql/15/extension/
 # Released versions and the upgrades from them (ALTER EXTENSION neotoma UPDATE).
-COPY sql/releases/ sql/upgrades/ /usr/share/postgresql/15/extension/
+COPY extension/sql/releases/ extension/sql/upgrades/ /usr/share/postgresql/15/extension/
 COPY --from=build /out/usr/lib/postgresql/15/lib/ /usr/lib/postgresql/15/lib/
 COPY --from=build /out/neotoma-mcp /usr/local/bin/neotoma-mcp
 # On first start, the database the image creates ($POSTGRES_DB) gets the extension.

@@ -5,20 +5,117 @@
 use crate::actions::{entities, graph, legacy, resources, schemas, store, system};
 use crate::canonical::{canonical_json, sha256_hex};
 use crate::request::schema_for;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 /// Version of the MCP contract this catalog implements (seed 000 section 8).
 pub const API_VERSION: &str = "1.0.0";
 
+/// A request: every action accepts the `user_id` it acts for.
+pub trait Request: DeserializeOwned + JsonSchema {
+    fn user_id(&self) -> Option<&str>;
+}
+
+/// An action: its identity and the types of its request and response. The
+/// catalog publishes their JSON Schemas, and the extension's dispatcher
+/// accepts for it only a handler taking and returning exactly these types,
+/// so what is published is what is served.
+pub trait Action {
+    const ID: ActionId;
+    type Request: Request;
+    type Response: Serialize + JsonSchema;
+}
+
+/// Declares every action once: its enum variant, name, request and response
+/// types. A response of type `Value` has no fixed shape (no output schema).
+macro_rules! declare_actions {
+    ($($id:ident = $name:literal: $req:ty => $resp:ty;)*) => {
+        /// Every action, in catalog order.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum ActionId { $($id,)* }
+
+        impl ActionId {
+            pub const ALL: &'static [ActionId] = &[$(ActionId::$id,)*];
+
+            pub const fn name(self) -> &'static str {
+                match self { $(ActionId::$id => $name,)* }
+            }
+
+            pub fn input_schema(self) -> Value {
+                match self { $(ActionId::$id => schema_for::<$req>(),)* }
+            }
+
+            /// The schema of the response, where it has a fixed shape.
+            pub fn output_schema(self) -> Option<Value> {
+                match self { $(ActionId::$id => fixed_shape(schema_for::<$resp>()),)* }
+            }
+        }
+
+        /// One type per action, naming its request and response types.
+        pub mod action {
+            use super::*;
+            $(
+                pub struct $id;
+                impl Action for $id {
+                    const ID: ActionId = ActionId::$id;
+                    type Request = $req;
+                    type Response = $resp;
+                }
+            )*
+        }
+
+        $(impl Request for $req {
+            fn user_id(&self) -> Option<&str> { self.user_id.as_deref() }
+        })*
+    };
+}
+
+declare_actions! {
+    GetVersion = "get_version": system::GetVersionRequest => system::GetVersionResponse;
+    GetCurrentTime = "get_current_time": system::GetCurrentTimeRequest => system::GetCurrentTimeResponse;
+    Store = "store": store::StoreRequest => store::StoreResponse;
+    RetrieveEntitySnapshot = "retrieve_entity_snapshot": entities::RetrieveEntitySnapshotRequest => entities::EntitySnapshotResponse;
+    ListObservations = "list_observations": entities::ListObservationsRequest => entities::ListObservationsResponse;
+    RetrieveFieldProvenance = "retrieve_field_provenance": entities::RetrieveFieldProvenanceRequest => entities::RetrieveFieldProvenanceResponse;
+    RetrieveEntities = "retrieve_entities": entities::RetrieveEntitiesRequest => entities::RetrieveEntitiesResponse;
+    RetrieveEntityByIdentifier = "retrieve_entity_by_identifier": entities::RetrieveEntityByIdentifierRequest => entities::RetrieveEntityByIdentifierResponse;
+    ListEntityTypes = "list_entity_types": entities::ListEntityTypesRequest => entities::ListEntityTypesResponse;
+    Correct = "correct": entities::CorrectRequest => entities::CorrectResponse;
+    CreateRelationship = "create_relationship": graph::CreateRelationshipRequest => graph::RelationshipOut;
+    ListRelationships = "list_relationships": graph::ListRelationshipsRequest => graph::ListRelationshipsResponse;
+    GetRelationshipSnapshot = "get_relationship_snapshot": graph::GetRelationshipSnapshotRequest => graph::GetRelationshipSnapshotResponse;
+    RetrieveRelatedEntities = "retrieve_related_entities": graph::RetrieveRelatedEntitiesRequest => graph::RetrieveRelatedEntitiesResponse;
+    RetrieveGraphNeighborhood = "retrieve_graph_neighborhood": graph::RetrieveGraphNeighborhoodRequest => Value;
+    ListTimelineEvents = "list_timeline_events": graph::ListTimelineEventsRequest => graph::ListTimelineEventsResponse;
+    MergeEntities = "merge_entities": graph::MergeEntitiesRequest => graph::MergeEntitiesResponse;
+    AnalyzeSchemaCandidates = "analyze_schema_candidates": schemas::AnalyzeSchemaCandidatesRequest => schemas::AnalyzeSchemaCandidatesResponse;
+    GetSchemaRecommendations = "get_schema_recommendations": schemas::GetSchemaRecommendationsRequest => schemas::GetSchemaRecommendationsResponse;
+    UpdateSchemaIncremental = "update_schema_incremental": schemas::UpdateSchemaIncrementalRequest => schemas::UpdateSchemaIncrementalResponse;
+    RegisterSchema = "register_schema": schemas::RegisterSchemaRequest => schemas::RegisterSchemaResponse;
+    Reinterpret = "reinterpret": store::ReinterpretRequest => store::ReinterpretResponse;
+    RetrieveFileUrl = "retrieve_file_url": store::RetrieveFileUrlRequest => store::RetrieveFileUrlResponse;
+    RecordInterpretation = "record_interpretation": store::RecordInterpretationRequest => Value;
+    SubmitPayload = "submit_payload": legacy::SubmitPayloadRequest => Value;
+    UploadFile = "upload_file": legacy::UploadFileRequest => Value;
+    ListResources = "list_resources": resources::ListResourcesRequest => Value;
+    ReadResource = "read_resource": resources::ReadResourceRequest => Value;
+}
+
+/// A schema that constrains nothing (that of `Value`) is no output schema.
+fn fixed_shape(schema: Value) -> Option<Value> {
+    let free = schema == Value::Bool(true) || schema.as_object().is_some_and(|m| m.is_empty());
+    (!free).then_some(schema)
+}
+
 /// One action.
 pub struct ActionSpec {
+    pub id: ActionId,
     pub name: &'static str,
     pub title: &'static str,
     /// Written for an agent: when to use it and what it returns.
     pub description: &'static str,
-    pub input_schema: fn() -> Value,
-    /// Set where the result has a fixed shape.
-    pub output_schema: Option<fn() -> Value>,
     pub read_only: bool,
     pub idempotent: bool,
     pub destructive: bool,
@@ -34,18 +131,12 @@ pub struct ActionSpec {
 impl ActionSpec {
     /// An action listed as a tool that writes, idempotently, destroying
     /// nothing; the methods below change what differs.
-    fn new(
-        name: &'static str,
-        title: &'static str,
-        description: &'static str,
-        input_schema: fn() -> Value,
-    ) -> Self {
+    fn new(id: ActionId, title: &'static str, description: &'static str) -> Self {
         ActionSpec {
-            name,
+            id,
+            name: id.name(),
             title,
             description,
-            input_schema,
-            output_schema: None,
             read_only: false,
             idempotent: true,
             destructive: false,
@@ -58,13 +149,6 @@ impl ActionSpec {
     fn read_only(self) -> Self {
         ActionSpec {
             read_only: true,
-            ..self
-        }
-    }
-
-    fn output(self, output_schema: fn() -> Value) -> Self {
-        ActionSpec {
-            output_schema: Some(output_schema),
             ..self
         }
     }
@@ -112,8 +196,8 @@ impl ActionSpec {
             "name": self.name,
             "title": self.title,
             "description": self.description,
-            "input_schema": (self.input_schema)(),
-            "output_schema": self.output_schema.map(|f| f()),
+            "input_schema": self.id.input_schema(),
+            "output_schema": self.id.output_schema(),
             "annotations": {
                 "read_only": self.read_only,
                 "idempotent": self.idempotent,
@@ -127,33 +211,34 @@ impl ActionSpec {
     }
 }
 
-/// Every action, in a fixed order.
+/// Every action, in catalog order.
 pub fn actions() -> Vec<ActionSpec> {
-    vec![
-        ActionSpec::new(
-            "get_version",
+    ActionId::ALL.iter().map(|&id| spec(id)).collect()
+}
+
+/// What the catalog says of `id` (a match, so no action goes without).
+fn spec(id: ActionId) -> ActionSpec {
+    match id {
+        ActionId::GetVersion => ActionSpec::new(
+            id,
             "Get version",
             "Report the versions of the Neotoma extension, its action catalog, \
                 the MCP contract and Postgres. Use it to check that the memory is reachable \
                 and which features it has. Returns {extension_version, catalog_version, \
                 api_version, server_version, postgres_version}.",
-            schema_for::<system::GetVersionRequest>,
         )
-        .read_only()
-        .output(schema_for::<system::GetVersionResponse>),
-        ActionSpec::new(
-            "get_current_time",
+        .read_only(),
+        ActionId::GetCurrentTime => ActionSpec::new(
+            id,
             "Get current time",
             "Return the memory's clock (the database's), in UTC. Use it to \
                 timestamp what you store (`provenance.extracted_at`) or to ask about \
                 'today' consistently with stored data. Returns {now, unix_ms, timezone}.",
-            schema_for::<system::GetCurrentTimeRequest>,
         )
         .read_only()
-        .output(schema_for::<system::GetCurrentTimeResponse>)
         .not_idempotent(),
-        ActionSpec::new(
-            "store",
+        ActionId::Store => ActionSpec::new(
+            id,
             "Store source material",
             "Store what you learned. Structured: `entities`, an array of objects each \
                 with an `entity_type` (call list_entity_types first to pick it) and ALL the fields \
@@ -165,174 +250,145 @@ pub fn actions() -> Vec<ActionSpec> {
                 (same identity fields, e.g. an invoice number and vendor, a person's e-mail) lands \
                 on one entity. Returns {source_id, content_hash, deduplicated, interpretation, \
                 entities:[{entity_id, entity_type, observation_id}], unknown_fields_count}.",
-            schema_for::<store::StoreRequest>,
         )
-        .output(schema_for::<store::StoreResponse>)
         .aliases(&["ingest", "ingest_structured"]),
-        ActionSpec::new(
-            "retrieve_entity_snapshot",
+        ActionId::RetrieveEntitySnapshot => ActionSpec::new(
+            id,
             "Retrieve entity snapshot",
             "Get the current truth about one entity: its snapshot (field → value) \
                 computed by the reducer from all its observations, with provenance for every field \
                 (which observation and source it came from). Pass `at` (ISO 8601) for the snapshot \
                 as it was at that time. A merged entity redirects to the entity it was merged into \
                 (`redirected_from`).",
-            schema_for::<entities::RetrieveEntitySnapshotRequest>,
         )
         .read_only()
-        .output(schema_for::<entities::EntitySnapshotResponse>)
         .aliases(&["get_entity_snapshot"]),
-        ActionSpec::new(
-            "list_observations",
+        ActionId::ListObservations => ActionSpec::new(
+            id,
             "List observations",
             "List the observations (what each source said) about one entity, newest \
                 first, with their fields, source, priority and specificity. Use it to see how a \
                 snapshot was built or what changed. Paginated with limit/offset; returns \
                 {observations, total, limit, offset}.",
-            schema_for::<entities::ListObservationsRequest>,
         )
-        .read_only()
-        .output(schema_for::<entities::ListObservationsResponse>),
-        ActionSpec::new(
-            "retrieve_field_provenance",
+        .read_only(),
+        ActionId::RetrieveFieldProvenance => ActionSpec::new(
+            id,
             "Retrieve field provenance",
             "Explain one field of an entity's snapshot: its value, the observation \
                 that supplied it (priority, specificity, time), the source material it came from \
                 and the interpretation run, if any. Use it to answer 'where does this come from?'.",
-            schema_for::<entities::RetrieveFieldProvenanceRequest>,
         )
         .read_only()
-        .output(schema_for::<entities::RetrieveFieldProvenanceResponse>)
         .aliases(&["get_field_provenance"]),
-        ActionSpec::new(
-            "retrieve_entities",
+        ActionId::RetrieveEntities => ActionSpec::new(
+            id,
             "Retrieve entities",
             "List entities, optionally of one `entity_type`, most recently observed \
                 first, with their snapshots (include_snapshots, default true). Merged entities are \
                 left out unless include_merged. Paginated with limit (max 1000) and offset; returns \
                 {entities:[{id, entity_type, canonical_name, snapshot, observation_count, \
                 last_observation_at}], total, excluded_merged}.",
-            schema_for::<entities::RetrieveEntitiesRequest>,
         )
-        .read_only()
-        .output(schema_for::<entities::RetrieveEntitiesResponse>),
-        ActionSpec::new(
-            "retrieve_entity_by_identifier",
+        .read_only(),
+        ActionId::RetrieveEntityByIdentifier => ActionSpec::new(
+            id,
             "Find entity by identifier",
             "Find entities by something that identifies them: a name, e-mail, phone \
                 number, web site, invoice number… The identifier is normalised (case, spaces, \
                 phone and URL forms) and matched against the identity fields of every entity, \
                 optionally of one entity_type; when nothing matches exactly, partial matches are \
                 returned (match_type tells which).",
-            schema_for::<entities::RetrieveEntityByIdentifierRequest>,
         )
         .read_only()
-        .output(schema_for::<entities::RetrieveEntityByIdentifierResponse>)
         .aliases(&["get_entity_by_identifier"]),
-        ActionSpec::new(
-            "list_entity_types",
+        ActionId::ListEntityTypes => ActionSpec::new(
+            id,
             "List entity types",
             "List the entity types you can store, with their fields (type, required), \
                 identity fields and schema version. Call it before `store` to choose the \
                 entity_type. With `keyword`, types are ranked by matches in their names, \
                 descriptions and field names (e.g. 'bill' finds invoice), falling back to fuzzy \
                 similarity when nothing matches.",
-            schema_for::<entities::ListEntityTypesRequest>,
         )
-        .read_only()
-        .output(schema_for::<entities::ListEntityTypesResponse>),
-        ActionSpec::new(
-            "correct",
+        .read_only(),
+        ActionId::Correct => ActionSpec::new(
+            id,
             "Correct a field",
             "Fix one field of an entity: records a correction observation (priority \
                 1000) that wins over every other observation immediately and stays the truth \
                 until corrected again; nothing is deleted. Give entity_id, its entity_type, the \
                 schema field and the right value (null clears it). Returns the correction's \
                 observation_id.",
-            schema_for::<entities::CorrectRequest>,
-        )
-        .output(schema_for::<entities::CorrectResponse>),
-        ActionSpec::new(
-            "create_relationship",
+        ),
+        ActionId::CreateRelationship => ActionSpec::new(
+            id,
             "Create relationship",
             "Link two entities with a typed, directed relationship: PART_OF, \
                 DEPENDS_ON, SUPERSEDES, CORRECTS, SETTLES (none of these may form a cycle: \
                 CYCLE_DETECTED with the path), REFERS_TO or DUPLICATE_OF. Optional metadata is \
                 recorded as an observation with provenance. Same type and entities → same \
                 relationship id; asserting it again is idempotent.",
-            schema_for::<graph::CreateRelationshipRequest>,
-        )
-        .output(schema_for::<graph::RelationshipOut>),
-        ActionSpec::new(
-            "list_relationships",
+        ),
+        ActionId::ListRelationships => ActionSpec::new(
+            id,
             "List relationships",
             "List an entity's relationships (direction inbound, outbound or both; \
                 optionally one relationship_type), newest first, paginated. Returns \
                 {relationships:[{id, relationship_type, source_entity_id, target_entity_id, \
                 metadata, created_at}], total}.",
-            schema_for::<graph::ListRelationshipsRequest>,
         )
-        .read_only()
-        .output(schema_for::<graph::ListRelationshipsResponse>),
-        ActionSpec::new(
-            "get_relationship_snapshot",
+        .read_only(),
+        ActionId::GetRelationshipSnapshot => ActionSpec::new(
+            id,
             "Get relationship snapshot",
             "Get one relationship (by type, source and target entity) with its \
                 metadata reduced from every assertion of it, provenance per metadata field, and \
                 the observations themselves.",
-            schema_for::<graph::GetRelationshipSnapshotRequest>,
         )
-        .read_only()
-        .output(schema_for::<graph::GetRelationshipSnapshotResponse>),
-        ActionSpec::new(
-            "retrieve_related_entities",
+        .read_only(),
+        ActionId::RetrieveRelatedEntities => ActionSpec::new(
+            id,
             "Retrieve related entities",
             "Walk the relationship graph from an entity up to max_hops (default 1, \
                 at most 5) in a direction, optionally only through some relationship_types. \
                 Returns the entities reached (with snapshots unless include_entities is false) \
                 and the relationships walked, each once, in a stable order.",
-            schema_for::<graph::RetrieveRelatedEntitiesRequest>,
         )
         .read_only()
-        .output(schema_for::<graph::RetrieveRelatedEntitiesResponse>)
         .aliases(&["get_related_entities"]),
-        ActionSpec::new(
-            "retrieve_graph_neighborhood",
+        ActionId::RetrieveGraphNeighborhood => ActionSpec::new(
+            id,
             "Retrieve graph neighborhood",
             "Everything around one node (an entity, or a source with \
                 node_type 'source'): its snapshot or source material, its relationships and \
                 related entities, the sources it came from, its timeline events and, on request, \
                 its observations. Use it to get full context in one call.",
-            schema_for::<graph::RetrieveGraphNeighborhoodRequest>,
         )
         .read_only()
         .aliases(&["get_graph_neighborhood"]),
-        ActionSpec::new(
-            "list_timeline_events",
+        ActionId::ListTimelineEvents => ActionSpec::new(
+            id,
             "List timeline events",
             "List dated events derived from entities' date fields (e.g. \
                 InvoiceIssued, InvoiceDue, TaskDue, TransactionDate), newest first, filtered by \
                 event_type, a date range (after_date inclusive, before_date exclusive), source_id \
                 or entity_id, paginated.",
-            schema_for::<graph::ListTimelineEventsRequest>,
         )
-        .read_only()
-        .output(schema_for::<graph::ListTimelineEventsResponse>),
-        ActionSpec::new(
-            "merge_entities",
+        .read_only(),
+        ActionId::MergeEntities => ActionSpec::new(
+            id,
             "Merge entities",
             "Merge a duplicate entity (from_entity_id) into another of the same type \
                 (to_entity_id): its observations, relationships and events count for the target \
                 from now on, the target's snapshot is recomputed, and the duplicate is hidden \
                 (retrieving it redirects to the target). Nothing is deleted; the merge is logged \
                 with its reason. Merging an entity twice is ENTITY_ALREADY_MERGED.",
-            schema_for::<graph::MergeEntitiesRequest>,
         )
-        .output(schema_for::<graph::MergeEntitiesResponse>)
         .not_idempotent()
         .destructive(),
-        ActionSpec::new(
-            "analyze_schema_candidates",
+        ActionId::AnalyzeSchemaCandidates => ActionSpec::new(
+            id,
             "Analyze schema candidates",
             "Look at the fields kept in raw_fragments (stored data the schema \
                 lacks) and recommend which should become schema fields: per field its \
@@ -340,32 +396,26 @@ pub fn actions() -> Vec<ActionSpec> {
                 consistency, up to 10 sample values and a confidence. Filtered by min_frequency \
                 (default 5) and min_confidence (default 0.8); recommendations are kept as \
                 pending (get_schema_recommendations).",
-            schema_for::<schemas::AnalyzeSchemaCandidatesRequest>,
-        )
-        .output(schema_for::<schemas::AnalyzeSchemaCandidatesResponse>),
-        ActionSpec::new(
-            "get_schema_recommendations",
+        ),
+        ActionId::GetSchemaRecommendations => ActionSpec::new(
+            id,
             "Get schema recommendations",
             "List the stored schema recommendations for an entity type: pending ones \
                 from analyze_schema_candidates, and those applied automatically (auto_applied) \
                 with the evidence they rest on. Filter by source and status.",
-            schema_for::<schemas::GetSchemaRecommendationsRequest>,
         )
-        .read_only()
-        .output(schema_for::<schemas::GetSchemaRecommendationsResponse>),
-        ActionSpec::new(
-            "update_schema_incremental",
+        .read_only(),
+        ActionId::UpdateSchemaIncremental => ActionSpec::new(
+            id,
             "Add fields to a schema",
             "Add fields to an entity type's schema as a new version, active at once \
                 by default, so the next stores keep those fields in observations (and \
                 snapshots) instead of raw_fragments. user_specific makes a variant for this user \
                 only. migrate_existing turns the raw_fragments already stored for those fields \
                 into observations (provenance kept) and updates the snapshots.",
-            schema_for::<schemas::UpdateSchemaIncrementalRequest>,
-        )
-        .output(schema_for::<schemas::UpdateSchemaIncrementalResponse>),
-        ActionSpec::new(
-            "register_schema",
+        ),
+        ActionId::RegisterSchema => ActionSpec::new(
+            id,
             "Register a schema",
             "Define a new entity type, or a new version of one: its fields (type, \
                 required), identity fields, temporal fields and a merge policy per field \
@@ -373,87 +423,124 @@ pub fn actions() -> Vec<ActionSpec> {
                 observed_at or source_priority). A new type is usable by store at once; a new \
                 version of an existing type becomes active with activate=true (snapshots are \
                 recomputed under the new policies).",
-            schema_for::<schemas::RegisterSchemaRequest>,
         )
-        .output(schema_for::<schemas::RegisterSchemaResponse>)
         .not_idempotent(),
-        ActionSpec::new(
-            "reinterpret",
+        ActionId::Reinterpret => ActionSpec::new(
+            id,
             "Reinterpret a source",
             "Interpret a stored source again with a new interpretation_config \
                 (provider, model_id, temperature, prompt_hash, code_version, feature_flags; \
                 entity_type for CSV). It is a new interpretation run: the observations of earlier \
                 runs stay, and the reducer decides what snapshots show. The same source and \
                 config give the same run and observations.",
-            schema_for::<store::ReinterpretRequest>,
-        )
-        .output(schema_for::<store::ReinterpretResponse>),
-        ActionSpec::new(
-            "retrieve_file_url",
+        ),
+        ActionId::RetrieveFileUrl => ActionSpec::new(
+            id,
             "Retrieve file URL",
             "Get a signed, expiring URL (expires_in seconds, default 3600) to \
                 download a stored file (by its storage_path or source id) from the MCP server's \
                 HTTP endpoint. Returns {signed_url, expires_at}.",
-            schema_for::<store::RetrieveFileUrlRequest>,
         )
         .read_only()
-        .output(schema_for::<store::RetrieveFileUrlResponse>)
         .not_idempotent()
         .aliases(&["get_file_url"]),
-        ActionSpec::new(
-            "record_interpretation",
+        ActionId::RecordInterpretation => ActionSpec::new(
+            id,
             "Record an interpretation",
             "Record what an external model read from a file (entities, or an \
                 error) for a pending interpretation run. Used by the MCP server's model \
                 interpreter, not an agent tool.",
-            schema_for::<store::RecordInterpretationRequest>,
         )
         .internal(),
-        ActionSpec::new(
-            "submit_payload",
+        ActionId::SubmitPayload => ActionSpec::new(
+            id,
             "Submit payload (earlier specification)",
             "Earlier name: stores `body` as an entity of the capability's type \
                 (neotoma:store_invoice:v1 → invoice) with `provenance`. Use store.",
-            schema_for::<legacy::SubmitPayloadRequest>,
         )
         .legacy(),
-        ActionSpec::new(
-            "upload_file",
+        ActionId::UploadFile => ActionSpec::new(
+            id,
             "Upload file (earlier specification)",
             "Earlier name: stores a local file (file_path) like store does; with \
                 `properties` the file is not interpreted. Use store.",
-            schema_for::<legacy::UploadFileRequest>,
         )
         .legacy(),
-        ActionSpec::new(
-            "list_resources",
+        ActionId::ListResources => ActionSpec::new(
+            id,
             "List resources",
             "The neotoma:// resources the user's data offers: the source collection, \
                 one collection per entity type, one timeline per year and month with events. \
                 Served as MCP resources/list, not as a tool.",
-            schema_for::<resources::ListResourcesRequest>,
         )
         .read_only()
         .internal(),
-        ActionSpec::new(
-            "read_resource",
+        ActionId::ReadResource => ActionSpec::new(
+            id,
             "Read resource",
             "The body of one neotoma:// resource (entity collection, entity, its \
                 observations or relationships, a year or month of timeline, a source, the \
                 sources). Served as MCP resources/read, not as a tool.",
-            schema_for::<resources::ReadResourceRequest>,
         )
         .read_only()
         .internal(),
-    ]
+    }
 }
 
-/// The canonical action name for `name`, which may be an alias.
-pub fn resolve(name: &str) -> Option<&'static str> {
+/// The action called `name`, which may be an alias.
+pub fn resolve(name: &str) -> Option<ActionId> {
     actions()
         .into_iter()
         .find(|a| a.name == name || a.aliases.contains(&name))
-        .map(|a| a.name)
+        .map(|a| a.id)
+}
+
+/// The SQL functions of the actions (`extension/sql/actions.sql`): one per
+/// action and per legacy alias, `neotoma.<name>(args jsonb) RETURNS jsonb`.
+/// Each hands the request's text to the Rust dispatcher (parsed there, so
+/// input serde cannot read is a VALIDATION_ERROR, not a crash) and raises an
+/// error result as NT001 with the envelope, so one action is one
+/// transaction. Checked in, so upgrade scripts see every change.
+pub fn action_functions_sql() -> String {
+    let mut out = String::from(
+        "-- One SQL function per action of the catalog and per legacy alias:\n\
+         --   neotoma.<action>(args jsonb DEFAULT '{}') RETURNS jsonb\n\
+         -- Each hands the request's text to the Rust dispatcher (parsed there, so\n\
+         -- that input serde cannot read is a VALIDATION_ERROR, not a crash) and\n\
+         -- raises an error result as NT001 carrying the envelope, so the whole\n\
+         -- action is one transaction.\n\
+         --\n\
+         -- Generated from the action catalog (core/src/catalog.rs): do not edit.\n\
+         -- `NEOTOMA_BLESS=1 cargo test -p neotoma-core action_functions` rewrites\n\
+         -- it; that test fails while this file and the catalog disagree.\n",
+    );
+    for a in actions() {
+        let names = std::iter::once(a.name).chain(a.aliases.iter().copied());
+        for name in names {
+            let comment = if name == a.name {
+                a.description.to_string()
+            } else {
+                format!("Legacy name of neotoma.{}: {}", a.name, a.description)
+            };
+            out.push_str(&format!(
+                "\nCREATE OR REPLACE FUNCTION neotoma.{name}(args jsonb DEFAULT '{{}}'::jsonb) RETURNS jsonb\n\
+                 LANGUAGE plpgsql VOLATILE AS $body$\n\
+                 DECLARE r jsonb := neotoma._invoke('{name}', coalesce(args, 'null')::text);\n\
+                 BEGIN\n  \
+                   IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;\n  \
+                   RETURN r->'ok';\n\
+                 END $body$;\n\
+                 COMMENT ON FUNCTION neotoma.{name}(jsonb) IS\n  {};\n",
+                sql_literal(&comment)
+            ));
+        }
+    }
+    out
+}
+
+/// `s` as a standard SQL string literal.
+fn sql_literal(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
 }
 
 /// The whole catalog as served by `neotoma.action_catalog()`.
@@ -495,17 +582,37 @@ mod tests {
     #[test]
     fn every_action_has_an_object_input_schema_and_a_description() {
         for a in actions() {
-            let schema = (a.input_schema)();
+            let schema = a.id.input_schema();
             assert_eq!(schema["type"], "object", "{}", a.name);
             assert!(
                 a.description.len() > 40,
                 "{} needs a real description",
                 a.name
             );
-            if let Some(out) = a.output_schema {
-                assert_eq!(out()["type"], "object", "{}", a.name);
+            if let Some(out) = a.id.output_schema() {
+                assert_eq!(out["type"], "object", "{}", a.name);
             }
             assert!(!(a.read_only && a.destructive), "{}", a.name);
+        }
+    }
+
+    /// extension/sql/actions.sql is what the catalog generates.
+    #[test]
+    fn action_functions_sql_is_checked_in() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../extension/sql/actions.sql");
+        let generated = action_functions_sql();
+        if std::env::var_os("NEOTOMA_BLESS").is_some() {
+            std::fs::write(path, &generated).unwrap();
+        }
+        let checked_in = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            checked_in == generated,
+            "extension/sql/actions.sql differs from the catalog: run \
+             NEOTOMA_BLESS=1 cargo test -p neotoma-core action_functions, and add \
+             the change to an upgrade script"
+        );
+        for a in actions() {
+            assert!(!a.description.contains('\\'), "{}", a.name);
         }
     }
 
@@ -516,7 +623,8 @@ mod tests {
         let v = a["catalog_version"].as_str().unwrap();
         assert!(v.starts_with("1.2.3+"), "{v}");
         assert_eq!(a["actions"][0]["sql_function"], "neotoma.get_version");
-        assert_eq!(resolve("get_version"), Some("get_version"));
+        assert_eq!(resolve("get_version"), Some(ActionId::GetVersion));
+        assert_eq!(resolve("ingest"), Some(ActionId::Store));
         assert_eq!(resolve("nope"), None);
     }
 }

@@ -1,13 +1,11 @@
 //! `neotoma.action_catalog()` and `neotoma._invoke()`, the dispatcher behind
 //! every per-action SQL function.
 
-use crate::actions;
+use crate::actions::{self, EXTENSION_VERSION};
 use neotoma_core::{catalog, NeotomaError};
 use pgrx::prelude::*;
 use pgrx::JsonB;
-use serde_json::{json, Value};
-
-pub const EXTENSION_VERSION: &str = env!("CARGO_PKG_VERSION");
+use serde_json::json;
 
 /// Every action: name, description, JSON Schema of its input (and output where
 /// fixed), MCP annotations, SQL function and legacy aliases.
@@ -24,10 +22,10 @@ fn action_catalog() -> JsonB {
 /// cannot read (numbers out of range, nesting too deep) is a
 /// VALIDATION_ERROR and not a crash in the conversion of the argument.
 #[pg_extern(volatile, parallel_unsafe, name = "_invoke")]
-fn invoke_text(action: &str, args: &str) -> JsonB {
+pub(crate) fn invoke_text(action: &str, args: &str) -> JsonB {
     let result =
         neotoma_core::limits::parse_input(args).and_then(|args| match catalog::resolve(action) {
-            Some(name) => actions::dispatch(name, &args),
+            Some(id) => actions::dispatch(id, &args),
             None => Err(
                 NeotomaError::validation(format!("unknown action `{action}`"))
                     .with("action", action),
@@ -49,25 +47,4 @@ fn invoke_text(action: &str, args: &str) -> JsonB {
 #[pg_extern(volatile, parallel_unsafe, sql = false)]
 fn invoke(action: &str, args: JsonB) -> JsonB {
     invoke_text(action, &args.0.to_string())
-}
-
-/// Raises `e` as an action error (SQLSTATE NT001 with the envelope), from
-/// code that cannot answer `{"error": …}`.
-pub fn raise(e: &NeotomaError) -> ! {
-    let _ = crate::db::run(
-        "SELECT neotoma._raise($1)",
-        &[crate::db::Arg::Json(&e.to_json())],
-    );
-    pgrx::error!("{e}")
-}
-
-/// Serialises a response; responses are plain data, so this cannot fail in
-/// practice, but it is mapped to an error rather than a panic all the same.
-pub fn to_value<T: serde::Serialize>(v: &T) -> Result<Value, NeotomaError> {
-    serde_json::to_value(v).map_err(|e| {
-        NeotomaError::new(
-            neotoma_core::ErrorCode::DbQueryFailed,
-            format!("response serialisation: {e}"),
-        )
-    })
 }

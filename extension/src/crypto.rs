@@ -12,14 +12,14 @@ fn mac(key: &[u8], message: &str) -> Hmac<Sha256> {
 
 /// Hex HMAC-SHA256 of `message` under `key`.
 #[pg_extern(immutable, parallel_safe, strict, name = "_hmac_sha256")]
-fn hmac_sha256(key: &[u8], message: &str) -> String {
+pub(crate) fn hmac_sha256(key: &[u8], message: &str) -> String {
     neotoma_core::canonical::hex(&mac(key, message).finalize().into_bytes())
 }
 
 /// Whether `signature` (hex) is the HMAC of `message` under `key`, compared
 /// in constant time.
 #[pg_extern(immutable, parallel_safe, strict, name = "_hmac_sha256_verify")]
-fn hmac_sha256_verify(key: &[u8], message: &str, signature: &str) -> bool {
+pub(crate) fn hmac_sha256_verify(key: &[u8], message: &str, signature: &str) -> bool {
     let Some(bytes) = (0..signature.len())
         .step_by(2)
         .map(|i| {
@@ -34,13 +34,12 @@ fn hmac_sha256_verify(key: &[u8], message: &str, signature: &str) -> bool {
     mac(key, message).verify_slice(&bytes).is_ok()
 }
 
-/// `n` random bytes (from the operating system's generator).
+/// `n` random bytes from the operating system's generator (signing keys).
 #[pg_extern(volatile, parallel_safe, strict, name = "_random_bytes")]
-fn random_bytes(n: i32) -> Vec<u8> {
-    let mut out = Vec::with_capacity(n.max(0) as usize);
-    while out.len() < n.max(0) as usize {
-        out.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
+pub(crate) fn random_bytes(n: i32) -> Vec<u8> {
+    let mut out = vec![0u8; n.clamp(0, 1024) as usize];
+    if let Err(e) = getrandom::fill(&mut out) {
+        pgrx::error!("the operating system's random generator failed: {e}");
     }
-    out.truncate(n.max(0) as usize);
     out
 }

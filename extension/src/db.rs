@@ -1,6 +1,6 @@
 //! The few ways the extension talks to Postgres through SPI. Queries take
-//! their arguments as parameters (text, text[], jsonb or bigint; SQL casts
-//! them) and answer one jsonb value, which keeps the Rust side free of
+//! their arguments as parameters, as values of their types (text, text[],
+//! jsonb, bigint, bytea, uuid; timestamps as bigint microseconds) and answer one jsonb value, which keeps the Rust side free of
 //! per-column plumbing.
 //!
 //! Every query text is prepared once per backend and its plan kept (Postgres
@@ -17,6 +17,7 @@ use serde_json::Value;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
+use uuid::Uuid;
 
 fn spi_error(sql: &str, e: SpiError) -> NeotomaError {
     NeotomaError::new(ErrorCode::DbQueryFailed, format!("query failed: {e}")).with(
@@ -37,6 +38,17 @@ pub enum Arg<'a> {
     /// never built as a `Value`).
     JsonText(String),
     Int(i64),
+    OptInt(Option<i64>),
+    /// bytea: a file's bytes, as they are.
+    Bytes(&'a [u8]),
+    Uuid(Uuid),
+}
+
+impl Arg<'_> {
+    /// A uuid argument (from a `Uuid` or a reference to one).
+    pub fn uuid(u: impl std::borrow::Borrow<Uuid>) -> Arg<'static> {
+        Arg::Uuid(*u.borrow())
+    }
 }
 
 /// A jsonb datum read from JSON text by Postgres' own `jsonb_in` (no copy
@@ -81,6 +93,9 @@ impl Arg<'_> {
             Arg::OptJson(None) => DatumWithOid::null_oid(pg_sys::JSONBOID),
             Arg::JsonText(s) => jsonb(s.clone()),
             Arg::Int(i) => (*i).into(),
+            Arg::OptInt(i) => (*i).into(),
+            Arg::Bytes(b) => b.to_vec().into(),
+            Arg::Uuid(u) => pgrx::datum::Uuid::from_bytes(*u.as_bytes()).into(),
         }
     }
 
@@ -89,7 +104,9 @@ impl Arg<'_> {
             Arg::Text(_) | Arg::OptText(_) => BuiltinOid::TEXTOID,
             Arg::Texts(_) | Arg::OptTexts(_) => BuiltinOid::TEXTARRAYOID,
             Arg::Json(_) | Arg::OptJson(_) | Arg::JsonText(_) => BuiltinOid::JSONBOID,
-            Arg::Int(_) => BuiltinOid::INT8OID,
+            Arg::Int(_) | Arg::OptInt(_) => BuiltinOid::INT8OID,
+            Arg::Bytes(_) => BuiltinOid::BYTEAOID,
+            Arg::Uuid(_) => BuiltinOid::UUIDOID,
         })
     }
 }
@@ -140,6 +157,16 @@ pub fn json(sql: &str, args: &[Arg]) -> Result<Value, NeotomaError> {
 pub fn text(sql: &str, args: &[Arg]) -> Result<Option<String>, NeotomaError> {
     execute(sql, args, Some(1), |t| {
         match t.first().get_one::<String>() {
+            Err(SpiError::InvalidPosition) => Ok(None),
+            other => other,
+        }
+    })
+}
+
+/// Runs `sql` that produces one bytea value (or none).
+pub fn bytes(sql: &str, args: &[Arg]) -> Result<Option<Vec<u8>>, NeotomaError> {
+    execute(sql, args, Some(1), |t| {
+        match t.first().get_one::<Vec<u8>>() {
             Err(SpiError::InvalidPosition) => Ok(None),
             other => other,
         }

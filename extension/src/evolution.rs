@@ -69,7 +69,7 @@ pub fn versions(scope: &Uuid, entity_type: &str) -> Result<Vec<String>, NeotomaE
     let v = db::json(
         "SELECT coalesce(jsonb_agg(schema_version ORDER BY schema_version), '[]') FROM neotoma.entity_schemas
          WHERE user_id = $1::uuid AND entity_type = $2",
-        &[Arg::Text(&scope.to_string()), Arg::Text(entity_type)],
+        &[Arg::uuid(scope), Arg::Text(entity_type)],
     )?;
     db::from_json(v, "schema versions")
 }
@@ -81,7 +81,7 @@ pub fn active_in_scope(
 ) -> Result<Option<EntitySchema>, NeotomaError> {
     let v = db::json(
         "SELECT definition FROM neotoma.entity_schemas WHERE user_id = $1::uuid AND entity_type = $2 AND active",
-        &[Arg::Text(&scope.to_string()), Arg::Text(entity_type)],
+        &[Arg::uuid(scope), Arg::Text(entity_type)],
     )?;
     if v.is_null() {
         Ok(None)
@@ -113,15 +113,15 @@ pub fn write_schema(
     if activate {
         db::run(
             "UPDATE neotoma.entity_schemas SET active = false WHERE user_id = $1::uuid AND entity_type = $2 AND active",
-            &[Arg::Text(&scope.to_string()), Arg::Text(&schema.entity_type)],
+            &[Arg::uuid(scope), Arg::Text(&schema.entity_type)],
         )?;
     }
     db::run(
         "INSERT INTO neotoma.entity_schemas (user_id, id, entity_type, schema_version, description, definition, active)
          VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, $7 = 'true')",
         &[
-            Arg::Text(&scope.to_string()),
-            Arg::Text(&id.to_string()),
+            Arg::uuid(scope),
+            Arg::uuid(id),
             Arg::Text(&schema.entity_type),
             Arg::Text(&schema.schema_version),
             Arg::Text(&schema.description),
@@ -159,7 +159,7 @@ pub fn migrate(user: &Uuid, schema: &EntitySchema, fields: &[String]) -> Result<
          FROM neotoma.raw_fragments f
          LEFT JOIN neotoma.observations o ON o.user_id = f.user_id AND o.id = f.observation_id
          WHERE f.user_id = $1::uuid AND f.entity_type = $2 AND f.fragment_key = ANY($3) AND f.migrated_at IS NULL",
-        &[Arg::Text(&user_s), Arg::Text(&schema.entity_type), Arg::Texts(fields.to_vec())],
+        &[Arg::uuid(user), Arg::Text(&schema.entity_type), Arg::Texts(fields.to_vec())],
     )?;
     let rows: Vec<FragmentRow> = db::from_json(v, "raw fragments")?;
     // By original observation: the migration observation replacing its fragments.
@@ -212,7 +212,7 @@ pub fn migrate(user: &Uuid, schema: &EntitySchema, fields: &[String]) -> Result<
               source_priority int, specificity_score double precision, fields jsonb)
          ON CONFLICT DO NOTHING",
         &[
-            Arg::Text(&user_s),
+            Arg::uuid(user),
             Arg::Text(&schema.entity_type),
             Arg::Text(&schema.schema_version),
             Arg::Json(&Value::Array(observation_rows)),
@@ -222,7 +222,7 @@ pub fn migrate(user: &Uuid, schema: &EntitySchema, fields: &[String]) -> Result<
         "UPDATE neotoma.raw_fragments f SET migrated_at = now(), migrated_observation_id = r.observation_id
          FROM jsonb_to_recordset($2) AS r(id uuid, observation_id uuid)
          WHERE f.user_id = $1::uuid AND f.id = r.id",
-        &[Arg::Text(&user_s), Arg::Json(&Value::Array(fragment_rows.clone()))],
+        &[Arg::uuid(user), Arg::Json(&Value::Array(fragment_rows.clone()))],
     )?;
     Ok(fragment_rows.len() as i64)
 }
@@ -251,7 +251,7 @@ pub fn fragment_stats(
          FROM neotoma.raw_fragments
          WHERE user_id = $1::uuid AND migrated_at IS NULL AND ($2::text IS NULL OR entity_type = $2)
            AND ($3::text[] IS NULL OR fragment_key = ANY($3))",
-        &[Arg::Text(&user.to_string()), Arg::OptText(entity_type), Arg::OptTexts(keys)],
+        &[Arg::uuid(user), Arg::OptText(entity_type), Arg::OptTexts(keys)],
     )?;
     let rows: Vec<(String, String, Value, String, String)> = db::from_json(v, "raw fragments")?;
     let mut grouped: BTreeMap<(String, String), Vec<Fragment>> = BTreeMap::new();
@@ -417,7 +417,7 @@ pub fn record_recommendation(
              evidence = EXCLUDED.evidence, updated_at = now()
          WHERE neotoma.schema_recommendations.status = 'pending'",
         &[
-            Arg::Text(&user.to_string()),
+            Arg::uuid(user),
             Arg::Text(&id),
             Arg::Text(entity_type),
             Arg::Json(fields),

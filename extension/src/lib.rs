@@ -11,20 +11,70 @@ mod actions;
 mod catalog;
 mod crypto;
 mod db;
+mod error;
 mod evolution;
 mod ids;
+mod ingest;
 mod registry;
 mod settings;
 mod snapshots;
 mod tenancy;
 
-extension_sql_file!("../sql/schema.sql", name = "schema", bootstrap);
+// The DDL, one file per concern (extension/sql/base.sql lists them), in
+// dependency order: tables before the SQL functions and views that read
+// them, the Rust functions a file calls before it, security.sql last.
+extension_sql_file!("../sql/base.sql", name = "base", bootstrap);
+extension_sql_file!("../sql/sources.sql", name = "sources", requires = ["base"]);
+extension_sql_file!(
+    "../sql/entities.sql",
+    name = "entities",
+    requires = ["sources", snapshots::apply_observation_batch]
+);
+extension_sql_file!(
+    "../sql/schemas.sql",
+    name = "schemas",
+    requires = [
+        "base",
+        registry::builtin_schema_rows,
+        tenancy::current_user_id,
+        tenancy::session_is_operator
+    ]
+);
+extension_sql_file!("../sql/graph.sql", name = "graph", requires = ["entities"]);
+extension_sql_file!(
+    "../sql/timeline.sql",
+    name = "timeline",
+    requires = ["entities"]
+);
+extension_sql_file!(
+    "../sql/files.sql",
+    name = "files",
+    requires = [
+        "sources",
+        tenancy::current_user_id,
+        crypto::hmac_sha256,
+        crypto::hmac_sha256_verify,
+        crypto::random_bytes
+    ]
+);
+extension_sql_file!("../sql/tokens.sql", name = "tokens", requires = ["base"]);
+extension_sql_file!(
+    "../sql/actions.sql",
+    name = "actions",
+    requires = ["base", catalog::invoke_text]
+);
 extension_sql_file!(
     "../sql/views.sql",
     name = "views",
-    requires = ["schema", tenancy::current_user_id]
+    requires = [
+        "entities",
+        "graph",
+        "timeline",
+        "schemas",
+        tenancy::current_user_id
+    ]
 );
-extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
+extension_sql_file!("../sql/security.sql", name = "security", finalize);
 
 /// Runs once per backend, when the library is loaded: defines the settings.
 #[pg_guard]

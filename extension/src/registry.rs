@@ -62,7 +62,7 @@ pub fn schema_id(scope_user: &Uuid, entity_type: &str, version: &str) -> Uuid {
 /// The seeded schemas, as rows for `neotoma.entity_schemas` (used once, by
 /// CREATE EXTENSION).
 #[pg_extern(immutable, parallel_safe, name = "_builtin_schemas")]
-fn builtin_schema_rows() -> JsonB {
+pub(crate) fn builtin_schema_rows() -> JsonB {
     let rows: Vec<Value> = builtin_schemas()
         .into_iter()
         .map(|s| {

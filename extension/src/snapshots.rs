@@ -73,7 +73,7 @@ struct Locked {
 /// snapshots. Observations of a merged entity count for the entity it was
 /// merged into.
 #[pg_extern(volatile, parallel_unsafe, name = "_apply_observations")]
-fn apply_observation_batch(batch: Option<&str>) {
+pub(crate) fn apply_observation_batch(batch: Option<&str>) {
     let Some(batch) = batch else { return };
     let rows: Vec<Row> = match serde_json::from_str(batch) {
         Ok(rows) => rows,
@@ -85,7 +85,7 @@ fn apply_observation_batch(batch: Option<&str>) {
     }
     for (user, rows) in by_user {
         if let Err(e) = apply_for_user(&user, rows) {
-            crate::catalog::raise(&e);
+            crate::error::raise(&e);
         }
     }
 }
@@ -422,18 +422,19 @@ const OBSERVATIONS_OF: &str = "
     WHERE o.user_id = $1::uuid
       AND o.entity_id = ANY(ARRAY[$2::text] || ARRAY(SELECT id FROM neotoma.entities
                                    WHERE user_id = $1::uuid AND merged_into = $2))
-      AND ($3::text IS NULL OR o.observed_at <= $3::timestamptz)";
+      AND ($3::bigint IS NULL OR o.observed_at <= neotoma._from_micros($3))";
 
-/// The observations of an entity (optionally only those observed up to `at`).
+/// The observations of an entity (optionally only those observed up to `at`,
+/// in microseconds since the epoch).
 pub fn observations_of(
     user: &Uuid,
     entity_id: &str,
-    at: Option<&str>,
+    at: Option<i64>,
 ) -> Result<Vec<Observation>, NeotomaError> {
     let user = user.to_string();
     let v = db::json(
         OBSERVATIONS_OF,
-        &[Arg::Text(&user), Arg::Text(entity_id), Arg::OptText(at)],
+        &[Arg::Text(&user), Arg::Text(entity_id), Arg::OptInt(at)],
     )?;
     db::from_json(v, "observations")
 }
@@ -479,14 +480,14 @@ fn recompute_sql(user_id: pgrx::datum::Uuid, entity_ids: Vec<String>) -> i64 {
     let allowed = crate::tenancy::established_user().ok().flatten() == Some(user)
         || crate::settings::operator(true);
     if !allowed {
-        crate::catalog::raise(&NeotomaError::new(
+        crate::error::raise(&NeotomaError::new(
             ErrorCode::Forbidden,
             "snapshots can be recomputed only for the session's own user",
         ));
     }
     match rebuild(&user, &entity_ids) {
         Ok(n) => n,
-        Err(e) => crate::catalog::raise(&e),
+        Err(e) => crate::error::raise(&e),
     }
 }
 
@@ -494,10 +495,7 @@ fn recompute_sql(user_id: pgrx::datum::Uuid, entity_ids: Vec<String>) -> i64 {
 pub fn recompute(user: &Uuid, entity_ids: &[String]) -> Result<i64, NeotomaError> {
     let n = db::json(
         "SELECT to_jsonb(neotoma._recompute($1::uuid, $2))",
-        &[
-            Arg::Text(&user.to_string()),
-            Arg::Texts(entity_ids.to_vec()),
-        ],
+        &[Arg::uuid(user), Arg::Texts(entity_ids.to_vec())],
     )?;
     Ok(n.as_i64().unwrap_or(0))
 }
@@ -519,14 +517,14 @@ fn recompute_type_sql(entity_type: &str, only_user: Option<pgrx::datum::Uuid>) -
         None => crate::settings::operator(true),
     };
     if !allowed {
-        crate::catalog::raise(&NeotomaError::new(
+        crate::error::raise(&NeotomaError::new(
             ErrorCode::Forbidden,
             "recomputing other users' snapshots needs an operator",
         ));
     }
     match rebuild_type(entity_type, only.as_ref()) {
         Ok(n) => n,
-        Err(e) => crate::catalog::raise(&e),
+        Err(e) => crate::error::raise(&e),
     }
 }
 
@@ -633,7 +631,7 @@ fn stored_events_of(user: &Uuid, entity_id: &str) -> Result<Vec<EventRow>, Neoto
                    'source_field', source_field, 'observation_id', observation_id, 'properties', properties)
                  ORDER BY id), '[]')
          FROM neotoma.timeline_events WHERE user_id = $1::uuid AND entity_id = $2",
-        &[Arg::Text(&user.to_string()), Arg::Text(entity_id)],
+        &[Arg::uuid(user), Arg::Text(entity_id)],
     )?;
     db::from_json(v, "timeline events")
 }

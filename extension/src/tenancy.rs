@@ -54,7 +54,7 @@ pub fn established_user() -> Result<Option<Uuid>, NeotomaError> {
 pub fn current_user_id() -> Option<pgrx::datum::Uuid> {
     match established_user() {
         Ok(user) => user.map(|u| pgrx::datum::Uuid::from_bytes(*u.as_bytes())),
-        Err(e) => crate::catalog::raise(&e),
+        Err(e) => crate::error::raise(&e),
     }
 }
 
@@ -62,7 +62,7 @@ pub fn current_user_id() -> Option<pgrx::datum::Uuid> {
 /// other shared settings): `neotoma.operator` when set, else membership of
 /// `neotoma_operator`.
 #[pg_extern(stable, parallel_safe)]
-fn session_is_operator() -> bool {
+pub(crate) fn session_is_operator() -> bool {
     settings::operator(false)
 }
 
@@ -79,18 +79,13 @@ pub fn with_user<T>(
         )
         .with("field", "user_id")),
         (Some(session), _) => body(session),
-        (None, _) if !settings::trusted() => Err(untrusted()),
-        (None, Some(arg)) => {
+        (None, Some(arg)) if settings::trusted() => {
             set_session_user(Some(arg))?;
             let result = body(arg);
             set_session_user(None)?;
             result
         }
-        (None, None) => Err(NeotomaError::new(
-            ErrorCode::UserIdRequired,
-            "no user: pass `user_id`, or set neotoma.user_id for the session",
-        )
-        .with("field", "user_id")),
+        (None, _) => require_user(None).and_then(body),
     }
 }
 
@@ -122,6 +117,20 @@ pub fn with_optional_user<T>(
         return body(None);
     }
     with_user(user_arg, |u| body(Some(u)))
+}
+
+/// The user of an action that needs one, given what `with_optional_user`
+/// established: refused as `with_user` refuses when there is none.
+pub fn require_user(user: Option<Uuid>) -> Result<Uuid, NeotomaError> {
+    match user {
+        Some(user) => Ok(user),
+        None if !settings::trusted() => Err(untrusted()),
+        None => Err(NeotomaError::new(
+            ErrorCode::UserIdRequired,
+            "no user: pass `user_id`, or set neotoma.user_id for the session",
+        )
+        .with("field", "user_id")),
+    }
 }
 
 /// Refuses a change to what all users share unless the session is an

@@ -67,9 +67,12 @@ const CACHE_CAPACITY: usize = 10_000;
 /// to wait (429) without a lookup.
 const FAILURES_PER_MINUTE: u32 = 30;
 
-/// A new random token: `ntm_` and 64 hex digits (244 random bits).
-pub fn new_token() -> String {
-    format!("ntm_{}{}", Uuid::new_v4().simple(), Uuid::new_v4().simple())
+/// A new random token: `ntm_` and 64 hex digits (256 bits from the
+/// operating system's generator).
+pub fn new_token() -> anyhow::Result<String> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("random generator: {e}"))?;
+    Ok(format!("ntm_{}", neotoma_core::canonical::hex(&bytes)))
 }
 
 pub fn hash_token(token: &str) -> String {
@@ -308,9 +311,9 @@ mod tests {
 
     #[test]
     fn tokens_are_random_and_hash_stably() {
-        let a = new_token();
+        let a = new_token().unwrap();
         assert!(a.starts_with("ntm_") && a.len() == 68, "{a}");
-        assert_ne!(a, new_token());
+        assert_ne!(a, new_token().unwrap());
         assert_eq!(hash_token(&a), hash_token(&a));
         assert_ne!(hash_token(&a), a);
         assert_eq!(hash_token(&a).len(), 64);

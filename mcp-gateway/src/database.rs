@@ -145,6 +145,41 @@ impl Database {
         Ok(row.map(|r| (r.get(0), r.get(1), r.get(2))))
     }
 
+    /// The bytes of a stored file of `caller`'s, as bytea (for the model
+    /// interpreter). Read with the caller's user set, so row level security
+    /// decides as for any action.
+    pub async fn file_content(
+        &self,
+        caller: &Caller,
+        source: Uuid,
+    ) -> Result<Vec<u8>, NeotomaError> {
+        let read = |e| map_pg_error(e, ErrorCode::DbQueryFailed);
+        let mut client = self.pool.get().await.map_err(unavailable)?;
+        let tx = client.transaction().await.map_err(read)?;
+        tx.execute(
+            "SELECT set_config('neotoma.user_id', $1, true)",
+            &[&caller.user.to_string()],
+        )
+        .await
+        .map_err(read)?;
+        let row = tx
+            .query_opt(
+                "SELECT content FROM neotoma.files WHERE user_id = $1 AND source_id = $2",
+                &[&caller.user, &source],
+            )
+            .await
+            .map_err(read)?;
+        tx.commit().await.map_err(read)?;
+        // Buffers as large as the file stay with the connection: closed, not pooled.
+        drop(deadpool_postgres::Object::take(client));
+        row.map(|r| r.get(0)).ok_or_else(|| {
+            NeotomaError::new(
+                ErrorCode::FileNotFound,
+                format!("no file for source {source}"),
+            )
+        })
+    }
+
     /// What a token (by its hash) stands for, if it is valid.
     pub async fn authenticate(
         &self,

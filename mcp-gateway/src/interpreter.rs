@@ -99,13 +99,10 @@ impl ModelInterpreter {
         Ok(ModelInterpreter { opts, http })
     }
 
-    /// Reads the file a pending run describes (`external_interpretation`).
-    pub async fn read(&self, work: &Value) -> Result<Reading, String> {
+    /// Reads the file (`bytes`) a pending run describes
+    /// (`external_interpretation`: MIME type, name, config, entity types).
+    pub async fn read(&self, work: &Value, bytes: &[u8]) -> Result<Reading, String> {
         let started = Instant::now();
-        let bytes = work["file_content"]
-            .as_str()
-            .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
-            .ok_or("the pending run carries no file")?;
         let mime = work["mime_type"]
             .as_str()
             .unwrap_or("application/octet-stream");
@@ -121,7 +118,7 @@ impl ModelInterpreter {
             "response_format": {"type": "json_object"},
             "messages": [
                 {"role": "system", "content": system_prompt(&work["entity_types"])},
-                {"role": "user", "content": user_content(mime, &bytes, work["original_filename"].as_str())?},
+                {"role": "user", "content": user_content(mime, bytes, work["original_filename"].as_str())?},
             ],
         });
         let url = format!(

@@ -96,7 +96,7 @@ async fn token(command: TokenCommand) -> anyhow::Result<()> {
             expires_in,
             ..
         } => {
-            let token = auth::new_token();
+            let token = auth::new_token()?;
             let seconds = expires_in.map(|d| d.as_secs() as f64);
             let row = client
                 .query_one(

@@ -208,7 +208,16 @@ impl Gateway {
             ));
         };
         let run_id = work["run_id"].clone();
-        let args = match model.read(work).await {
+        // The file's bytes come straight from the database (bytea), not
+        // through the action's JSON answer.
+        let source: Uuid = work["source_id"]
+            .as_str()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| {
+                NeotomaError::new(ErrorCode::AnalysisFailed, "the pending run names no source")
+            })?;
+        let bytes = self.state.db.file_content(caller, source).await?;
+        let args = match model.read(work, &bytes).await {
             Ok(reading) => {
                 json!({"run_id": run_id, "entities": reading.entities, "details": reading.details})
             }

@@ -47,15 +47,21 @@ pub fn uuid(field: &str, value: &str) -> Result<Uuid> {
 
 /// A timestamp argument (ISO 8601, years 0001–9999), in the one form
 /// Neotoma writes (UTC, microseconds), which Postgres always accepts.
+/// A timestamp argument as microseconds since the epoch (what crosses into
+/// SQL, so that no session time zone can reinterpret it).
+pub fn micros(field: &str, value: &str) -> Result<i64> {
+    crate::time::parse_date_or_datetime(value).ok_or_else(|| bad_timestamp(field))
+}
+
+fn bad_timestamp(field: &str) -> NeotomaError {
+    NeotomaError::invalid_field(
+        field,
+        format!("`{field}` must be an ISO 8601 date or date-time with a year from 0001 to 9999"),
+    )
+}
+
 pub fn timestamp(field: &str, value: &str) -> Result<String> {
-    crate::time::normalize(value).ok_or_else(|| {
-        NeotomaError::invalid_field(
-            field,
-            format!(
-                "`{field}` must be an ISO 8601 date or date-time with a year from 0001 to 9999"
-            ),
-        )
-    })
+    crate::time::normalize(value).ok_or_else(|| bad_timestamp(field))
 }
 
 #[cfg(test)]

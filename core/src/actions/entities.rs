@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 type Object = Map<String, Value>;
 
 /// Snapshot of one entity, now or as of a past time.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RetrieveEntitySnapshotRequest {
     /// Entity id (`ent_…`).
@@ -43,7 +43,7 @@ pub struct EntitySnapshotResponse {
     pub redirected_from: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListObservationsRequest {
     pub entity_id: String,
@@ -123,7 +123,7 @@ pub struct RetrieveFieldProvenanceResponse {
     pub observed_at: String,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RetrieveEntitiesRequest {
     /// Only entities of this type.

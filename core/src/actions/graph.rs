@@ -51,7 +51,7 @@ pub struct RelationshipOut {
     pub created_at: String,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListRelationshipsRequest {
     pub entity_id: String,
@@ -185,7 +185,7 @@ pub struct RetrieveGraphNeighborhoodRequest {
     pub user_id: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListTimelineEventsRequest {
     /// e.g. InvoiceIssued, TaskDue.

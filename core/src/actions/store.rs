@@ -45,7 +45,7 @@ pub struct StoreProvenance {
 
 /// Store source material: structured entities (`entities`), or a file
 /// (`file_content` base64 or `file_path`, with `mime_type`).
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StoreRequest {
     /// User the material belongs to (UUID); optional when the connection already identifies the user.

@@ -1,18 +1,16 @@
 //! Reading entities (snapshot, observations, field provenance, listings,
 //! lookup by identifier) and `correct`.
 
-use crate::catalog::to_value;
 use crate::db::{self, Arg};
 use crate::registry;
 use crate::snapshots;
-use crate::tenancy;
 use neotoma_core::actions::common;
 use neotoma_core::actions::entities::*;
 use neotoma_core::canonical::{canonical_json, sha256_hex};
 use neotoma_core::identity::{identifier_candidates, partial_forms, IdentifierKind};
 use neotoma_core::ids::{derived_uuid, source_id};
 use neotoma_core::reducer::{self, FieldState, SnapshotState, CORRECTION_PRIORITY};
-use neotoma_core::request::{json_type, parse};
+use neotoma_core::request::json_type;
 use neotoma_core::schema::check_name;
 use neotoma_core::time::format_micros;
 use neotoma_core::{ErrorCode, NeotomaError};
@@ -34,7 +32,7 @@ pub fn find_entity(user: &Uuid, entity_id: &str) -> Result<Option<EntityRow>, Ne
     let v = db::json(
         "SELECT to_jsonb(e) FROM (SELECT id, entity_type, canonical_name, merged_into
                                    FROM neotoma.entities WHERE user_id = $1::uuid AND id = $2) e",
-        &[Arg::Text(&user.to_string()), Arg::Text(entity_id)],
+        &[Arg::uuid(user), Arg::Text(entity_id)],
     )?;
     if v.is_null() {
         Ok(None)
@@ -67,38 +65,39 @@ pub fn resolve_entity(
     }
 }
 
-pub fn retrieve_entity_snapshot(args: &Value) -> Result<Value, NeotomaError> {
-    let req: RetrieveEntitySnapshotRequest = parse(args)?;
+pub fn retrieve_entity_snapshot(
+    user: Uuid,
+    req: RetrieveEntitySnapshotRequest,
+) -> Result<EntitySnapshotResponse, NeotomaError> {
     let entity_id = common::entity_id("entity_id", &req.entity_id)?;
     let at = req
         .at
         .as_deref()
-        .map(|at| common::timestamp("at", at))
+        .map(|at| common::micros("at", at))
         .transpose()?;
-    tenancy::with_user(req.user_id.as_deref(), |user| {
-        let (entity, redirected_from) = resolve_entity(&user, &entity_id)?;
-        let mut out = match &at {
-            None => db::json(
+    let (entity, redirected_from) = resolve_entity(&user, &entity_id)?;
+    let mut out = match at {
+        None => db::from_json(
+            db::json(
                 "SELECT jsonb_build_object(
-                   'entity_id', e.id, 'entity_type', e.entity_type, 'canonical_name', e.canonical_name,
-                   'schema_version', coalesce(s.schema_version, ''),
-                   'snapshot', coalesce(s.snapshot, '{}'), 'provenance', coalesce(s.provenance, '{}'),
-                   'field_provenance', coalesce(s.field_provenance, '{}'),
-                   'computed_at', neotoma._iso(s.computed_at),
-                   'observation_count', coalesce(s.observation_count, 0),
-                   'last_observation_at', neotoma._iso(s.last_observation_at))
-                 FROM neotoma.entities e
-                 LEFT JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
-                 WHERE e.user_id = $1::uuid AND e.id = $2",
-                &[Arg::Text(&user.to_string()), Arg::Text(&entity.id)],
+               'entity_id', e.id, 'entity_type', e.entity_type, 'canonical_name', e.canonical_name,
+               'schema_version', coalesce(s.schema_version, ''),
+               'snapshot', coalesce(s.snapshot, '{}'), 'provenance', coalesce(s.provenance, '{}'),
+               'field_provenance', coalesce(s.field_provenance, '{}'),
+               'computed_at', neotoma._iso(s.computed_at),
+               'observation_count', coalesce(s.observation_count, 0),
+               'last_observation_at', neotoma._iso(s.last_observation_at))
+             FROM neotoma.entities e
+             LEFT JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
+             WHERE e.user_id = $1::uuid AND e.id = $2",
+                &[Arg::uuid(user), Arg::Text(&entity.id)],
             )?,
-            Some(at) => snapshot_at(&user, &entity, at, req.at.as_deref().unwrap_or(at))?,
-        };
-        if let Some(from) = redirected_from {
-            out["redirected_from"] = json!(from);
-        }
-        Ok(out)
-    })
+            "snapshot",
+        )?,
+        Some(at) => snapshot_at(&user, &entity, at, req.at.as_deref().unwrap_or_default())?,
+    };
+    out.redirected_from = redirected_from;
+    Ok(out)
 }
 
 /// The snapshot recomputed from the observations observed up to `at`
@@ -106,9 +105,9 @@ pub fn retrieve_entity_snapshot(args: &Value) -> Result<Value, NeotomaError> {
 fn snapshot_at(
     user: &Uuid,
     entity: &EntityRow,
-    at: &str,
+    at: i64,
     as_given: &str,
-) -> Result<Value, NeotomaError> {
+) -> Result<EntitySnapshotResponse, NeotomaError> {
     let observations = snapshots::observations_of(user, &entity.id, Some(at))?;
     let schemas = registry::active(*user, std::slice::from_ref(&entity.entity_type))?;
     let schema = schemas.get(&entity.entity_type).map(|a| &a.schema);
@@ -116,7 +115,7 @@ fn snapshot_at(
     let state = reducer::reduce(&observations, &policies);
     let r = reducer::render(&state);
     let last = state.last_observation_at.map(format_micros);
-    to_value(&EntitySnapshotResponse {
+    Ok(EntitySnapshotResponse {
         entity_id: entity.id.clone(),
         entity_type: entity.entity_type.clone(),
         canonical_name: entity.canonical_name.clone(),
@@ -132,37 +131,40 @@ fn snapshot_at(
     })
 }
 
-pub fn list_observations(args: &Value) -> Result<Value, NeotomaError> {
-    let req: ListObservationsRequest = parse(args)?;
+pub fn list_observations(
+    user: Uuid,
+    req: ListObservationsRequest,
+) -> Result<ListObservationsResponse, NeotomaError> {
     let entity_id = common::entity_id("entity_id", &req.entity_id)?;
     let (limit, offset) = common::page(req.limit, req.offset)?;
-    tenancy::with_user(req.user_id.as_deref(), |user| {
-        let (entity, _) = resolve_entity(&user, &entity_id)?;
-        db::json(
-            "WITH o AS (
-               SELECT * FROM neotoma.observations
-               WHERE user_id = $1::uuid
-                 AND entity_id = ANY(ARRAY[$2::text] || ARRAY(SELECT id FROM neotoma.entities
-                                   WHERE user_id = $1::uuid AND merged_into = $2)))
-             SELECT jsonb_build_object(
-               'observations', coalesce((
-                 SELECT jsonb_agg(jsonb_build_object(
-                          'id', p.id, 'entity_id', p.entity_id, 'entity_type', p.entity_type,
-                          'schema_version', p.schema_version, 'source_id', p.source_id,
-                          'interpretation_run_id', p.interpretation_run_id, 'kind', p.kind,
-                          'observed_at', neotoma._iso(p.observed_at),
-                          'specificity_score', p.specificity_score, 'source_priority', p.source_priority,
-                          'fields', p.fields, 'created_at', neotoma._iso(p.created_at))
-                        ORDER BY p.observed_at DESC, p.id)
-                 FROM (SELECT * FROM o ORDER BY observed_at DESC, id LIMIT $3 OFFSET $4) p), '[]'),
-               'total', (SELECT count(*) FROM o), 'limit', $3, 'offset', $4)",
-            &[Arg::Text(&user.to_string()), Arg::Text(&entity.id), Arg::Int(limit), Arg::Int(offset)],
-        )
-    })
+    let (entity, _) = resolve_entity(&user, &entity_id)?;
+    let v = db::json(
+        "WITH o AS (
+           SELECT * FROM neotoma.observations
+           WHERE user_id = $1::uuid
+             AND entity_id = ANY(ARRAY[$2::text] || ARRAY(SELECT id FROM neotoma.entities
+                               WHERE user_id = $1::uuid AND merged_into = $2)))
+         SELECT jsonb_build_object(
+           'observations', coalesce((
+             SELECT jsonb_agg(jsonb_build_object(
+                      'id', p.id, 'entity_id', p.entity_id, 'entity_type', p.entity_type,
+                      'schema_version', p.schema_version, 'source_id', p.source_id,
+                      'interpretation_run_id', p.interpretation_run_id, 'kind', p.kind,
+                      'observed_at', neotoma._iso(p.observed_at),
+                      'specificity_score', p.specificity_score, 'source_priority', p.source_priority,
+                      'fields', p.fields, 'created_at', neotoma._iso(p.created_at))
+                    ORDER BY p.observed_at DESC, p.id)
+             FROM (SELECT * FROM o ORDER BY observed_at DESC, id LIMIT $3 OFFSET $4) p), '[]'),
+           'total', (SELECT count(*) FROM o), 'limit', $3, 'offset', $4)",
+        &[Arg::uuid(user), Arg::Text(&entity.id), Arg::Int(limit), Arg::Int(offset)],
+    )?;
+    db::from_json(v, "observations")
 }
 
-pub fn retrieve_field_provenance(args: &Value) -> Result<Value, NeotomaError> {
-    let req: RetrieveFieldProvenanceRequest = parse(args)?;
+pub fn retrieve_field_provenance(
+    user: Uuid,
+    req: RetrieveFieldProvenanceRequest,
+) -> Result<RetrieveFieldProvenanceResponse, NeotomaError> {
     let entity_id = common::entity_id("entity_id", &req.entity_id)?;
     if req.field.trim().is_empty() {
         return Err(NeotomaError::invalid_field(
@@ -170,55 +172,54 @@ pub fn retrieve_field_provenance(args: &Value) -> Result<Value, NeotomaError> {
             "field must not be empty",
         ));
     }
-    tenancy::with_user(req.user_id.as_deref(), |user| {
-        let (entity, _) = resolve_entity(&user, &entity_id)?;
-        let found = db::json(
-            "SELECT jsonb_build_object('value', s.snapshot -> $3, 'prov', s.field_provenance -> $3,
-                                       'fields', (SELECT coalesce(jsonb_agg(k ORDER BY k), '[]')
-                                                  FROM jsonb_object_keys(s.snapshot) k))
-             FROM neotoma.entity_snapshots s WHERE s.user_id = $1::uuid AND s.entity_id = $2",
-            &[
-                Arg::Text(&user.to_string()),
-                Arg::Text(&entity.id),
-                Arg::Text(&req.field),
-            ],
-        )?;
-        let Some(observation_id) = found["prov"]["observation_id"].as_str() else {
-            return Err(NeotomaError::new(
-                ErrorCode::FieldNotFound,
-                format!("the snapshot of {} has no field `{}`", entity.id, req.field),
-            )
-            .with("field", req.field.clone())
-            .with("available_fields", found["fields"].clone()));
-        };
-        db::json(
-            "SELECT jsonb_build_object(
-               'field', $3::text, 'value', $4::jsonb, 'observed_at', neotoma._iso(o.observed_at),
-               'source_observation', jsonb_build_object(
-                  'id', o.id, 'source_id', o.source_id, 'observed_at', neotoma._iso(o.observed_at),
-                  'specificity_score', o.specificity_score, 'source_priority', o.source_priority,
-                  'kind', o.kind, 'interpretation_run_id', o.interpretation_run_id),
-               'source_material', jsonb_build_object(
-                  'id', s.id, 'source_type', s.source_type, 'mime_type', s.mime_type,
-                  'original_filename', s.original_filename, 'content_hash', s.content_hash,
-                  'file_urls', '[]'::jsonb, 'storage_path', s.storage_path,
-                  'created_at', neotoma._iso(s.created_at)),
-               'interpretation_run', (SELECT jsonb_build_object(
-                  'id', r.id, 'interpreter', r.interpreter, 'config', r.config, 'status', r.status,
-                  'started_at', neotoma._iso(r.started_at), 'finished_at', neotoma._iso(r.finished_at))
-                  FROM neotoma.interpretation_runs r
-                  WHERE r.user_id = o.user_id AND r.id = o.interpretation_run_id))
-             FROM neotoma.observations o
-             JOIN neotoma.sources s ON s.user_id = o.user_id AND s.id = o.source_id
-             WHERE o.user_id = $1::uuid AND o.id = $2::uuid",
-            &[
-                Arg::Text(&user.to_string()),
-                Arg::Text(observation_id),
-                Arg::Text(&req.field),
-                Arg::Json(&found["value"]),
-            ],
+    let (entity, _) = resolve_entity(&user, &entity_id)?;
+    let found = db::json(
+        "SELECT jsonb_build_object('value', s.snapshot -> $3, 'prov', s.field_provenance -> $3,
+                                   'fields', (SELECT coalesce(jsonb_agg(k ORDER BY k), '[]')
+                                              FROM jsonb_object_keys(s.snapshot) k))
+         FROM neotoma.entity_snapshots s WHERE s.user_id = $1::uuid AND s.entity_id = $2",
+        &[
+            Arg::uuid(user),
+            Arg::Text(&entity.id),
+            Arg::Text(&req.field),
+        ],
+    )?;
+    let Some(observation_id) = found["prov"]["observation_id"].as_str() else {
+        return Err(NeotomaError::new(
+            ErrorCode::FieldNotFound,
+            format!("the snapshot of {} has no field `{}`", entity.id, req.field),
         )
-    })
+        .with("field", req.field.clone())
+        .with("available_fields", found["fields"].clone()));
+    };
+    let v = db::json(
+        "SELECT jsonb_build_object(
+           'field', $3::text, 'value', $4::jsonb, 'observed_at', neotoma._iso(o.observed_at),
+           'source_observation', jsonb_build_object(
+              'id', o.id, 'source_id', o.source_id, 'observed_at', neotoma._iso(o.observed_at),
+              'specificity_score', o.specificity_score, 'source_priority', o.source_priority,
+              'kind', o.kind, 'interpretation_run_id', o.interpretation_run_id),
+           'source_material', jsonb_build_object(
+              'id', s.id, 'source_type', s.source_type, 'mime_type', s.mime_type,
+              'original_filename', s.original_filename, 'content_hash', s.content_hash,
+              'file_urls', '[]'::jsonb, 'storage_path', s.storage_path,
+              'created_at', neotoma._iso(s.created_at)),
+           'interpretation_run', (SELECT jsonb_build_object(
+              'id', r.id, 'interpreter', r.interpreter, 'config', r.config, 'status', r.status,
+              'started_at', neotoma._iso(r.started_at), 'finished_at', neotoma._iso(r.finished_at))
+              FROM neotoma.interpretation_runs r
+              WHERE r.user_id = o.user_id AND r.id = o.interpretation_run_id))
+         FROM neotoma.observations o
+         JOIN neotoma.sources s ON s.user_id = o.user_id AND s.id = o.source_id
+         WHERE o.user_id = $1::uuid AND o.id = $2::uuid",
+        &[
+            Arg::uuid(user),
+            Arg::Text(observation_id),
+            Arg::Text(&req.field),
+            Arg::Json(&found["value"]),
+        ],
+    )?;
+    db::from_json(v, "field provenance")
 }
 
 fn optional_type(field: &str, t: &Option<String>) -> Result<(), NeotomaError> {
@@ -228,50 +229,53 @@ fn optional_type(field: &str, t: &Option<String>) -> Result<(), NeotomaError> {
     }
 }
 
-pub fn retrieve_entities(args: &Value) -> Result<Value, NeotomaError> {
-    let req: RetrieveEntitiesRequest = parse(args)?;
+pub fn retrieve_entities(
+    user: Uuid,
+    req: RetrieveEntitiesRequest,
+) -> Result<RetrieveEntitiesResponse, NeotomaError> {
     optional_type("entity_type", &req.entity_type)?;
     let (limit, offset) = common::page(req.limit, req.offset)?;
     let include_snapshots = req.include_snapshots.unwrap_or(true);
     let include_merged = req.include_merged.unwrap_or(false);
-    tenancy::with_user(req.user_id.as_deref(), |user| {
-        db::json(
-            "WITH e AS (
-               SELECT e.id, e.entity_type, e.canonical_name, e.merged_into, s.snapshot,
-                      coalesce(s.observation_count, 0) AS observation_count, s.last_observation_at
-               FROM neotoma.entities e
-               LEFT JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
-               WHERE e.user_id = $1::uuid AND ($2::text IS NULL OR e.entity_type = $2)
-                 AND ($3 = 'true' OR e.merged_into IS NULL))
-             SELECT jsonb_build_object(
-               'entities', coalesce((
-                 SELECT jsonb_agg(jsonb_build_object(
-                          'id', p.id, 'entity_type', p.entity_type, 'canonical_name', p.canonical_name,
-                          'observation_count', p.observation_count,
-                          'last_observation_at', neotoma._iso(p.last_observation_at))
-                        || CASE WHEN $4 = 'true' THEN jsonb_build_object('snapshot', coalesce(p.snapshot, '{}'))
-                                ELSE '{}' END
-                        || CASE WHEN p.merged_into IS NOT NULL THEN jsonb_build_object('merged_into', p.merged_into)
-                                ELSE '{}' END
-                        ORDER BY p.last_observation_at DESC NULLS LAST, p.id)
-                 FROM (SELECT * FROM e ORDER BY last_observation_at DESC NULLS LAST, id
-                       LIMIT $5 OFFSET $6) p), '[]'),
-               'total', (SELECT count(*) FROM e),
-               'excluded_merged', $3 <> 'true', 'limit', $5, 'offset', $6)",
-            &[
-                Arg::Text(&user.to_string()),
-                Arg::OptText(req.entity_type.as_deref()),
-                Arg::Text(if include_merged { "true" } else { "false" }),
-                Arg::Text(if include_snapshots { "true" } else { "false" }),
-                Arg::Int(limit),
-                Arg::Int(offset),
-            ],
-        )
-    })
+    let v = db::json(
+        "WITH e AS (
+           SELECT e.id, e.entity_type, e.canonical_name, e.merged_into, s.snapshot,
+                  coalesce(s.observation_count, 0) AS observation_count, s.last_observation_at
+           FROM neotoma.entities e
+           LEFT JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
+           WHERE e.user_id = $1::uuid AND ($2::text IS NULL OR e.entity_type = $2)
+             AND ($3 = 'true' OR e.merged_into IS NULL))
+         SELECT jsonb_build_object(
+           'entities', coalesce((
+             SELECT jsonb_agg(jsonb_build_object(
+                      'id', p.id, 'entity_type', p.entity_type, 'canonical_name', p.canonical_name,
+                      'observation_count', p.observation_count,
+                      'last_observation_at', neotoma._iso(p.last_observation_at))
+                    || CASE WHEN $4 = 'true' THEN jsonb_build_object('snapshot', coalesce(p.snapshot, '{}'))
+                            ELSE '{}' END
+                    || CASE WHEN p.merged_into IS NOT NULL THEN jsonb_build_object('merged_into', p.merged_into)
+                            ELSE '{}' END
+                    ORDER BY p.last_observation_at DESC NULLS LAST, p.id)
+             FROM (SELECT * FROM e ORDER BY last_observation_at DESC NULLS LAST, id
+                   LIMIT $5 OFFSET $6) p), '[]'),
+           'total', (SELECT count(*) FROM e),
+           'excluded_merged', $3 <> 'true', 'limit', $5, 'offset', $6)",
+        &[
+            Arg::uuid(user),
+            Arg::OptText(req.entity_type.as_deref()),
+            Arg::Text(if include_merged { "true" } else { "false" }),
+            Arg::Text(if include_snapshots { "true" } else { "false" }),
+            Arg::Int(limit),
+            Arg::Int(offset),
+        ],
+    )?;
+    db::from_json(v, "entities")
 }
 
-pub fn retrieve_entity_by_identifier(args: &Value) -> Result<Value, NeotomaError> {
-    let req: RetrieveEntityByIdentifierRequest = parse(args)?;
+pub fn retrieve_entity_by_identifier(
+    user: Uuid,
+    req: RetrieveEntityByIdentifierRequest,
+) -> Result<RetrieveEntityByIdentifierResponse, NeotomaError> {
     optional_type("entity_type", &req.entity_type)?;
     let identifier = req.identifier.trim();
     if identifier.is_empty() || identifier.len() > 1000 {
@@ -281,25 +285,23 @@ pub fn retrieve_entity_by_identifier(args: &Value) -> Result<Value, NeotomaError
         ));
     }
     let candidates = identifier_candidates(identifier);
-    tenancy::with_user(req.user_id.as_deref(), |user| {
-        let mut found = lookup(
+    let mut found = lookup(
+        &user,
+        req.entity_type.as_deref(),
+        identifier,
+        &candidates,
+        false,
+    )?;
+    if found.total == 0 {
+        found = lookup(
             &user,
             req.entity_type.as_deref(),
             identifier,
             &candidates,
-            false,
+            true,
         )?;
-        if found["total"] == json!(0) {
-            found = lookup(
-                &user,
-                req.entity_type.as_deref(),
-                identifier,
-                &candidates,
-                true,
-            )?;
-        }
-        Ok(found)
-    })
+    }
+    Ok(found)
 }
 
 /// `%value%` for LIKE, with LIKE's own characters escaped.
@@ -322,7 +324,7 @@ fn lookup(
     identifier: &str,
     candidates: &[String],
     partial: bool,
-) -> Result<Value, NeotomaError> {
+) -> Result<RetrieveEntityByIdentifierResponse, NeotomaError> {
     // Partial: each identity field is searched with the form of the
     // identifier its kind uses (field → LIKE pattern; text for the rest).
     let (by_field, text) = if partial {
@@ -346,7 +348,7 @@ fn lookup(
     } else {
         (None, None)
     };
-    db::json(
+    let v = db::json(
         "WITH hits AS (
            -- An identifier of a merged entity finds the entity it was merged into.
            SELECT coalesce(e.merged_into, e.id) AS entity_id, i.field
@@ -374,135 +376,133 @@ fn lookup(
            'match_type', CASE WHEN NOT EXISTS (SELECT 1 FROM r) THEN 'none'
                               WHEN $4::jsonb IS NULL THEN 'exact' ELSE 'partial' END)",
         &[
-            Arg::Text(&user.to_string()),
+            Arg::uuid(user),
             Arg::OptText(entity_type),
             Arg::Texts(candidates.to_vec()),
             Arg::OptJson(by_field.as_ref()),
             Arg::Text(identifier),
             Arg::OptText(text.as_deref()),
         ],
-    )
+    )?;
+    db::from_json(v, "identified entities")
 }
 
-pub fn correct(args: &Value) -> Result<Value, NeotomaError> {
-    let req: CorrectRequest = parse(args)?;
+pub fn correct(user: Uuid, req: CorrectRequest) -> Result<CorrectResponse, NeotomaError> {
     let entity_id = common::entity_id("entity_id", &req.entity_id)?;
     check_name("entity_type", &req.entity_type)?;
     check_name("field", &req.field)?;
-    tenancy::with_user(req.user_id.as_deref(), |user| {
-        let (entity, _) = resolve_entity(&user, &entity_id)?;
-        if entity.entity_type != req.entity_type {
-            return Err(NeotomaError::invalid_field(
-                "entity_type",
-                format!(
-                    "{} is a {}, not a {}",
-                    entity.id, entity.entity_type, req.entity_type
-                ),
-            )
-            .with("expected", entity.entity_type.clone()));
-        }
-        let schemas = registry::active(user, std::slice::from_ref(&entity.entity_type))?;
-        let Some(schema) = schemas.get(&entity.entity_type).map(|a| &a.schema) else {
-            return Err(NeotomaError::new(
-                ErrorCode::SchemaNotFound,
-                "the entity's type has no active schema",
-            ));
-        };
-        let Some(def) = schema.fields.get(&req.field) else {
-            return Err(NeotomaError::invalid_field(
-                "field",
-                format!("`{}` is not a field of {}", req.field, entity.entity_type),
-            )
-            .with("fields", schema.fields.keys().cloned().collect::<Vec<_>>()));
-        };
-        if !def.field_type.accepts(&req.value) {
-            return Err(NeotomaError::invalid_field(
-                "value",
-                format!(
-                    "{} must be a {}, got {}",
-                    req.field,
-                    def.field_type.as_str(),
-                    json_type(&req.value)
-                ),
-            )
-            .with("expected", def.field_type.as_str()));
-        }
-        let user_s = user.to_string();
-        let state: Option<SnapshotState> = match db::json(
-            "SELECT reducer_state FROM neotoma.entity_snapshots WHERE user_id = $1::uuid AND entity_id = $2",
-            &[Arg::Text(&user_s), Arg::Text(&entity.id)],
-        )? {
-            Value::Null => None,
-            v => Some(db::from_json(v, "reducer state")?),
-        };
-        let winner = state.as_ref().and_then(|s| s.fields.get(&req.field));
-        let previous = match winner {
-            Some(FieldState::Value { value, prov }) => {
-                if prov.source_priority >= CORRECTION_PRIORITY && *value == req.value {
-                    return answer(
-                        prov.observation_id.clone(),
-                        &entity.id,
-                        &req,
-                        "already corrected to this value",
-                    );
-                }
-                prov.observation_id.clone()
-            }
-            Some(FieldState::Set { latest, .. }) => latest.observation_id.clone(),
-            None => String::new(),
-        };
-        let value_json = canonical_json(&req.value);
-        let observation_id = derived_uuid(
-            "correction",
-            &[&user_s, &entity.id, &req.field, &value_json, &previous],
-        );
-        let content =
-            json!({"correction": {"entity_id": entity.id, "field": req.field, "value": req.value}});
-        let content_hash = sha256_hex(canonical_json(&content).as_bytes());
-        let source = source_id(&user, &content_hash).to_string();
-        db::run(
-            "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, content, source_priority)
-             VALUES ($1::uuid, $2::uuid, $3, 'correction', 'application/json', $4, $5::int)
-             ON CONFLICT DO NOTHING",
-            &[
-                Arg::Text(&user_s),
-                Arg::Text(&source),
-                Arg::Text(&content_hash),
-                Arg::Json(&content),
-                Arg::Int(CORRECTION_PRIORITY as i64),
-            ],
-        )?;
-        let mut fields = Map::new();
-        fields.insert(req.field.clone(), req.value.clone());
-        // The same correction made at the same moment by another session:
-        // it wins, and this one answers as a repeat of it.
-        let inserted = db::inserted(
-            "INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
-                 kind, observed_at, specificity_score, source_priority, fields)
-             VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::uuid, 'correction', clock_timestamp(), 1.0, $7::int, $8)
-             ON CONFLICT DO NOTHING",
-            &[
-                Arg::Text(&user_s),
-                Arg::Text(&observation_id.to_string()),
-                Arg::Text(&entity.id),
-                Arg::Text(&entity.entity_type),
-                Arg::Text(&schema.schema_version),
-                Arg::Text(&source),
-                Arg::Int(CORRECTION_PRIORITY as i64),
-                Arg::Json(&Value::Object(fields)),
-            ],
-        )?;
-        answer(
-            observation_id.to_string(),
-            &entity.id,
-            &req,
-            if inserted {
-                "corrected; the snapshot shows the new value"
-            } else {
-                "already corrected to this value"
-            },
+    let (entity, _) = resolve_entity(&user, &entity_id)?;
+    if entity.entity_type != req.entity_type {
+        return Err(NeotomaError::invalid_field(
+            "entity_type",
+            format!(
+                "{} is a {}, not a {}",
+                entity.id, entity.entity_type, req.entity_type
+            ),
         )
-    })
+        .with("expected", entity.entity_type.clone()));
+    }
+    let schemas = registry::active(user, std::slice::from_ref(&entity.entity_type))?;
+    let Some(schema) = schemas.get(&entity.entity_type).map(|a| &a.schema) else {
+        return Err(NeotomaError::new(
+            ErrorCode::SchemaNotFound,
+            "the entity's type has no active schema",
+        ));
+    };
+    let Some(def) = schema.fields.get(&req.field) else {
+        return Err(NeotomaError::invalid_field(
+            "field",
+            format!("`{}` is not a field of {}", req.field, entity.entity_type),
+        )
+        .with("fields", schema.fields.keys().cloned().collect::<Vec<_>>()));
+    };
+    if !def.field_type.accepts(&req.value) {
+        return Err(NeotomaError::invalid_field(
+            "value",
+            format!(
+                "{} must be a {}, got {}",
+                req.field,
+                def.field_type.as_str(),
+                json_type(&req.value)
+            ),
+        )
+        .with("expected", def.field_type.as_str()));
+    }
+    let user_s = user.to_string();
+    let state: Option<SnapshotState> = match db::json(
+        "SELECT reducer_state FROM neotoma.entity_snapshots WHERE user_id = $1::uuid AND entity_id = $2",
+        &[Arg::uuid(user), Arg::Text(&entity.id)],
+    )? {
+        Value::Null => None,
+        v => Some(db::from_json(v, "reducer state")?),
+    };
+    let winner = state.as_ref().and_then(|s| s.fields.get(&req.field));
+    let previous = match winner {
+        Some(FieldState::Value { value, prov }) => {
+            if prov.source_priority >= CORRECTION_PRIORITY && *value == req.value {
+                return answer(
+                    prov.observation_id.clone(),
+                    &entity.id,
+                    &req,
+                    "already corrected to this value",
+                );
+            }
+            prov.observation_id.clone()
+        }
+        Some(FieldState::Set { latest, .. }) => latest.observation_id.clone(),
+        None => String::new(),
+    };
+    let value_json = canonical_json(&req.value);
+    let observation_id = derived_uuid(
+        "correction",
+        &[&user_s, &entity.id, &req.field, &value_json, &previous],
+    );
+    let content =
+        json!({"correction": {"entity_id": entity.id, "field": req.field, "value": req.value}});
+    let content_hash = sha256_hex(canonical_json(&content).as_bytes());
+    let source = source_id(&user, &content_hash).to_string();
+    db::run(
+        "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, content, source_priority)
+         VALUES ($1::uuid, $2::uuid, $3, 'correction', 'application/json', $4, $5::int)
+         ON CONFLICT DO NOTHING",
+        &[
+            Arg::uuid(user),
+            Arg::Text(&source),
+            Arg::Text(&content_hash),
+            Arg::Json(&content),
+            Arg::Int(CORRECTION_PRIORITY as i64),
+        ],
+    )?;
+    let mut fields = Map::new();
+    fields.insert(req.field.clone(), req.value.clone());
+    // The same correction made at the same moment by another session:
+    // it wins, and this one answers as a repeat of it.
+    let inserted = db::inserted(
+        "INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
+             kind, observed_at, specificity_score, source_priority, fields)
+         VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::uuid, 'correction', clock_timestamp(), 1.0, $7::int, $8)
+         ON CONFLICT DO NOTHING",
+        &[
+            Arg::uuid(user),
+            Arg::uuid(observation_id),
+            Arg::Text(&entity.id),
+            Arg::Text(&entity.entity_type),
+            Arg::Text(&schema.schema_version),
+            Arg::Text(&source),
+            Arg::Int(CORRECTION_PRIORITY as i64),
+            Arg::Json(&Value::Object(fields)),
+        ],
+    )?;
+    answer(
+        observation_id.to_string(),
+        &entity.id,
+        &req,
+        if inserted {
+            "corrected; the snapshot shows the new value"
+        } else {
+            "already corrected to this value"
+        },
+    )
 }
 
 fn answer(
@@ -510,8 +510,8 @@ fn answer(
     entity_id: &str,
     req: &CorrectRequest,
     message: &str,
-) -> Result<Value, NeotomaError> {
-    to_value(&CorrectResponse {
+) -> Result<CorrectResponse, NeotomaError> {
+    Ok(CorrectResponse {
         observation_id,
         entity_id: entity_id.to_string(),
         field: req.field.clone(),

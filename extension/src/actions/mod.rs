@@ -1,53 +1,143 @@
-//! Action handlers, one module per concern. Each takes the request JSON and
-//! returns the response JSON or a `NeotomaError`.
+//! Action handlers, one module per concern, and the one adapter that serves
+//! them all: parse the request into the action's request type, establish
+//! the user (tenancy), call the handler, serialise its typed response.
+//!
+//! A handler is `fn(user, Request) -> Result<Response, NeotomaError>` with
+//! the request and response types the catalog declares for its action
+//! (`neotoma_core::catalog::Action`), so a missing handler, or one that
+//! answers another shape than the published output schema, does not compile.
 
-use neotoma_core::NeotomaError;
+use crate::ingest;
+use crate::tenancy;
+use neotoma_core::catalog::{action, Action, ActionId, Request};
+use neotoma_core::request::parse;
+use neotoma_core::{ErrorCode, NeotomaError};
 use serde_json::Value;
+use uuid::Uuid;
 
 mod entities;
 mod files;
-mod graph;
 mod legacy;
+mod merge;
+mod relationships;
 mod resources;
 mod schemas;
 mod store;
 mod system;
+mod timeline;
+mod traversal;
 mod types;
 
-/// Runs the action `name` (a canonical catalog name).
-pub fn dispatch(name: &str, args: &Value) -> Result<Value, NeotomaError> {
-    match name {
-        "get_version" => system::get_version(args),
-        "get_current_time" => system::get_current_time(args),
-        "store" => store::store(args),
-        "retrieve_entity_snapshot" => entities::retrieve_entity_snapshot(args),
-        "list_observations" => entities::list_observations(args),
-        "retrieve_field_provenance" => entities::retrieve_field_provenance(args),
-        "retrieve_entities" => entities::retrieve_entities(args),
-        "retrieve_entity_by_identifier" => entities::retrieve_entity_by_identifier(args),
-        "list_entity_types" => types::list_entity_types(args),
-        "correct" => entities::correct(args),
-        "create_relationship" => graph::create_relationship(args),
-        "list_relationships" => graph::list_relationships(args),
-        "get_relationship_snapshot" => graph::get_relationship_snapshot(args),
-        "retrieve_related_entities" => graph::retrieve_related_entities(args),
-        "retrieve_graph_neighborhood" => graph::retrieve_graph_neighborhood(args),
-        "list_timeline_events" => graph::list_timeline_events(args),
-        "merge_entities" => graph::merge_entities(args),
-        "analyze_schema_candidates" => schemas::analyze_schema_candidates(args),
-        "get_schema_recommendations" => schemas::get_schema_recommendations(args),
-        "update_schema_incremental" => schemas::update_schema_incremental(args),
-        "register_schema" => schemas::register_schema(args),
-        "reinterpret" => files::reinterpret(args),
-        "retrieve_file_url" => files::retrieve_file_url(args),
-        "record_interpretation" => files::record_interpretation(args),
-        "submit_payload" => legacy::submit_payload(args),
-        "upload_file" => legacy::upload_file(args),
-        "list_resources" => resources::list_resources(args),
-        "read_resource" => resources::read_resource(args),
-        other => Err(NeotomaError::new(
-            neotoma_core::ErrorCode::ServiceUnavailable,
-            format!("action `{other}` is in the catalog but this build has no handler for it"),
-        )),
+pub use system::EXTENSION_VERSION;
+
+/// Whom a handler acts for: a user it requires (`Uuid`), or a user if the
+/// session or the request names one (`Option<Uuid>`).
+pub trait Tenant: Sized {
+    fn establish<T>(
+        user_arg: Option<&str>,
+        body: impl FnOnce(Self) -> Result<T, NeotomaError>,
+    ) -> Result<T, NeotomaError>;
+}
+
+impl Tenant for Uuid {
+    fn establish<T>(
+        user_arg: Option<&str>,
+        body: impl FnOnce(Self) -> Result<T, NeotomaError>,
+    ) -> Result<T, NeotomaError> {
+        tenancy::with_user(user_arg, body)
+    }
+}
+
+impl Tenant for Option<Uuid> {
+    fn establish<T>(
+        user_arg: Option<&str>,
+        body: impl FnOnce(Self) -> Result<T, NeotomaError>,
+    ) -> Result<T, NeotomaError> {
+        tenancy::with_optional_user(user_arg, body)
+    }
+}
+
+/// The handler of action `A`, acting for `U`.
+pub type Handler<A, U> =
+    fn(U, <A as Action>::Request) -> Result<<A as Action>::Response, NeotomaError>;
+
+/// Parse → tenancy → call → serialise.
+fn serve<A: Action, U: Tenant>(
+    handler: Handler<A, U>,
+    args: &Value,
+) -> Result<Value, NeotomaError> {
+    let req: A::Request = parse(args)?;
+    let user_arg = req.user_id().map(str::to_string);
+    let response = U::establish(user_arg.as_deref(), |user| handler(user, req))?;
+    serde_json::to_value(&response).map_err(|e| {
+        NeotomaError::new(
+            ErrorCode::DbQueryFailed,
+            format!("response serialisation: {e}"),
+        )
+    })
+}
+
+/// Runs action `id` with the request `args`.
+pub fn dispatch(id: ActionId, args: &Value) -> Result<Value, NeotomaError> {
+    use action as a;
+    match id {
+        ActionId::GetVersion => serve::<a::GetVersion, _>(system::get_version, args),
+        ActionId::GetCurrentTime => serve::<a::GetCurrentTime, _>(system::get_current_time, args),
+        ActionId::Store => serve::<a::Store, _>(store::store, args),
+        ActionId::RetrieveEntitySnapshot => {
+            serve::<a::RetrieveEntitySnapshot, _>(entities::retrieve_entity_snapshot, args)
+        }
+        ActionId::ListObservations => {
+            serve::<a::ListObservations, _>(entities::list_observations, args)
+        }
+        ActionId::RetrieveFieldProvenance => {
+            serve::<a::RetrieveFieldProvenance, _>(entities::retrieve_field_provenance, args)
+        }
+        ActionId::RetrieveEntities => {
+            serve::<a::RetrieveEntities, _>(entities::retrieve_entities, args)
+        }
+        ActionId::RetrieveEntityByIdentifier => {
+            serve::<a::RetrieveEntityByIdentifier, _>(entities::retrieve_entity_by_identifier, args)
+        }
+        ActionId::ListEntityTypes => serve::<a::ListEntityTypes, _>(types::list_entity_types, args),
+        ActionId::Correct => serve::<a::Correct, _>(entities::correct, args),
+        ActionId::CreateRelationship => {
+            serve::<a::CreateRelationship, _>(relationships::create_relationship, args)
+        }
+        ActionId::ListRelationships => {
+            serve::<a::ListRelationships, _>(relationships::list_relationships, args)
+        }
+        ActionId::GetRelationshipSnapshot => {
+            serve::<a::GetRelationshipSnapshot, _>(relationships::get_relationship_snapshot, args)
+        }
+        ActionId::RetrieveRelatedEntities => {
+            serve::<a::RetrieveRelatedEntities, _>(traversal::retrieve_related_entities, args)
+        }
+        ActionId::RetrieveGraphNeighborhood => {
+            serve::<a::RetrieveGraphNeighborhood, _>(traversal::retrieve_graph_neighborhood, args)
+        }
+        ActionId::ListTimelineEvents => {
+            serve::<a::ListTimelineEvents, _>(timeline::list_timeline_events, args)
+        }
+        ActionId::MergeEntities => serve::<a::MergeEntities, _>(merge::merge_entities, args),
+        ActionId::AnalyzeSchemaCandidates => {
+            serve::<a::AnalyzeSchemaCandidates, _>(schemas::analyze_schema_candidates, args)
+        }
+        ActionId::GetSchemaRecommendations => {
+            serve::<a::GetSchemaRecommendations, _>(schemas::get_schema_recommendations, args)
+        }
+        ActionId::UpdateSchemaIncremental => {
+            serve::<a::UpdateSchemaIncremental, _>(schemas::update_schema_incremental, args)
+        }
+        ActionId::RegisterSchema => serve::<a::RegisterSchema, _>(schemas::register_schema, args),
+        ActionId::Reinterpret => serve::<a::Reinterpret, _>(ingest::files::reinterpret, args),
+        ActionId::RetrieveFileUrl => serve::<a::RetrieveFileUrl, _>(files::retrieve_file_url, args),
+        ActionId::RecordInterpretation => {
+            serve::<a::RecordInterpretation, _>(ingest::files::record_interpretation, args)
+        }
+        ActionId::SubmitPayload => serve::<a::SubmitPayload, _>(legacy::submit_payload, args),
+        ActionId::UploadFile => serve::<a::UploadFile, _>(legacy::upload_file, args),
+        ActionId::ListResources => serve::<a::ListResources, _>(resources::list_resources, args),
+        ActionId::ReadResource => serve::<a::ReadResource, _>(resources::read_resource, args),
     }
 }

@@ -1,104 +1,147 @@
 //! `list_resources` and `read_resource`: the neotoma:// resources, served by
 //! the gateway as MCP resources. Bodies reuse the reading actions.
 
-use super::{entities, graph};
+use super::{entities, relationships, timeline};
 use crate::db::{self, Arg};
-use crate::tenancy;
+use neotoma_core::actions::entities::{
+    ListObservationsRequest, RetrieveEntitiesRequest, RetrieveEntitySnapshotRequest,
+};
+use neotoma_core::actions::graph::{
+    ListRelationshipsRequest, ListTimelineEventsRequest, ListTimelineEventsResponse,
+};
 use neotoma_core::actions::resources::*;
-use neotoma_core::request::parse;
 use neotoma_core::{ErrorCode, NeotomaError};
 use serde_json::{json, Value};
+use uuid::Uuid;
 
 /// Most items a collection resource holds (the actions paginate further).
 const MAX_ITEMS: i64 = 1000;
 
-pub fn list_resources(args: &Value) -> Result<Value, NeotomaError> {
-    let req: ListResourcesRequest = parse(args)?;
-    tenancy::with_user(req.user_id.as_deref(), |user| {
-        db::json(
-            "WITH types AS (
-               SELECT entity_type, count(*) AS n FROM neotoma.entities
-               WHERE user_id = $1::uuid AND merged_into IS NULL GROUP BY entity_type),
-             months AS (
-               SELECT to_char(event_timestamp AT TIME ZONE 'UTC', 'YYYY') AS y,
-                      to_char(event_timestamp AT TIME ZONE 'UTC', 'YYYY-MM') AS ym, count(*) AS n
-               FROM neotoma.timeline_events WHERE user_id = $1::uuid GROUP BY 1, 2)
-             SELECT jsonb_build_object('resources',
-               jsonb_build_array(jsonb_build_object('uri', 'neotoma://sources', 'name', 'Sources',
-                 'description', (SELECT count(*) FROM neotoma.sources WHERE user_id = $1::uuid) || ' source materials',
-                 'mime_type', 'application/json'))
-               || coalesce((SELECT jsonb_agg(jsonb_build_object('uri', 'neotoma://entities/' || entity_type,
-                     'name', entity_type || ' entities', 'description', n || ' entities of type ' || entity_type,
-                     'mime_type', 'application/json') ORDER BY entity_type) FROM types), '[]')
-               || coalesce((SELECT jsonb_agg(jsonb_build_object('uri', 'neotoma://timeline/' || y,
-                     'name', 'Timeline ' || y, 'description', n || ' timeline events in ' || y,
-                     'mime_type', 'application/json') ORDER BY y DESC)
-                   FROM (SELECT y, sum(n) AS n FROM months GROUP BY y) years), '[]')
-               || coalesce((SELECT jsonb_agg(jsonb_build_object('uri', 'neotoma://timeline/' || ym,
-                     'name', 'Timeline ' || ym, 'description', n || ' timeline events in ' || ym,
-                     'mime_type', 'application/json') ORDER BY ym DESC) FROM months), '[]'))",
-            &[Arg::Text(&user.to_string())],
-        )
-    })
+pub fn list_resources(user: Uuid, _req: ListResourcesRequest) -> Result<Value, NeotomaError> {
+    db::json(
+        "WITH types AS (
+           SELECT entity_type, count(*) AS n FROM neotoma.entities
+           WHERE user_id = $1::uuid AND merged_into IS NULL GROUP BY entity_type),
+         months AS (
+           SELECT to_char(event_timestamp AT TIME ZONE 'UTC', 'YYYY') AS y,
+                  to_char(event_timestamp AT TIME ZONE 'UTC', 'YYYY-MM') AS ym, count(*) AS n
+           FROM neotoma.timeline_events WHERE user_id = $1::uuid GROUP BY 1, 2)
+         SELECT jsonb_build_object('resources',
+           jsonb_build_array(jsonb_build_object('uri', 'neotoma://sources', 'name', 'Sources',
+             'description', (SELECT count(*) FROM neotoma.sources WHERE user_id = $1::uuid) || ' source materials',
+             'mime_type', 'application/json'))
+           || coalesce((SELECT jsonb_agg(jsonb_build_object('uri', 'neotoma://entities/' || entity_type,
+                 'name', entity_type || ' entities', 'description', n || ' entities of type ' || entity_type,
+                 'mime_type', 'application/json') ORDER BY entity_type) FROM types), '[]')
+           || coalesce((SELECT jsonb_agg(jsonb_build_object('uri', 'neotoma://timeline/' || y,
+                 'name', 'Timeline ' || y, 'description', n || ' timeline events in ' || y,
+                 'mime_type', 'application/json') ORDER BY y DESC)
+               FROM (SELECT y, sum(n) AS n FROM months GROUP BY y) years), '[]')
+           || coalesce((SELECT jsonb_agg(jsonb_build_object('uri', 'neotoma://timeline/' || ym,
+                 'name', 'Timeline ' || ym, 'description', n || ' timeline events in ' || ym,
+                 'mime_type', 'application/json') ORDER BY ym DESC) FROM months), '[]'))",
+        &[Arg::uuid(user)],
+    )
 }
 
-pub fn read_resource(args: &Value) -> Result<Value, NeotomaError> {
-    let req: ReadResourceRequest = parse(args)?;
+pub fn read_resource(user: Uuid, req: ReadResourceRequest) -> Result<Value, NeotomaError> {
     let uri = req.uri.clone();
     let kind = ResourceUri::parse(&uri)?;
-    tenancy::with_user(req.user_id.as_deref(), |user| {
-        let user = user.to_string();
-        let mut body = match &kind {
-            ResourceUri::Entities(t) => {
-                let r =
-                    entities::retrieve_entities(&json!({"entity_type": t, "limit": MAX_ITEMS}))?;
-                json!({"type": "entity_collection", "entity_type": t, "entities": r["entities"], "total": r["total"],
-                       "truncated": r["total"].as_i64().unwrap_or(0) > MAX_ITEMS})
+    let page = Some(MAX_ITEMS);
+    let mut body = match &kind {
+        ResourceUri::Entities(t) => {
+            let r = entities::retrieve_entities(
+                user,
+                RetrieveEntitiesRequest {
+                    entity_type: Some(t.clone()),
+                    limit: page,
+                    ..Default::default()
+                },
+            )?;
+            json!({"type": "entity_collection", "entity_type": t, "entities": r.entities,
+                   "total": r.total, "truncated": r.total > MAX_ITEMS})
+        }
+        ResourceUri::Entity(id) => {
+            let r = entities::retrieve_entity_snapshot(
+                user,
+                RetrieveEntitySnapshotRequest {
+                    entity_id: id.clone(),
+                    ..Default::default()
+                },
+            )?;
+            let mut r = json!(r);
+            r["type"] = json!("entity");
+            r
+        }
+        ResourceUri::EntityObservations(id) => {
+            let r = entities::list_observations(
+                user,
+                ListObservationsRequest {
+                    entity_id: id.clone(),
+                    limit: page,
+                    ..Default::default()
+                },
+            )?;
+            json!({"type": "entity_observations", "entity_id": id,
+                   "observations": r.observations, "total": r.total})
+        }
+        ResourceUri::EntityRelationships(id) => {
+            let r = relationships::list_relationships(
+                user,
+                ListRelationshipsRequest {
+                    entity_id: id.clone(),
+                    limit: page,
+                    ..Default::default()
+                },
+            )?;
+            json!({"type": "entity_relationships", "entity_id": id,
+                   "relationships": r.relationships, "total": r.total})
+        }
+        ResourceUri::TimelineYear(y) => {
+            // The last year has no next one to stop before.
+            let before = (*y < 9999).then(|| format!("{:04}-01-01", y + 1));
+            let r = events_between(user, format!("{y:04}-01-01"), before)?;
+            json!({"type": "timeline", "year": format!("{y:04}"), "events": r.events, "total": r.total})
+        }
+        ResourceUri::TimelineMonth(y, m) => {
+            let (ny, nm) = if *m == 12 { (y + 1, 1) } else { (*y, m + 1) };
+            let before = (ny <= 9999).then(|| format!("{ny:04}-{nm:02}-01"));
+            let r = events_between(user, format!("{y:04}-{m:02}-01"), before)?;
+            json!({"type": "timeline", "year": format!("{y:04}"), "month": format!("{m:02}"),
+                   "events": r.events, "total": r.total})
+        }
+        ResourceUri::Source(id) => {
+            let r = db::json(SOURCE, &[Arg::uuid(user), Arg::uuid(id)])?;
+            if r.is_null() {
+                return Err(NeotomaError::new(
+                    ErrorCode::SourceNotFound,
+                    format!("no source {id}"),
+                )
+                .with("source_id", id.to_string()));
             }
-            ResourceUri::Entity(id) => {
-                let mut r = entities::retrieve_entity_snapshot(&json!({"entity_id": id}))?;
-                r["type"] = json!("entity");
-                r
-            }
-            ResourceUri::EntityObservations(id) => {
-                let r = entities::list_observations(&json!({"entity_id": id, "limit": MAX_ITEMS}))?;
-                json!({"type": "entity_observations", "entity_id": id, "observations": r["observations"], "total": r["total"]})
-            }
-            ResourceUri::EntityRelationships(id) => {
-                let r = graph::list_relationships(&json!({"entity_id": id, "limit": MAX_ITEMS}))?;
-                json!({"type": "entity_relationships", "entity_id": id, "relationships": r["relationships"], "total": r["total"]})
-            }
-            ResourceUri::TimelineYear(y) => {
-                // The last year has no next one to stop before.
-                let before = (*y < 9999).then(|| format!("{:04}-01-01", y + 1));
-                let r = graph::list_timeline_events(&json!({
-                    "after_date": format!("{y:04}-01-01"), "before_date": before, "limit": MAX_ITEMS}))?;
-                json!({"type": "timeline", "year": format!("{y:04}"), "events": r["events"], "total": r["total"]})
-            }
-            ResourceUri::TimelineMonth(y, m) => {
-                let (ny, nm) = if *m == 12 { (y + 1, 1) } else { (*y, m + 1) };
-                let before = (ny <= 9999).then(|| format!("{ny:04}-{nm:02}-01"));
-                let r = graph::list_timeline_events(&json!({
-                    "after_date": format!("{y:04}-{m:02}-01"), "before_date": before, "limit": MAX_ITEMS}))?;
-                json!({"type": "timeline", "year": format!("{y:04}"), "month": format!("{m:02}"),
-                       "events": r["events"], "total": r["total"]})
-            }
-            ResourceUri::Source(id) => {
-                let r = db::json(SOURCE, &[Arg::Text(&user), Arg::Text(&id.to_string())])?;
-                if r.is_null() {
-                    return Err(NeotomaError::new(
-                        ErrorCode::SourceNotFound,
-                        format!("no source {id}"),
-                    )
-                    .with("source_id", id.to_string()));
-                }
-                r
-            }
-            ResourceUri::Sources => db::json(SOURCES, &[Arg::Text(&user), Arg::Int(MAX_ITEMS)])?,
-        };
-        body["uri"] = json!(uri);
-        Ok(body)
-    })
+            r
+        }
+        ResourceUri::Sources => db::json(SOURCES, &[Arg::uuid(user), Arg::Int(MAX_ITEMS)])?,
+    };
+    body["uri"] = json!(uri);
+    Ok(body)
+}
+
+/// The first events of the period `[after, before)`.
+fn events_between(
+    user: Uuid,
+    after: String,
+    before: Option<String>,
+) -> Result<ListTimelineEventsResponse, NeotomaError> {
+    timeline::list_timeline_events(
+        user,
+        ListTimelineEventsRequest {
+            after_date: Some(after),
+            before_date: before,
+            limit: Some(MAX_ITEMS),
+            ..Default::default()
+        },
+    )
 }
 
 const SOURCE: &str = "

@@ -1,21 +1,21 @@
 //! Schema evolution actions: analyze_schema_candidates,
 //! get_schema_recommendations, update_schema_incremental, register_schema.
 
-use crate::catalog::to_value;
 use crate::db::{self, Arg};
 use crate::evolution::{self, active_in_scope, apply_schema, lock_schema, versions};
 use crate::tenancy;
 use neotoma_core::actions::schemas::*;
 use neotoma_core::evolution::next_version;
-use neotoma_core::request::parse;
 use neotoma_core::schema::{check_name, EntitySchema, FieldDef, FieldType, MergePolicy, Strategy};
 use neotoma_core::{ErrorCode, NeotomaError};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
-pub fn analyze_schema_candidates(args: &Value) -> Result<Value, NeotomaError> {
-    let req: AnalyzeSchemaCandidatesRequest = parse(args)?;
+pub fn analyze_schema_candidates(
+    user: Uuid,
+    req: AnalyzeSchemaCandidatesRequest,
+) -> Result<AnalyzeSchemaCandidatesResponse, NeotomaError> {
     if let Some(t) = &req.entity_type {
         check_name("entity_type", t)?;
     }
@@ -33,97 +33,97 @@ pub fn analyze_schema_candidates(args: &Value) -> Result<Value, NeotomaError> {
             "min_confidence must be between 0 and 1",
         ));
     }
-    tenancy::with_user(req.user_id.as_deref(), |user| {
-        let stats = evolution::fragment_stats(&user, req.entity_type.as_deref(), None)?;
-        let types: Vec<String> = {
-            let mut t: Vec<String> = stats.keys().map(|(t, _)| t.clone()).collect();
-            t.dedup();
-            t
-        };
-        let schemas = crate::registry::active(user, &types)?;
-        let mut by_type: BTreeMap<String, Vec<CandidateField>> = BTreeMap::new();
-        for ((entity_type, key), s) in &stats {
-            let known = schemas
-                .get(entity_type)
-                .is_some_and(|a| a.schema.fields.contains_key(key));
-            if known || (s.frequency as i64) < min_frequency || s.confidence < min_confidence {
-                continue;
-            }
-            by_type
-                .entry(entity_type.clone())
-                .or_default()
-                .push(CandidateField {
-                    field_name: key.clone(),
-                    field_type: s.field_type.as_str().to_string(),
-                    frequency: s.frequency as i64,
-                    confidence: s.confidence,
-                    type_consistency: s.type_consistency,
-                    sample_values: s.sample_values.clone(),
-                    naming_pattern_match: s.naming_pattern_match,
-                    format_consistency: s.format_consistency,
-                    distinct_sources: s.distinct_sources as i64,
-                });
+    let stats = evolution::fragment_stats(&user, req.entity_type.as_deref(), None)?;
+    let types: Vec<String> = {
+        let mut t: Vec<String> = stats.keys().map(|(t, _)| t.clone()).collect();
+        t.dedup();
+        t
+    };
+    let schemas = crate::registry::active(user, &types)?;
+    let mut by_type: BTreeMap<String, Vec<CandidateField>> = BTreeMap::new();
+    for ((entity_type, key), s) in &stats {
+        let known = schemas
+            .get(entity_type)
+            .is_some_and(|a| a.schema.fields.contains_key(key));
+        if known || (s.frequency as i64) < min_frequency || s.confidence < min_confidence {
+            continue;
         }
-        let mut recommendations = Vec::new();
-        for (entity_type, mut fields) in by_type {
-            fields.sort_by(|a, b| {
-                b.confidence
-                    .total_cmp(&a.confidence)
-                    .then_with(|| a.field_name.cmp(&b.field_name))
+        by_type
+            .entry(entity_type.clone())
+            .or_default()
+            .push(CandidateField {
+                field_name: key.clone(),
+                field_type: s.field_type.as_str().to_string(),
+                frequency: s.frequency as i64,
+                confidence: s.confidence,
+                type_consistency: s.type_consistency,
+                sample_values: s.sample_values.clone(),
+                naming_pattern_match: s.naming_pattern_match,
+                format_consistency: s.format_consistency,
+                distinct_sources: s.distinct_sources as i64,
             });
-            let score = ((fields.iter().map(|f| f.confidence).sum::<f64>() / fields.len() as f64)
-                * 1000.0)
-                .round()
-                / 1000.0;
-            let reasoning = format!(
-                "{} field(s) of {entity_type} stored in raw_fragments at least {min_frequency} times with confidence >= {min_confidence}",
-                fields.len()
-            );
-            let stored: Vec<Value> = fields
-                .iter()
-                .map(|f| json!({"field_name": f.field_name, "field_type": f.field_type, "required": false}))
-                .collect();
-            let evidence: Map<String, Value> = fields
-                .iter()
-                .map(|f| {
-                    (
-                        f.field_name.clone(),
-                        serde_json::to_value(f).unwrap_or_default(),
-                    )
-                })
-                .collect();
-            let id = evolution::record_recommendation(
-                &user,
-                &entity_type,
-                "raw_fragments",
-                &Value::Array(stored),
-                score,
-                &reasoning,
-                &Value::Object(evidence),
-                "pending",
-                None,
-            )?;
-            recommendations.push(CandidateRecommendation {
-                id,
-                entity_type,
-                fields,
-                source: "raw_fragments".into(),
-                confidence_score: score,
-                reasoning,
-            });
-        }
-        to_value(&AnalyzeSchemaCandidatesResponse {
-            total_entity_types: recommendations.len() as i64,
-            total_fields: recommendations.iter().map(|r| r.fields.len() as i64).sum(),
-            recommendations,
-            min_frequency,
-            min_confidence,
-        })
+    }
+    let mut recommendations = Vec::new();
+    for (entity_type, mut fields) in by_type {
+        fields.sort_by(|a, b| {
+            b.confidence
+                .total_cmp(&a.confidence)
+                .then_with(|| a.field_name.cmp(&b.field_name))
+        });
+        let score = ((fields.iter().map(|f| f.confidence).sum::<f64>() / fields.len() as f64)
+            * 1000.0)
+            .round()
+            / 1000.0;
+        let reasoning = format!(
+            "{} field(s) of {entity_type} stored in raw_fragments at least {min_frequency} times with confidence >= {min_confidence}",
+            fields.len()
+        );
+        let stored: Vec<Value> = fields
+            .iter()
+            .map(|f| json!({"field_name": f.field_name, "field_type": f.field_type, "required": false}))
+            .collect();
+        let evidence: Map<String, Value> = fields
+            .iter()
+            .map(|f| {
+                (
+                    f.field_name.clone(),
+                    serde_json::to_value(f).unwrap_or_default(),
+                )
+            })
+            .collect();
+        let id = evolution::record_recommendation(
+            &user,
+            &entity_type,
+            "raw_fragments",
+            &Value::Array(stored),
+            score,
+            &reasoning,
+            &Value::Object(evidence),
+            "pending",
+            None,
+        )?;
+        recommendations.push(CandidateRecommendation {
+            id,
+            entity_type,
+            fields,
+            source: "raw_fragments".into(),
+            confidence_score: score,
+            reasoning,
+        });
+    }
+    Ok(AnalyzeSchemaCandidatesResponse {
+        total_entity_types: recommendations.len() as i64,
+        total_fields: recommendations.iter().map(|r| r.fields.len() as i64).sum(),
+        recommendations,
+        min_frequency,
+        min_confidence,
     })
 }
 
-pub fn get_schema_recommendations(args: &Value) -> Result<Value, NeotomaError> {
-    let req: GetSchemaRecommendationsRequest = parse(args)?;
+pub fn get_schema_recommendations(
+    user: Uuid,
+    req: GetSchemaRecommendationsRequest,
+) -> Result<GetSchemaRecommendationsResponse, NeotomaError> {
     check_name("entity_type", &req.entity_type)?;
     let source = req.source.as_deref().unwrap_or("all");
     if !["raw_fragments", "agent", "inference", "all"].contains(&source) {
@@ -148,21 +148,20 @@ pub fn get_schema_recommendations(args: &Value) -> Result<Value, NeotomaError> {
             "status must be pending, approved, rejected, applied, auto_applied or all",
         ));
     }
-    tenancy::with_user(req.user_id.as_deref(), |user| {
-        db::json(
-            "WITH r AS (
-               SELECT * FROM neotoma.schema_recommendations
-               WHERE user_id = $1::uuid AND entity_type = $2
-                 AND ($3 = 'all' OR source = $3) AND ($4 = 'all' OR status = $4))
-             SELECT jsonb_build_object(
-               'recommendations', coalesce((SELECT jsonb_agg(jsonb_build_object('id', id, 'entity_type', entity_type,
-                   'fields', fields, 'source', source, 'confidence_score', confidence_score,
-                   'reasoning', reasoning, 'status', status, 'evidence', evidence,
-                   'schema_version', schema_version) ORDER BY created_at, id) FROM r), '[]'),
-               'total', (SELECT count(*) FROM r), 'entity_type', $2)",
-            &[Arg::Text(&user.to_string()), Arg::Text(&req.entity_type), Arg::Text(source), Arg::Text(status)],
-        )
-    })
+    let v = db::json(
+        "WITH r AS (
+           SELECT * FROM neotoma.schema_recommendations
+           WHERE user_id = $1::uuid AND entity_type = $2
+             AND ($3 = 'all' OR source = $3) AND ($4 = 'all' OR status = $4))
+         SELECT jsonb_build_object(
+           'recommendations', coalesce((SELECT jsonb_agg(jsonb_build_object('id', id, 'entity_type', entity_type,
+               'fields', fields, 'source', source, 'confidence_score', confidence_score,
+               'reasoning', reasoning, 'status', status, 'evidence', evidence,
+               'schema_version', schema_version) ORDER BY created_at, id) FROM r), '[]'),
+           'total', (SELECT count(*) FROM r), 'entity_type', $2)",
+        &[Arg::uuid(user), Arg::Text(&req.entity_type), Arg::Text(source), Arg::Text(status)],
+    )?;
+    db::from_json(v, "schema recommendations")
 }
 
 /// Runs `body` with the scope a request names: this user's variant
@@ -172,16 +171,15 @@ pub fn get_schema_recommendations(args: &Value) -> Result<Value, NeotomaError> {
 fn in_scope<T>(
     action: &str,
     user_specific: bool,
-    user_arg: Option<&str>,
+    user: Option<Uuid>,
     body: impl FnOnce(Uuid, Option<Uuid>) -> Result<T, NeotomaError>,
 ) -> Result<T, NeotomaError> {
     if user_specific {
-        tenancy::with_user(user_arg, |user| body(user, Some(user)))
+        let user = tenancy::require_user(user)?;
+        body(user, Some(user))
     } else {
-        tenancy::with_optional_user(user_arg, |user| {
-            tenancy::require_operator(&format!("{action} without user_specific"))?;
-            body(Uuid::nil(), user)
-        })
+        tenancy::require_operator(&format!("{action} without user_specific"))?;
+        body(Uuid::nil(), user)
     }
 }
 
@@ -203,8 +201,10 @@ fn parse_strategy(field: &str, s: &str) -> Result<Strategy, NeotomaError> {
     })
 }
 
-pub fn update_schema_incremental(args: &Value) -> Result<Value, NeotomaError> {
-    let req: UpdateSchemaIncrementalRequest = parse(args)?;
+pub fn update_schema_incremental(
+    user: Option<Uuid>,
+    req: UpdateSchemaIncrementalRequest,
+) -> Result<UpdateSchemaIncrementalResponse, NeotomaError> {
     check_name("entity_type", &req.entity_type)?;
     if req.fields_to_add.is_empty() {
         return Err(NeotomaError::invalid_field(
@@ -239,7 +239,7 @@ pub fn update_schema_incremental(args: &Value) -> Result<Value, NeotomaError> {
     in_scope(
         "update_schema_incremental",
         user_specific,
-        req.user_id.as_deref(),
+        user,
         |scope, user| {
             lock_schema(&req.entity_type)?;
             let base = match active_in_scope(&scope, &req.entity_type)? {
@@ -322,7 +322,7 @@ pub fn update_schema_incremental(args: &Value) -> Result<Value, NeotomaError> {
                 let fields: Vec<String> = schema.fields.keys().cloned().collect();
                 mark_applied(&user, &req.entity_type, &fields, &schema.schema_version)?;
             }
-            to_value(&UpdateSchemaIncrementalResponse {
+            Ok(UpdateSchemaIncrementalResponse {
                 success: true,
                 entity_type: req.entity_type.clone(),
                 schema_version: schema.schema_version.clone(),
@@ -348,12 +348,14 @@ fn mark_applied(
         "UPDATE neotoma.schema_recommendations SET status = 'applied', schema_version = $4, updated_at = now()
          WHERE user_id = $1::uuid AND entity_type = $2 AND status = 'pending'
            AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(fields) f WHERE NOT (f->>'field_name' = ANY($3)))",
-        &[Arg::Text(&user.to_string()), Arg::Text(entity_type), Arg::Texts(names.to_vec()), Arg::Text(version)],
+        &[Arg::uuid(user), Arg::Text(entity_type), Arg::Texts(names.to_vec()), Arg::Text(version)],
     )
 }
 
-pub fn register_schema(args: &Value) -> Result<Value, NeotomaError> {
-    let req: RegisterSchemaRequest = parse(args)?;
+pub fn register_schema(
+    user: Option<Uuid>,
+    req: RegisterSchemaRequest,
+) -> Result<RegisterSchemaResponse, NeotomaError> {
     let schema = EntitySchema {
         entity_type: req.entity_type.clone(),
         schema_version: req
@@ -403,26 +405,21 @@ pub fn register_schema(args: &Value) -> Result<Value, NeotomaError> {
         e
     })?;
     let user_specific = req.user_specific.unwrap_or(false);
-    in_scope(
-        "register_schema",
-        user_specific,
-        req.user_id.as_deref(),
-        |scope, _user| {
-            lock_schema(&schema.entity_type)?;
-            let previous = active_in_scope(&scope, &schema.entity_type)?;
-            let activate = req.activate.unwrap_or(previous.is_none());
-            // A schema that changes what snapshots or timelines derive is
-            // applied to the entities it governs in this transaction.
-            let (id, recomputed) = apply_schema(&scope, &schema, activate)?;
-            to_value(&RegisterSchemaResponse {
-                success: true,
-                entity_type: schema.entity_type.clone(),
-                schema_version: schema.schema_version.clone(),
-                activated: activate,
-                scope: if user_specific { "user" } else { "global" }.to_string(),
-                schema_id: id.to_string(),
-                entities_recomputed: recomputed,
-            })
-        },
-    )
+    in_scope("register_schema", user_specific, user, |scope, _user| {
+        lock_schema(&schema.entity_type)?;
+        let previous = active_in_scope(&scope, &schema.entity_type)?;
+        let activate = req.activate.unwrap_or(previous.is_none());
+        // A schema that changes what snapshots or timelines derive is
+        // applied to the entities it governs in this transaction.
+        let (id, recomputed) = apply_schema(&scope, &schema, activate)?;
+        Ok(RegisterSchemaResponse {
+            success: true,
+            entity_type: schema.entity_type.clone(),
+            schema_version: schema.schema_version.clone(),
+            activated: activate,
+            scope: if user_specific { "user" } else { "global" }.to_string(),
+            schema_id: id.to_string(),
+            entities_recomputed: recomputed,
+        })
+    })
 }

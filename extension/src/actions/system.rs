@@ -1,23 +1,23 @@
 //! `get_version` and `get_current_time`.
 
-use crate::catalog::{to_value, EXTENSION_VERSION};
 use crate::db;
 use crate::settings;
-use crate::tenancy;
 use neotoma_core::actions::system::*;
 use neotoma_core::catalog::{catalog_json, API_VERSION};
-use neotoma_core::request::parse;
 use neotoma_core::NeotomaError;
-use serde_json::Value;
+use uuid::Uuid;
 
-pub fn get_version(args: &Value) -> Result<Value, NeotomaError> {
-    let req: GetVersionRequest = parse(args)?;
-    tenancy::with_optional_user(req.user_id.as_deref(), |_| Ok(()))?;
-    let postgres_version =
-        db::text("SELECT current_setting('server_version')", &[])?.unwrap_or_default();
+/// The version of this build of the extension.
+pub const EXTENSION_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+pub fn get_version(
+    _user: Option<Uuid>,
+    _req: GetVersionRequest,
+) -> Result<GetVersionResponse, NeotomaError> {
+    let postgres_version = settings::named(c"server_version").unwrap_or_default();
     let server_version = settings::text(&settings::SERVER_VERSION);
     let catalog = catalog_json(EXTENSION_VERSION);
-    to_value(&GetVersionResponse {
+    Ok(GetVersionResponse {
         extension_version: EXTENSION_VERSION.to_string(),
         catalog_version: catalog["catalog_version"]
             .as_str()
@@ -29,15 +29,17 @@ pub fn get_version(args: &Value) -> Result<Value, NeotomaError> {
     })
 }
 
-pub fn get_current_time(args: &Value) -> Result<Value, NeotomaError> {
-    let req: GetCurrentTimeRequest = parse(args)?;
-    tenancy::with_optional_user(req.user_id.as_deref(), |_| Ok(()))?;
-    db::json(
+pub fn get_current_time(
+    _user: Option<Uuid>,
+    _req: GetCurrentTimeRequest,
+) -> Result<GetCurrentTimeResponse, NeotomaError> {
+    let v = db::json(
         "SELECT jsonb_build_object(
             'now', to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),
             'unix_ms', (extract(epoch FROM t) * 1000)::bigint,
             'timezone', 'UTC')
          FROM clock_timestamp() AS t",
         &[],
-    )
+    )?;
+    db::from_json(v, "current time")
 }

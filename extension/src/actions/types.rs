@@ -1,17 +1,16 @@
 //! `list_entity_types`: the schema registry as agents see it.
 
-use crate::catalog::to_value;
 use crate::registry;
-use crate::tenancy;
 use neotoma_core::actions::entities::*;
-use neotoma_core::request::parse;
 use neotoma_core::typesearch;
 use neotoma_core::NeotomaError;
 use serde_json::{json, Map, Value};
 use uuid::Uuid;
 
-pub fn list_entity_types(args: &Value) -> Result<Value, NeotomaError> {
-    let req: ListEntityTypesRequest = parse(args)?;
+pub fn list_entity_types(
+    user: Option<Uuid>,
+    req: ListEntityTypesRequest,
+) -> Result<ListEntityTypesResponse, NeotomaError> {
     let keyword = req
         .keyword
         .as_deref()
@@ -23,60 +22,57 @@ pub fn list_entity_types(args: &Value) -> Result<Value, NeotomaError> {
             "keyword must be at most 200 characters",
         ));
     }
-    tenancy::with_optional_user(req.user_id.as_deref(), |user| {
-        let active = registry::all_active(user.unwrap_or(Uuid::nil()))?;
-        let entries: Vec<&registry::Active> = active.values().collect();
-        let schemas: Vec<_> = entries.iter().map(|a| a.schema.clone()).collect();
-        // (index, score) in answer order, and how they were found.
-        let (picked, how): (Vec<(usize, Option<f64>)>, Option<typesearch::MatchType>) =
-            match keyword {
-                None => ((0..entries.len()).map(|i| (i, None)).collect(), None),
-                Some(k) => {
-                    let (ranked, how) = typesearch::rank(&schemas, k);
+    let active = registry::all_active(user.unwrap_or(Uuid::nil()))?;
+    let entries: Vec<&registry::Active> = active.values().collect();
+    let schemas: Vec<_> = entries.iter().map(|a| a.schema.clone()).collect();
+    // (index, score) in answer order, and how they were found.
+    let (picked, how): (Vec<(usize, Option<f64>)>, Option<typesearch::MatchType>) = match keyword {
+        None => ((0..entries.len()).map(|i| (i, None)).collect(), None),
+        Some(k) => {
+            let (ranked, how) = typesearch::rank(&schemas, k);
+            (
+                ranked.into_iter().map(|(i, s)| (i, Some(s))).collect(),
+                Some(how),
+            )
+        }
+    };
+    let method = match how {
+        None => "all",
+        Some(typesearch::MatchType::Keyword) => "keyword_exact",
+        Some(typesearch::MatchType::Similarity) => "similarity",
+    };
+    let entity_types: Vec<EntityTypeOut> = picked
+        .into_iter()
+        .map(|(i, score)| {
+            let a = entries[i];
+            let s = &a.schema;
+            let summary: Map<String, Value> = s
+                .fields
+                .iter()
+                .map(|(k, d)| {
                     (
-                        ranked.into_iter().map(|(i, s)| (i, Some(s))).collect(),
-                        Some(how),
+                        k.clone(),
+                        json!({"type": d.field_type.as_str(), "required": d.required}),
                     )
-                }
-            };
-        let method = match how {
-            None => "all",
-            Some(typesearch::MatchType::Keyword) => "keyword_exact",
-            Some(typesearch::MatchType::Similarity) => "similarity",
-        };
-        let entity_types: Vec<EntityTypeOut> = picked
-            .into_iter()
-            .map(|(i, score)| {
-                let a = entries[i];
-                let s = &a.schema;
-                let summary: Map<String, Value> = s
-                    .fields
-                    .iter()
-                    .map(|(k, d)| {
-                        (
-                            k.clone(),
-                            json!({"type": d.field_type.as_str(), "required": d.required}),
-                        )
-                    })
-                    .collect();
-                EntityTypeOut {
-                    entity_type: s.entity_type.clone(),
-                    schema_version: s.schema_version.clone(),
-                    description: s.description.clone(),
-                    field_names: s.fields.keys().cloned().collect(),
-                    field_summary: summary,
-                    identity_fields: s.identity.iter().map(|r| json!(r)).collect(),
-                    scope: a.scope.to_string(),
-                    similarity_score: score,
-                    match_type: how.map(|h| h.as_str().to_string()),
-                }
-            })
-            .collect();
-        to_value(&ListEntityTypesResponse {
-            total: entity_types.len() as i64,
-            entity_types,
-            keyword: keyword.map(str::to_string),
-            search_method: method.to_string(),
+                })
+                .collect();
+            EntityTypeOut {
+                entity_type: s.entity_type.clone(),
+                schema_version: s.schema_version.clone(),
+                description: s.description.clone(),
+                field_names: s.fields.keys().cloned().collect(),
+                field_summary: summary,
+                identity_fields: s.identity.iter().map(|r| json!(r)).collect(),
+                scope: a.scope.to_string(),
+                similarity_score: score,
+                match_type: how.map(|h| h.as_str().to_string()),
+            }
         })
+        .collect();
+    Ok(ListEntityTypesResponse {
+        total: entity_types.len() as i64,
+        entity_types,
+        keyword: keyword.map(str::to_string),
+        search_method: method.to_string(),
     })
 }

@@ -1,4 +1,7 @@
 -- The action catalog and the per-action SQL functions made from it.
+\ir include/setup.sql
+BEGIN;
+
 SELECT jsonb_typeof(c->'actions') AS actions,
        c->>'extension_version' = (SELECT extversion FROM pg_extension WHERE extname = 'neotoma') AS version_matches,
        c->>'catalog_version' LIKE (c->>'extension_version') || '+%' AS catalog_version_shape,
@@ -50,3 +53,4 @@ SELECT abs(extract(epoch FROM ((r->>'now')::timestamptz - clock_timestamp()))) <
        r->>'timezone' AS timezone,
        r->>'now' ~ '^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$' AS iso_utc
 FROM neotoma.get_current_time() AS r;
+ROLLBACK;

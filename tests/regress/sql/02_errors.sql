@@ -1,4 +1,6 @@
 -- Errors are raised with SQLSTATE NT001 and the envelope as JSON detail.
+\ir include/setup.sql
+
 SELECT try_action('get_version', '{"bogus": 1}');
 SELECT try_action('get_current_time', '[]');
 SELECT try_action('get_version', '"text"');

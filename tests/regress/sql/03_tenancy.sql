@@ -1,4 +1,6 @@
 -- Which user a session acts for.
+\ir include/setup.sql
+
 SELECT neotoma.current_user_id() AS no_user;
 
 SET neotoma.user_id = 'a0000000-0000-0000-0000-00000000000a';

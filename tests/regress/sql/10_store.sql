@@ -1,4 +1,10 @@
 -- store (structured): sources, entities, observations, snapshots, raw_fragments.
+-- Not in one transaction: each store is its own, as the order of the runs
+-- (started_at, now()) shows, and the append-only refusals below are errors.
+-- What it leaves for user a, 11_retrieve, 12_correct and 13_isolation store
+-- again themselves (store is idempotent).
+\ir include/setup.sql
+
 SET neotoma.user_id = 'a0000000-0000-0000-0000-00000000000a';
 
 -- First store: two entities, one unknown field.

@@ -1,5 +1,18 @@
 -- correct: a priority-1000 observation that wins at once.
+\ir include/setup.sql
+BEGIN;
+
+-- The data of 10_store, stored again: an invoice seen by two sources, a person.
 SET neotoma.user_id = 'a0000000-0000-0000-0000-00000000000a';
+SELECT jsonb_array_length(neotoma.store('{"entities": [
+  {"entity_type": "invoice", "invoice_number": "INV-001", "vendor_name": "Acme Corp",
+   "amount_due": 100, "currency": "EUR", "invoice_date": "2024-01-15", "po_number": "PO-9"},
+  {"entity_type": "person", "name": "Alice Smith", "email": "Alice@Example.com"}],
+  "provenance": {"extracted_at": "2024-01-16T10:00:00Z", "extractor_version": "test/1"}}')->'entities') AS stored;
+SELECT jsonb_array_length(neotoma.store('{"entities": [{"entity_type": "invoice", "invoice_number": " inv-001",
+  "vendor_name": "ACME  corp", "amount_due": 120, "date_due": "2024-02-15"}],
+  "provenance": {"extracted_at": "2024-01-20T10:00:00Z", "extractor_version": "test/1"}}')->'entities') AS stored;
+
 SELECT id AS invoice FROM neotoma.entities WHERE entity_type = 'invoice' \gset
 
 SELECT r->'field' AS field, r->'value' AS value, r->'message' AS message
@@ -41,3 +54,4 @@ SELECT error_code(try_action('correct', jsonb_build_object('entity_id', :'invoic
        error_code(try_action('correct', jsonb_build_object('entity_id', :'invoice', 'entity_type', 'invoice', 'field', 'amount_due'))) AS no_value;
 
 SELECT neotoma.verify()->'ok' AS verified;
+ROLLBACK;

@@ -1,4 +1,16 @@
 -- Row level security keeps users apart, through every action and every table.
+\ir include/setup.sql
+BEGIN;
+
+-- User A's invoice and person, as 10_store stored them.
+SET neotoma.user_id = 'a0000000-0000-0000-0000-00000000000a';
+SELECT jsonb_array_length(neotoma.store('{"entities": [
+  {"entity_type": "invoice", "invoice_number": "INV-001", "vendor_name": "Acme Corp",
+   "amount_due": 100, "currency": "EUR", "invoice_date": "2024-01-15", "po_number": "PO-9"},
+  {"entity_type": "person", "name": "Alice Smith", "email": "Alice@Example.com"}],
+  "provenance": {"extracted_at": "2024-01-16T10:00:00Z", "extractor_version": "test/1"}}')->'entities') AS stored;
+RESET neotoma.user_id;
+
 SET ROLE neotoma_regress_agent;
 
 -- User B stores its own invoice with the very same content as A's.
@@ -32,8 +44,10 @@ SELECT neotoma.retrieve_entities('{}')->'total' AS entities_b_sees,
 
 -- B cannot write rows for A, even directly.
 \set SHOW_CONTEXT never
+SAVEPOINT write_for_a;
 INSERT INTO neotoma.sources (user_id, id, content_hash, source_type)
 VALUES ('a0000000-0000-0000-0000-00000000000a', gen_random_uuid(), 'x', 'structured');
+ROLLBACK TO SAVEPOINT write_for_a;
 
 -- A user_id argument that differs from the established user is refused.
 SELECT try_action('retrieve_entities', '{"user_id": "a0000000-0000-0000-0000-00000000000a"}');
@@ -49,3 +63,4 @@ SELECT neotoma.current_user_id() AS after_action;
 -- Without either, the action says what is missing.
 SELECT try_action('retrieve_entities', '{}');
 RESET ROLE;
+ROLLBACK;

@@ -1,4 +1,7 @@
 -- Bad input: a clear error envelope, and nothing half-written.
+\ir include/setup.sql
+BEGIN;
+
 SET ROLE neotoma_regress_agent;
 SET neotoma.user_id = 'c0000000-0000-0000-0000-00000000000c';
 \set SHOW_CONTEXT never
@@ -54,3 +57,4 @@ FROM (VALUES
   ('list_entity_types', '{"keyword": 5}')
 ) AS t(action, args), LATERAL try_action(action, args) AS r;
 RESET ROLE;
+ROLLBACK;

@@ -1,4 +1,6 @@
 -- The schema registry as list_entity_types shows it.
+\ir include/setup.sql
+
 SELECT r->'total' AS total, r->'search_method' AS method,
        jsonb_path_query_array(r, '$.entity_types[*].entity_type') AS types
 FROM neotoma.list_entity_types('{}') AS r;

@@ -1,5 +1,8 @@
 -- The analysts' views: what they show, that row level security applies to
 -- them (security_invoker), and that every view of the schema has it.
+\ir include/setup.sql
+BEGIN;
+
 SET ROLE neotoma_regress_agent;
 SET neotoma.user_id = '50000000-0000-0000-0000-000000000005';
 \set SHOW_CONTEXT never
@@ -52,3 +55,4 @@ RESET neotoma.user_id;
 SELECT c.relname, coalesce('security_invoker=true' = ANY(c.reloptions), false) AS security_invoker
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = 'neotoma' AND c.relkind = 'v' ORDER BY 1;
+ROLLBACK;

@@ -1,5 +1,8 @@
 -- Inputs a hostile test sent: each gets the envelope naming the field (never
 -- a raw Postgres error), and nothing is half-written.
+\ir include/setup.sql
+BEGIN;
+
 SET ROLE neotoma_regress_agent;
 SET neotoma.user_id = '17000000-0000-0000-0000-000000000017';
 \set SHOW_CONTEXT never
@@ -70,3 +73,4 @@ SELECT count(*) AS signed, count(*) FILTER (WHERE EXISTS (
 FROM urls;
 
 SELECT neotoma.verify()->'ok' AS verified;
+ROLLBACK;

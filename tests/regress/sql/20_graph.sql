@@ -1,4 +1,9 @@
 -- Relationships, traversal and cycles.
+-- Not in one transaction: "Test" is stored again later and the newer store
+-- must win (last_write by observed_at, now() when no provenance is given).
+-- It leaves user d's data and rel()/name_of(); no other test reads them.
+\ir include/setup.sql
+
 CREATE FUNCTION rel(t text, s text, d text, m jsonb DEFAULT NULL) RETURNS jsonb LANGUAGE sql AS $$
   SELECT try_action('create_relationship', jsonb_build_object('relationship_type', t,
     'source_entity_id', s, 'target_entity_id', d) || CASE WHEN m IS NULL THEN '{}' ELSE jsonb_build_object('metadata', m) END) $$;

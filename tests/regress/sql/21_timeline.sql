@@ -1,4 +1,7 @@
 -- Timeline events derived from date fields.
+\ir include/setup.sql
+BEGIN;
+
 SET ROLE neotoma_regress_agent;
 SET neotoma.user_id = 'e0000000-0000-0000-0000-00000000000e';
 \set SHOW_CONTEXT never
@@ -38,3 +41,4 @@ SELECT count(*) AS due_events FROM neotoma.timeline_events WHERE entity_id = :'t
 
 SELECT neotoma.verify()->'ok' AS verified;
 RESET ROLE;
+ROLLBACK;

@@ -1,7 +1,16 @@
 -- merge_entities.
+\ir include/setup.sql
+BEGIN;
+
 SET ROLE neotoma_regress_agent;
-SET neotoma.user_id = 'f0000000-0000-0000-0000-00000000000f';
 \set SHOW_CONTEXT never
+
+-- Another user's invoice (as 21_timeline stores it), for the merge across users.
+SET neotoma.user_id = 'e0000000-0000-0000-0000-00000000000e';
+SELECT jsonb_array_length(neotoma.store('{"entities": [
+  {"entity_type": "invoice", "invoice_number": "T-1", "vendor_name": "V", "invoice_date": "2024-01-10", "date_due": "2024-02-10"}]}')->'entities') AS stored;
+
+SET neotoma.user_id = 'f0000000-0000-0000-0000-00000000000f';
 
 SELECT jsonb_array_length(neotoma.store('{"entities": [
   {"entity_type": "person", "name": "Robert Roe", "email": "bob@old.example", "role": "cto"},
@@ -64,3 +73,4 @@ SET neotoma.user_id = 'f0000000-0000-0000-0000-00000000000f';
 
 SELECT neotoma.verify()->'ok' AS verified;
 RESET ROLE;
+ROLLBACK;

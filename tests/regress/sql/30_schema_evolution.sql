@@ -1,5 +1,11 @@
 -- Schema evolution: analysis, recommendations, incremental updates,
 -- registration, automatic promotion.
+-- Not in one transaction: last_write between two stores needs two
+-- transactions (observed_at is now() when no provenance is given). It
+-- leaves users 1 and 2's data and the global contact and meal schemas; no
+-- other test reads them.
+\ir include/setup.sql
+
 CREATE FUNCTION note_with(k text, v jsonb, n int) RETURNS jsonb LANGUAGE sql AS $$
   SELECT neotoma.store(jsonb_build_object('entities', jsonb_build_array(
     jsonb_build_object('entity_type', 'note', 'content', 'note ' || k || ' ' || n, k, v)))) $$;

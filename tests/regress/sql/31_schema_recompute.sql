@@ -1,6 +1,11 @@
 -- A schema change that alters what the reducer or the timeline derive
 -- recomputes the snapshots it affects, in the same transaction: a user's
 -- variant that user's, a global change every user's without a variant.
+-- Not in one transaction: last_write between two stores needs two
+-- transactions (observed_at is now()). It leaves users 31 and 32's data and
+-- the global trip schema; no other test reads them.
+\ir include/setup.sql
+
 SET ROLE neotoma_regress_operator;
 \set SHOW_CONTEXT never
 SET neotoma.user_id = '31000000-0000-0000-0000-000000000031';

@@ -1,4 +1,7 @@
 -- Files from SQL: storage, limits, quota, interpretation, signed URLs.
+\ir include/setup.sql
+BEGIN;
+
 SET ROLE neotoma_regress_agent;
 SET neotoma.user_id = '30000000-0000-0000-0000-000000000003';
 \set SHOW_CONTEXT never
@@ -21,7 +24,9 @@ SELECT neotoma.store(jsonb_build_object('file_content', encode('hello world'::by
 
 -- Limits and bad input.
 -- Limits are the operator's to set, not the user's.
+SAVEPOINT user_sets_limit;
 SET neotoma.max_file_bytes = 10;
+ROLLBACK TO SAVEPOINT user_sets_limit;
 SET ROLE neotoma_regress_operator;
 SET neotoma.max_file_bytes = 10;
 SET ROLE neotoma_regress_agent;
@@ -72,6 +77,20 @@ SET neotoma.user_id = '30000000-0000-0000-0000-000000000003';
 SELECT try_action('get_version') ? 'extension_version' AS still_fine;
 RESET ROLE;
 SET ROLE neotoma_regress_agent;
+SAVEPOINT read_keys;
 SELECT count(*) FROM neotoma.signing_keys;
+ROLLBACK TO SAVEPOINT read_keys;
+RESET ROLE;
+SET ROLE neotoma_regress_agent;
+-- A file stored with a source_priority: its interpreted observations carry
+-- it, on the first interpretation as on a reinterpretation.
+SET neotoma.user_id = '40000000-0000-0000-0000-000000000004';
+SELECT neotoma.store(jsonb_build_object('source_priority', 700, 'mime_type', 'text/csv',
+  'file_content', encode(convert_to(E'title,content\nP,prioritised\n', 'UTF8'), 'base64')))->>'source_id' AS prio_source \gset
+SELECT neotoma.reinterpret(jsonb_build_object('source_id', :'prio_source',
+  'interpretation_config', jsonb_build_object('code_version', '2')))->'status' AS reinterpreted;
+SELECT array_agg(DISTINCT source_priority) AS observation_priorities, count(*) AS observations
+FROM neotoma.observations WHERE source_id = :'prio_source';
 RESET ROLE;
 SELECT neotoma.verify()->'ok' AS verified;
+ROLLBACK;

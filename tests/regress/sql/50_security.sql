@@ -1,4 +1,9 @@
 -- Who may do what: roles, grants, SECURITY DEFINER functions, shared rows.
+-- Not in one transaction: most refusals here are errors at top level. It
+-- leaves a note of user 5ec..., user a's person variant and a new global
+-- person version; no other test reads them.
+\ir include/setup.sql
+
 \set SHOW_CONTEXT never
 \set VERBOSITY terse
 
@@ -23,7 +28,7 @@ SELECT has_schema_privilege('public', 'neotoma', 'USAGE') AS public_uses_schema;
 -- The internals are the owner's alone.
 SELECT p.proname, has_function_privilege('neotoma_operator', p.oid, 'EXECUTE') AS operator_can_execute
 FROM pg_proc p WHERE p.pronamespace = 'neotoma'::regnamespace
-  AND p.proname IN ('_apply_observations', '_install_action_functions', '_observations_inserted')
+  AND p.proname IN ('_apply_observations', '_observations_inserted')
 ORDER BY 1;
 -- Derived data is written by the definer functions only.
 SELECT t, has_table_privilege('neotoma_user', 'neotoma.' || t, 'INSERT,UPDATE,DELETE') AS users_write

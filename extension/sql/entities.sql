@@ -1,0 +1,137 @@
+-- Entities and what is known of them: observations (immutable), the
+-- snapshots the reducer folds from them, identifiers, raw fragments, merges.
+
+-- Entities: the things observations are about. The id is derived from
+-- (user, type, normalised identity); a merged entity keeps its row and points
+-- at the entity it was merged into.
+CREATE TABLE neotoma.entities (
+  user_id        uuid        NOT NULL,
+  id             text        NOT NULL,
+  entity_type    text        NOT NULL,
+  canonical_name text        NOT NULL,
+  identity_key   text        NOT NULL,
+  merged_into    text,
+  merged_at      timestamptz,
+  created_at     timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (user_id, id)
+);
+CREATE INDEX entities_type ON neotoma.entities (user_id, entity_type);
+CREATE INDEX entities_merged_into ON neotoma.entities (user_id, merged_into) WHERE merged_into IS NOT NULL;
+
+-- Observations: immutable facts one source gave about one entity.
+CREATE TABLE neotoma.observations (
+  user_id               uuid        NOT NULL,
+  id                    uuid        NOT NULL,
+  entity_id             text        NOT NULL,
+  entity_type           text        NOT NULL,
+  schema_version        text        NOT NULL,
+  source_id             uuid        NOT NULL,
+  interpretation_run_id uuid,
+  kind                  text        NOT NULL DEFAULT 'store' CHECK (kind IN ('store', 'correction', 'interpretation', 'migration')),
+  observed_at           timestamptz NOT NULL,
+  specificity_score     double precision NOT NULL DEFAULT 0,
+  source_priority       integer     NOT NULL DEFAULT 100,
+  fields                jsonb       NOT NULL,
+  created_at            timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (user_id, id),
+  FOREIGN KEY (user_id, entity_id) REFERENCES neotoma.entities (user_id, id),
+  FOREIGN KEY (user_id, source_id) REFERENCES neotoma.sources (user_id, id),
+  FOREIGN KEY (user_id, interpretation_run_id) REFERENCES neotoma.interpretation_runs (user_id, id)
+);
+CREATE INDEX observations_entity ON neotoma.observations (user_id, entity_id, observed_at DESC, id);
+CREATE INDEX observations_source ON neotoma.observations (user_id, source_id);
+
+-- Entity snapshots: the reducer's output, maintained by a trigger on
+-- observations and reproducible from them (neotoma.verify()).
+CREATE TABLE neotoma.entity_snapshots (
+  user_id             uuid        NOT NULL,
+  entity_id           text        NOT NULL,
+  entity_type         text        NOT NULL,
+  schema_version      text        NOT NULL,
+  snapshot            jsonb       NOT NULL,
+  provenance          jsonb       NOT NULL,
+  field_provenance    jsonb       NOT NULL,
+  reducer_state       jsonb       NOT NULL,
+  observation_count   bigint      NOT NULL,
+  last_observation_at timestamptz,
+  computed_at         timestamptz,
+  PRIMARY KEY (user_id, entity_id),
+  FOREIGN KEY (user_id, entity_id) REFERENCES neotoma.entities (user_id, id)
+);
+
+-- Normalised identifiers of each entity (its identity fields' values in the
+-- current snapshot), for retrieve_entity_by_identifier.
+CREATE TABLE neotoma.entity_identifiers (
+  user_id   uuid NOT NULL,
+  entity_id text NOT NULL,
+  field     text NOT NULL,
+  value     text NOT NULL,
+  PRIMARY KEY (user_id, entity_id, field, value),
+  FOREIGN KEY (user_id, entity_id) REFERENCES neotoma.entities (user_id, id)
+);
+CREATE INDEX entity_identifiers_value ON neotoma.entity_identifiers (user_id, value);
+
+-- Fields a source gave that the entity's schema does not have: kept, never
+-- dropped, ready to be promoted into the schema.
+CREATE TABLE neotoma.raw_fragments (
+  user_id                 uuid        NOT NULL,
+  id                      uuid        NOT NULL,
+  source_id               uuid        NOT NULL,
+  entity_id               text,
+  observation_id          uuid,
+  interpretation_run_id   uuid,
+  entity_type             text        NOT NULL,
+  fragment_key            text        NOT NULL,
+  fragment_value          jsonb       NOT NULL,
+  inferred_type           text        NOT NULL,
+  migrated_at             timestamptz,
+  migrated_observation_id uuid,
+  created_at              timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (user_id, id),
+  FOREIGN KEY (user_id, source_id) REFERENCES neotoma.sources (user_id, id)
+);
+CREATE INDEX raw_fragments_key ON neotoma.raw_fragments (user_id, entity_type, fragment_key);
+CREATE INDEX raw_fragments_entity ON neotoma.raw_fragments (user_id, entity_id);
+
+-- The merge log: who was merged into whom, when and why. Observations are
+-- never rewritten, so the pre-merge history stays reconstructable.
+CREATE TABLE neotoma.entity_merges (
+  user_id              uuid        NOT NULL,
+  id                   uuid        NOT NULL,
+  from_entity_id       text        NOT NULL,
+  to_entity_id         text        NOT NULL,
+  merge_reason         text,
+  observations_moved   bigint      NOT NULL,
+  relationships_moved  bigint      NOT NULL,
+  from_snapshot        jsonb,
+  merged_at            timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (user_id, id),
+  FOREIGN KEY (user_id, from_entity_id) REFERENCES neotoma.entities (user_id, id),
+  FOREIGN KEY (user_id, to_entity_id) REFERENCES neotoma.entities (user_id, id)
+);
+
+CREATE TRIGGER observations_append_only BEFORE UPDATE OR DELETE ON neotoma.observations
+  FOR EACH ROW EXECUTE FUNCTION neotoma._refuse_change();
+
+-- Snapshots follow observations: every statement that inserts observations
+-- folds them into their entities' snapshots (and identifiers, and timeline
+-- events) before it ends. Derived data is written as the extension's owner
+-- (SECURITY DEFINER): users insert observations, never snapshots. The rows
+-- folded are exactly the statement's new rows, which row level security
+-- already checked on insert.
+CREATE FUNCTION neotoma._observations_inserted() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+BEGIN
+  PERFORM neotoma._apply_observations((
+    SELECT jsonb_agg(jsonb_build_object(
+             'user_id', n.user_id, 'id', n.id, 'entity_id', n.entity_id, 'entity_type', n.entity_type,
+             'source_id', n.source_id, 'observed_at', neotoma._micros(n.observed_at),
+             'source_priority', n.source_priority, 'specificity_score', n.specificity_score,
+             'fields', n.fields)
+           ORDER BY n.user_id, n.entity_id, n.id)::text
+    FROM new_observations n));
+  RETURN NULL;
+END $$;
+CREATE TRIGGER observations_reduce AFTER INSERT ON neotoma.observations
+  REFERENCING NEW TABLE AS new_observations
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma._observations_inserted();

@@ -1,0 +1,56 @@
+-- Relationships between entities and the observations asserting them.
+
+-- Relationships: typed, directed links between entities. Each assertion is a
+-- relationship observation; the relationship's snapshot reduces their
+-- metadata like an entity snapshot. The id is derived from (user, type,
+-- source entity, target entity). When an endpoint is merged, the relationship
+-- is re-keyed onto the merge target and keeps a pointer to its new id.
+CREATE TABLE neotoma.relationships (
+  user_id             uuid        NOT NULL,
+  id                  uuid        NOT NULL,
+  relationship_type   text        NOT NULL CHECK (relationship_type IN
+                        ('PART_OF', 'CORRECTS', 'REFERS_TO', 'SETTLES', 'DUPLICATE_OF', 'DEPENDS_ON', 'SUPERSEDES')),
+  source_entity_id    text        NOT NULL,
+  target_entity_id    text        NOT NULL,
+  snapshot            jsonb       NOT NULL DEFAULT '{}',
+  provenance          jsonb       NOT NULL DEFAULT '{}',
+  reducer_state       jsonb       NOT NULL DEFAULT '{}',
+  observation_count   bigint      NOT NULL DEFAULT 0,
+  last_observation_at timestamptz,
+  merged_into         uuid,
+  created_at          timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (user_id, id),
+  UNIQUE (user_id, relationship_type, source_entity_id, target_entity_id),
+  FOREIGN KEY (user_id, source_entity_id) REFERENCES neotoma.entities (user_id, id),
+  FOREIGN KEY (user_id, target_entity_id) REFERENCES neotoma.entities (user_id, id)
+);
+CREATE INDEX relationships_from ON neotoma.relationships (user_id, source_entity_id, relationship_type) WHERE merged_into IS NULL;
+CREATE INDEX relationships_to ON neotoma.relationships (user_id, target_entity_id, relationship_type) WHERE merged_into IS NULL;
+
+CREATE TABLE neotoma.relationship_observations (
+  user_id           uuid        NOT NULL,
+  id                uuid        NOT NULL,
+  relationship_id   uuid        NOT NULL,
+  source_id         uuid        NOT NULL,
+  observed_at       timestamptz NOT NULL,
+  source_priority   integer     NOT NULL DEFAULT 100,
+  specificity_score double precision NOT NULL DEFAULT 1,
+  metadata          jsonb       NOT NULL DEFAULT '{}',
+  created_at        timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (user_id, id),
+  FOREIGN KEY (user_id, relationship_id) REFERENCES neotoma.relationships (user_id, id),
+  FOREIGN KEY (user_id, source_id) REFERENCES neotoma.sources (user_id, id)
+);
+CREATE INDEX relationship_observations_relationship ON neotoma.relationship_observations (user_id, relationship_id);
+
+-- One row per user and acyclic relationship type, updated by every write
+-- that checks for cycles: the row lock serialises those checks, and under
+-- REPEATABLE READ a concurrent one fails instead of closing a cycle.
+CREATE TABLE neotoma.graph_write_locks (
+  user_id           uuid   NOT NULL,
+  relationship_type text   NOT NULL,
+  writes            bigint NOT NULL,
+  PRIMARY KEY (user_id, relationship_type)
+);
+CREATE TRIGGER relationship_observations_append_only BEFORE UPDATE OR DELETE ON neotoma.relationship_observations
+  FOR EACH ROW EXECUTE FUNCTION neotoma._refuse_change();

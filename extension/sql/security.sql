@@ -1,0 +1,94 @@
+-- Installed last by CREATE EXTENSION neotoma, once every table and
+-- function exists: row level security, roles, grants.
+
+-- Row level security: every table, forced so that table owners obey it too.
+-- A session sees and writes the rows of neotoma.current_user_id() only.
+DO $$
+DECLARE t text;
+BEGIN
+  FOREACH t IN ARRAY ARRAY['sources', 'interpretation_runs', 'entities', 'observations',
+                           'entity_snapshots', 'entity_identifiers', 'raw_fragments', 'relationships',
+                           'relationship_observations', 'timeline_events', 'entity_merges',
+                           'schema_recommendations', 'api_tokens', 'files', 'signing_keys',
+                           'graph_write_locks'] LOOP
+    EXECUTE format('ALTER TABLE neotoma.%I ENABLE ROW LEVEL SECURITY', t);
+    EXECUTE format('ALTER TABLE neotoma.%I FORCE ROW LEVEL SECURITY', t);
+    EXECUTE format('CREATE POLICY %I ON neotoma.%I USING (user_id = (SELECT neotoma.current_user_id())) '
+                   'WITH CHECK (user_id = (SELECT neotoma.current_user_id()))', t || '_own_rows', t);
+  END LOOP;
+END $$;
+
+-- Roles (cluster-wide, so created once and kept if the extension is
+-- dropped). See docs/security.md.
+--   neotoma_user      calls the actions and reads the views, for the user its
+--                     session establishes (JWT claims); never names a user.
+--   neotoma_service   also trusted to name the user it acts for (sets
+--                     neotoma.user_id, passes user_id): the MCP gateway's role.
+--   neotoma_operator  also changes what all users share: global schemas,
+--                     settings, tokens, signing keys.
+-- On Supabase, `authenticated` becomes a neotoma_user; `anon` gets nothing.
+DO $$
+BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'neotoma_user') THEN
+    CREATE ROLE neotoma_user NOLOGIN;
+  END IF;
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'neotoma_service') THEN
+    CREATE ROLE neotoma_service NOLOGIN;
+  END IF;
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'neotoma_operator') THEN
+    CREATE ROLE neotoma_operator NOLOGIN;
+  END IF;
+  IF NOT pg_has_role('neotoma_service', 'neotoma_user', 'MEMBER') THEN
+    GRANT neotoma_user TO neotoma_service;
+  END IF;
+  IF NOT pg_has_role('neotoma_operator', 'neotoma_service', 'MEMBER') THEN
+    GRANT neotoma_service TO neotoma_operator;
+  END IF;
+  IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'authenticated')
+     AND NOT pg_has_role('authenticated', 'neotoma_user', 'MEMBER') THEN
+    GRANT neotoma_user TO authenticated;
+  END IF;
+END $$;
+
+-- Who may set which setting (superusers may set all).
+GRANT SET ON PARAMETER neotoma.user_id TO neotoma_service;
+GRANT SET ON PARAMETER neotoma.operator, neotoma.max_file_bytes, neotoma.interpretation_quota,
+  neotoma.interpret_max_rows, neotoma.auto_promote, neotoma.auto_promote_min_consistency,
+  neotoma.auto_promote_min_sources, neotoma.auto_promote_min_occurrences TO neotoma_operator;
+
+-- Nothing is PUBLIC. Users read every table (row level security picks the
+-- rows) and write what the actions write; derived data (snapshots,
+-- identifiers, timeline events) only the SECURITY DEFINER functions write.
+REVOKE ALL ON SCHEMA neotoma FROM PUBLIC;
+GRANT USAGE ON SCHEMA neotoma TO neotoma_user;
+REVOKE ALL ON ALL TABLES IN SCHEMA neotoma FROM PUBLIC;
+GRANT SELECT ON ALL TABLES IN SCHEMA neotoma TO neotoma_user;
+REVOKE ALL ON neotoma.api_tokens, neotoma.signing_keys FROM neotoma_user;
+GRANT INSERT ON neotoma.sources, neotoma.interpretation_runs, neotoma.entities, neotoma.observations,
+  neotoma.raw_fragments, neotoma.entity_schemas, neotoma.relationships, neotoma.relationship_observations,
+  neotoma.entity_merges, neotoma.files, neotoma.schema_recommendations, neotoma.graph_write_locks
+  TO neotoma_user;
+GRANT UPDATE ON neotoma.entities, neotoma.interpretation_runs, neotoma.raw_fragments, neotoma.entity_schemas,
+  neotoma.relationships, neotoma.schema_recommendations, neotoma.graph_write_locks TO neotoma_user;
+
+-- Functions: the actions and what they call, for users; the gateway's
+-- entry points for services; token and key management for operators;
+-- internals for nobody but the owner.
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA neotoma FROM PUBLIC;
+GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA neotoma TO neotoma_user;
+REVOKE EXECUTE ON FUNCTION neotoma._apply_observations(text), neotoma._observations_inserted(),
+  neotoma.authenticate_token(text),
+  neotoma.signed_file(uuid, uuid, bigint, uuid, text), neotoma.rotate_signing_key(boolean),
+  neotoma.create_api_token(uuid, text, text, text, double precision), neotoma.revoke_api_token(uuid),
+  neotoma.list_api_tokens() FROM neotoma_user;
+GRANT EXECUTE ON FUNCTION neotoma.authenticate_token(text), neotoma.signed_file(uuid, uuid, bigint, uuid, text)
+  TO neotoma_service;
+GRANT EXECUTE ON FUNCTION neotoma.rotate_signing_key(boolean),
+  neotoma.create_api_token(uuid, text, text, text, double precision), neotoma.revoke_api_token(uuid),
+  neotoma.list_api_tokens() TO neotoma_operator;
+
+COMMENT ON FUNCTION neotoma.current_user_id() IS
+  'The user this session acts for: neotoma.user_id (settable by neotoma_service), else the JWT claims'' sub, else NULL.';
+COMMENT ON SCHEMA neotoma IS
+  'Neotoma: a memory for AI agents. One function per action (neotoma.<action>(jsonb)); '
+  'see neotoma.action_catalog().';

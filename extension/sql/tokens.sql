@@ -1,0 +1,70 @@
+-- Bearer tokens of the MCP gateway.
+
+-- Bearer tokens of the MCP gateway's HTTP transport, stored hashed (SHA-256
+-- of the token), each with a scope ('user': the user's own data;
+-- 'operator': also what all users share) and an optional expiry. Nobody
+-- reads this table directly: the SECURITY DEFINER functions below are the
+-- only way in (authenticate_token for the gateway's role, the rest for
+-- operators). Creating or revoking a token notifies every gateway
+-- (channel neotoma_tokens, payload the token's hash) so caches forget it.
+CREATE TABLE neotoma.api_tokens (
+  user_id    uuid        NOT NULL,
+  id         uuid        NOT NULL,
+  token_hash text        NOT NULL,
+  name       text,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  revoked_at timestamptz,
+  scope      text        NOT NULL DEFAULT 'user' CHECK (scope IN ('user', 'operator')),
+  expires_at timestamptz,
+  PRIMARY KEY (user_id, id)
+);
+-- Authentication looks tokens up by hash before any user is known.
+CREATE UNIQUE INDEX api_tokens_hash ON neotoma.api_tokens (token_hash);
+
+CREATE FUNCTION neotoma.authenticate_token(token_hash text)
+RETURNS TABLE (user_id uuid, scope text, expires_at timestamptz)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+  SELECT t.user_id, t.scope, t.expires_at FROM neotoma.api_tokens t
+  WHERE t.token_hash = authenticate_token.token_hash AND t.revoked_at IS NULL
+    AND (t.expires_at IS NULL OR t.expires_at > now()) $$;
+
+CREATE FUNCTION neotoma.create_api_token(user_id uuid, token_hash text, name text DEFAULT NULL,
+                                         scope text DEFAULT 'user', expires_in_seconds double precision DEFAULT NULL)
+RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+DECLARE
+  t neotoma.api_tokens;
+BEGIN
+  IF expires_in_seconds IS NOT NULL AND NOT expires_in_seconds > 0 THEN
+    RAISE EXCEPTION 'expires_in_seconds must be positive';
+  END IF;
+  INSERT INTO neotoma.api_tokens (user_id, id, token_hash, name, scope, expires_at)
+  VALUES (create_api_token.user_id, gen_random_uuid(), create_api_token.token_hash, create_api_token.name,
+          create_api_token.scope, now() + expires_in_seconds * interval '1 second')
+  RETURNING * INTO t;
+  PERFORM pg_notify('neotoma_tokens', t.token_hash);
+  RETURN jsonb_build_object('id', t.id, 'user_id', t.user_id, 'scope', t.scope,
+                            'expires_at', neotoma._iso(t.expires_at));
+END $$;
+
+CREATE FUNCTION neotoma.revoke_api_token(token_id uuid) RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+DECLARE
+  h text;
+BEGIN
+  UPDATE neotoma.api_tokens SET revoked_at = now()
+  WHERE id = revoke_api_token.token_id AND revoked_at IS NULL
+  RETURNING token_hash INTO h;
+  IF h IS NULL THEN
+    RETURN false;
+  END IF;
+  PERFORM pg_notify('neotoma_tokens', h);
+  RETURN true;
+END $$;
+
+CREATE FUNCTION neotoma.list_api_tokens() RETURNS jsonb
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+  SELECT coalesce(jsonb_agg(jsonb_build_object('id', id, 'user_id', user_id, 'name', name, 'scope', scope,
+           'created_at', created_at, 'expires_at', expires_at, 'revoked_at', revoked_at)
+           ORDER BY created_at, id), '[]')
+  FROM neotoma.api_tokens $$;

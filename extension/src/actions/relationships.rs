@@ -1,0 +1,403 @@
+//! Relationships: asserting them (with cycle checks for the acyclic
+//! types), their snapshots (metadata reduced from every assertion), and
+//! listing them. The graph primitives here (`edges`, `find_path`) serve
+//! traversal and merge too.
+
+use crate::actions::entities::resolve_entity;
+use crate::db::{self, Arg};
+use neotoma_core::actions::common;
+use neotoma_core::actions::graph::*;
+use neotoma_core::canonical::{canonical_json, sha256_hex};
+use neotoma_core::graph::RelationshipType;
+use neotoma_core::ids::{derived_uuid, relationship_id, source_id};
+use neotoma_core::reducer::{self, Observation, SnapshotState};
+use neotoma_core::schema::check_name;
+use neotoma_core::{ErrorCode, NeotomaError};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use std::collections::{BTreeSet, HashMap};
+use uuid::Uuid;
+
+const MAX_METADATA_BYTES: usize = 64 * 1024;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Inbound,
+    Outbound,
+    Both,
+}
+
+impl Direction {
+    pub fn parse(value: Option<&str>) -> Result<Direction, NeotomaError> {
+        match value.unwrap_or("both") {
+            "inbound" => Ok(Direction::Inbound),
+            "outbound" => Ok(Direction::Outbound),
+            "both" => Ok(Direction::Both),
+            other => Err(NeotomaError::invalid_field(
+                "direction",
+                format!("direction must be inbound, outbound or both, not `{other}`"),
+            )),
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Direction::Inbound => "inbound",
+            Direction::Outbound => "outbound",
+            Direction::Both => "both",
+        }
+    }
+}
+
+/// An edge of the graph.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Edge {
+    pub id: String,
+    pub relationship_type: String,
+    pub source_entity_id: String,
+    pub target_entity_id: String,
+}
+
+/// Edges of these types touching `nodes` in `direction`, by id.
+pub fn edges(
+    user: &str,
+    nodes: Vec<String>,
+    types: Option<Vec<String>>,
+    direction: Direction,
+) -> Result<Vec<Edge>, NeotomaError> {
+    let v = db::json(
+        "SELECT coalesce(jsonb_agg(to_jsonb(x) ORDER BY x.id), '[]') FROM (
+           SELECT r.id, r.relationship_type, r.source_entity_id, r.target_entity_id
+           FROM neotoma.relationships r
+           WHERE $4 <> 'inbound' AND r.user_id = $1::uuid AND r.source_entity_id = ANY($2)
+             AND r.merged_into IS NULL AND ($3::text[] IS NULL OR r.relationship_type = ANY($3))
+           UNION
+           SELECT r.id, r.relationship_type, r.source_entity_id, r.target_entity_id
+           FROM neotoma.relationships r
+           WHERE $4 <> 'outbound' AND r.user_id = $1::uuid AND r.target_entity_id = ANY($2)
+             AND r.merged_into IS NULL AND ($3::text[] IS NULL OR r.relationship_type = ANY($3))) x",
+        &[
+            Arg::Text(user),
+            Arg::Texts(nodes),
+            Arg::OptTexts(types),
+            Arg::Text(direction.as_str()),
+        ],
+    )?;
+    db::from_json(v, "relationships")
+}
+
+/// A path of `rtype` relationships from `from` to `to`, if any (breadth
+/// first, so the shortest).
+pub fn find_path(
+    user: &str,
+    rtype: RelationshipType,
+    from: &str,
+    to: &str,
+) -> Result<Option<Vec<String>>, NeotomaError> {
+    let mut parent: HashMap<String, String> = HashMap::new();
+    let mut seen: BTreeSet<String> = BTreeSet::from([from.to_string()]);
+    let mut frontier = vec![from.to_string()];
+    while !frontier.is_empty() {
+        let mut next = Vec::new();
+        for e in edges(
+            user,
+            frontier,
+            Some(vec![rtype.as_str().to_string()]),
+            Direction::Outbound,
+        )? {
+            if seen.insert(e.target_entity_id.clone()) {
+                parent.insert(e.target_entity_id.clone(), e.source_entity_id.clone());
+                if e.target_entity_id == to {
+                    let mut path = vec![to.to_string()];
+                    let mut at = to.to_string();
+                    while let Some(p) = parent.get(&at) {
+                        path.push(p.clone());
+                        at = p.clone();
+                    }
+                    path.reverse();
+                    return Ok(Some(path));
+                }
+                next.push(e.target_entity_id);
+            }
+        }
+        frontier = next;
+    }
+    Ok(None)
+}
+
+/// Serialises cycle checks of one user and type, so two concurrent
+/// transactions cannot each add half of a cycle. The lock is a row update
+/// (not an advisory lock): under READ COMMITTED the second writer waits and
+/// then sees the first one's edges; under REPEATABLE READ or SERIALIZABLE,
+/// whose snapshot could not see them, it fails with a serialization error
+/// instead of closing a cycle.
+pub fn lock_type(user: &str, rtype: RelationshipType) -> Result<(), NeotomaError> {
+    db::run(
+        "INSERT INTO neotoma.graph_write_locks AS g (user_id, relationship_type, writes)
+         VALUES ($1::uuid, $2, 1)
+         ON CONFLICT (user_id, relationship_type) DO UPDATE SET writes = g.writes + 1",
+        &[Arg::Text(user), Arg::Text(rtype.as_str())],
+    )
+}
+
+/// Refuses `source → target` when it would close a cycle of an acyclic type.
+fn check_cycle(
+    user: &str,
+    rtype: RelationshipType,
+    source: &str,
+    target: &str,
+) -> Result<(), NeotomaError> {
+    if !rtype.acyclic() {
+        return Ok(());
+    }
+    lock_type(user, rtype)?;
+    if let Some(mut path) = find_path(user, rtype, target, source)? {
+        path.insert(0, source.to_string());
+        return Err(NeotomaError::new(
+            ErrorCode::CycleDetected,
+            format!(
+                "{} from {source} to {target} would close a cycle",
+                rtype.as_str()
+            ),
+        )
+        .with("relationship_type", rtype.as_str())
+        .with("cycle", path));
+    }
+    Ok(())
+}
+
+/// Folds new observations into a relationship's snapshot.
+pub fn apply_to_relationship(
+    user: &str,
+    id: &str,
+    observations: &[Observation],
+    fresh: bool,
+) -> Result<(), NeotomaError> {
+    let row = db::json(
+        "SELECT reducer_state FROM neotoma.relationships WHERE user_id = $1::uuid AND id = $2::uuid FOR UPDATE",
+        &[Arg::Text(user), Arg::Text(id)],
+    )?;
+    let mut state: SnapshotState = if fresh || row.is_null() || row == json!({}) {
+        SnapshotState::default()
+    } else {
+        db::from_json(row, "relationship state")?
+    };
+    for o in observations {
+        reducer::apply(&mut state, o, &Default::default());
+    }
+    let r = reducer::render(&state);
+    db::run(
+        "UPDATE neotoma.relationships SET snapshot = $3, provenance = $4, reducer_state = $5,
+                observation_count = $6, last_observation_at = neotoma._from_micros($7)
+         WHERE user_id = $1::uuid AND id = $2::uuid",
+        &[
+            Arg::Text(user),
+            Arg::Text(id),
+            Arg::Json(&Value::Object(r.snapshot)),
+            Arg::Json(&Value::Object(r.provenance)),
+            Arg::Json(&serde_json::to_value(&state).unwrap_or_default()),
+            Arg::Int(state.observation_count as i64),
+            Arg::Int(state.last_observation_at.unwrap_or(0)),
+        ],
+    )
+}
+
+/// Records one assertion of `source → target` (creating the relationship if
+/// new); asserting the same thing again adds nothing.
+fn assert_relationship(
+    user: &Uuid,
+    rtype: RelationshipType,
+    source: &str,
+    target: &str,
+    metadata: &Map<String, Value>,
+) -> Result<RelationshipOut, NeotomaError> {
+    let user_s = user.to_string();
+    check_cycle(&user_s, rtype, source, target)?;
+    let id = relationship_id(user, rtype.as_str(), source, target).to_string();
+    db::run(
+        "INSERT INTO neotoma.relationships (user_id, id, relationship_type, source_entity_id, target_entity_id)
+         VALUES ($1::uuid, $2::uuid, $3, $4, $5) ON CONFLICT DO NOTHING",
+        &[Arg::uuid(user), Arg::Text(&id), Arg::Text(rtype.as_str()), Arg::Text(source), Arg::Text(target)],
+    )?;
+    let content = json!({"relationship": {"relationship_type": rtype.as_str(), "source_entity_id": source,
+                                          "target_entity_id": target, "metadata": metadata}});
+    let content_hash = sha256_hex(canonical_json(&content).as_bytes());
+    let source_uuid = source_id(user, &content_hash);
+    let source_s = source_uuid.to_string();
+    db::run(
+        "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, content)
+         VALUES ($1::uuid, $2::uuid, $3, 'relationship', 'application/json', $4) ON CONFLICT DO NOTHING",
+        &[Arg::uuid(user), Arg::uuid(source_uuid), Arg::Text(&content_hash), Arg::Json(&content)],
+    )?;
+    let observation_id =
+        derived_uuid("relationship_observation", &[&user_s, &id, &source_s]).to_string();
+    let inserted = db::json(
+        "WITH ins AS (
+           INSERT INTO neotoma.relationship_observations (user_id, id, relationship_id, source_id, observed_at, metadata)
+           VALUES ($1::uuid, $2::uuid, $3::uuid, $4::uuid, clock_timestamp(), $5)
+           ON CONFLICT DO NOTHING
+           RETURNING neotoma._micros(observed_at) AS t)
+         SELECT to_jsonb(t) FROM ins",
+        &[
+            Arg::uuid(user),
+            Arg::Text(&observation_id),
+            Arg::Text(&id),
+            Arg::uuid(source_uuid),
+            Arg::Json(&Value::Object(metadata.clone())),
+        ],
+    )?;
+    if let Some(t) = inserted.as_i64() {
+        let o = Observation {
+            id: observation_id,
+            source_id: source_s,
+            observed_at: t,
+            source_priority: 100,
+            specificity_score: 1.0,
+            fields: metadata.clone(),
+        };
+        apply_to_relationship(&user_s, &id, &[o], false)?;
+    }
+    relationship_out(&user_s, &id)
+}
+
+fn relationship_out(user: &str, id: &str) -> Result<RelationshipOut, NeotomaError> {
+    let v = db::json(
+        "SELECT jsonb_build_object('id', id, 'relationship_type', relationship_type,
+                  'source_entity_id', source_entity_id, 'target_entity_id', target_entity_id,
+                  'metadata', snapshot, 'created_at', neotoma._iso(created_at))
+         FROM neotoma.relationships WHERE user_id = $1::uuid AND id = $2::uuid",
+        &[Arg::Text(user), Arg::Text(id)],
+    )?;
+    db::from_json(v, "relationship")
+}
+
+fn metadata_of(m: Option<Map<String, Value>>) -> Result<Map<String, Value>, NeotomaError> {
+    let m = m.unwrap_or_default();
+    if canonical_json(&Value::Object(m.clone())).len() > MAX_METADATA_BYTES {
+        return Err(NeotomaError::invalid_field(
+            "metadata",
+            format!("metadata is larger than {MAX_METADATA_BYTES} bytes"),
+        ));
+    }
+    for k in m.keys() {
+        check_name("metadata", k)?;
+    }
+    Ok(m)
+}
+
+pub fn create_relationship(
+    user: Uuid,
+    req: CreateRelationshipRequest,
+) -> Result<RelationshipOut, NeotomaError> {
+    let rtype = RelationshipType::parse("relationship_type", &req.relationship_type)?;
+    let source = common::entity_id("source_entity_id", &req.source_entity_id)?;
+    let target = common::entity_id("target_entity_id", &req.target_entity_id)?;
+    let metadata = metadata_of(req.metadata)?;
+    let (s, _) = resolve_entity(&user, &source)?;
+    let (t, _) = resolve_entity(&user, &target)?;
+    if s.id == t.id {
+        return Err(
+            NeotomaError::validation("an entity cannot be related to itself")
+                .with("field", "target_entity_id")
+                .with("entity_id", s.id),
+        );
+    }
+    assert_relationship(&user, rtype, &s.id, &t.id, &metadata)
+}
+
+pub fn list_relationships(
+    user: Uuid,
+    req: ListRelationshipsRequest,
+) -> Result<ListRelationshipsResponse, NeotomaError> {
+    let entity_id = common::entity_id("entity_id", &req.entity_id)?;
+    let direction = Direction::parse(req.direction.as_deref())?;
+    let rtype = req
+        .relationship_type
+        .as_deref()
+        .map(|t| RelationshipType::parse("relationship_type", t))
+        .transpose()?;
+    let (limit, offset) = common::page(req.limit, req.offset)?;
+    let (entity, _) = resolve_entity(&user, &entity_id)?;
+    let v = db::json(
+            "WITH r AS (
+               SELECT * FROM neotoma.relationships r
+               WHERE r.user_id = $1::uuid AND r.merged_into IS NULL
+                 AND (($3 <> 'inbound' AND r.source_entity_id = $2) OR ($3 <> 'outbound' AND r.target_entity_id = $2))
+                 AND ($4::text IS NULL OR r.relationship_type = $4))
+             SELECT jsonb_build_object(
+               'relationships', coalesce((SELECT jsonb_agg(jsonb_build_object(
+                   'id', p.id, 'relationship_type', p.relationship_type,
+                   'source_entity_id', p.source_entity_id, 'target_entity_id', p.target_entity_id,
+                   'metadata', p.snapshot, 'created_at', neotoma._iso(p.created_at))
+                 ORDER BY p.created_at DESC, p.id)
+                 FROM (SELECT * FROM r ORDER BY created_at DESC, id LIMIT $5 OFFSET $6) p), '[]'),
+               'total', (SELECT count(*) FROM r), 'limit', $5, 'offset', $6)",
+            &[
+                Arg::uuid(user),
+                Arg::Text(&entity.id),
+                Arg::Text(direction.as_str()),
+                Arg::OptText(rtype.map(|t| t.as_str())),
+                Arg::Int(limit),
+                Arg::Int(offset),
+            ],
+        )?;
+    db::from_json(v, "relationships")
+}
+
+pub fn get_relationship_snapshot(
+    user: Uuid,
+    req: GetRelationshipSnapshotRequest,
+) -> Result<GetRelationshipSnapshotResponse, NeotomaError> {
+    let rtype = RelationshipType::parse("relationship_type", &req.relationship_type)?;
+    let source = common::entity_id("source_entity_id", &req.source_entity_id)?;
+    let target = common::entity_id("target_entity_id", &req.target_entity_id)?;
+    let (s, _) = resolve_entity(&user, &source)?;
+    let (t, _) = resolve_entity(&user, &target)?;
+    let id = relationship_id(&user, rtype.as_str(), &s.id, &t.id).to_string();
+    let found = db::json(
+        "SELECT jsonb_build_object(
+           'snapshot', jsonb_build_object(
+              'relationship_key', r.relationship_type || ':' || r.source_entity_id || ':' || r.target_entity_id,
+              'id', r.id, 'relationship_type', r.relationship_type,
+              'source_entity_id', r.source_entity_id, 'target_entity_id', r.target_entity_id,
+              'schema_version', '1.0', 'snapshot', r.snapshot,
+              'computed_at', neotoma._iso(r.last_observation_at),
+              'observation_count', r.observation_count,
+              'last_observation_at', neotoma._iso(r.last_observation_at),
+              'provenance', r.provenance, 'user_id', r.user_id),
+           'observations', coalesce((SELECT jsonb_agg(jsonb_build_object(
+               'id', o.id, 'source_id', o.source_id, 'observed_at', neotoma._iso(o.observed_at),
+               'specificity_score', o.specificity_score, 'source_priority', o.source_priority,
+               'metadata', o.metadata) ORDER BY o.observed_at DESC, o.id)
+             FROM neotoma.relationship_observations o
+             WHERE o.user_id = r.user_id AND o.relationship_id = r.id), '[]'))
+         FROM neotoma.relationships r WHERE r.user_id = $1::uuid AND r.id = $2::uuid",
+        &[Arg::uuid(user), Arg::Text(&id)],
+    )?;
+    if found.is_null() {
+        return Err(NeotomaError::new(
+            ErrorCode::NotFound,
+            format!(
+                "no {} relationship from {} to {}",
+                rtype.as_str(),
+                s.id,
+                t.id
+            ),
+        )
+        .with("relationship_type", rtype.as_str())
+        .with("source_entity_id", s.id)
+        .with("target_entity_id", t.id));
+    }
+    db::from_json(found, "relationship snapshot")
+}
+
+pub fn relationship_observations(user: &str, id: &str) -> Result<Vec<Observation>, NeotomaError> {
+    let v = db::json(
+        "SELECT coalesce(jsonb_agg(jsonb_build_object('id', o.id, 'source_id', o.source_id,
+                   'observed_at', neotoma._micros(o.observed_at), 'source_priority', o.source_priority,
+                   'specificity_score', o.specificity_score, 'fields', o.metadata) ORDER BY o.id), '[]')
+         FROM neotoma.relationship_observations o WHERE o.user_id = $1::uuid AND o.relationship_id = $2::uuid",
+        &[Arg::Text(user), Arg::Text(id)],
+    )?;
+    db::from_json(v, "relationship observations")
+}

@@ -1,0 +1,72 @@
+//! Timeline events: dated events derived from entities' date fields.
+
+use crate::actions::entities::resolve_entity;
+use crate::db::{self, Arg};
+use neotoma_core::actions::common;
+use neotoma_core::actions::graph::*;
+use neotoma_core::schema::check_name;
+use neotoma_core::NeotomaError;
+use uuid::Uuid;
+
+pub fn list_timeline_events(
+    user: Uuid,
+    req: ListTimelineEventsRequest,
+) -> Result<ListTimelineEventsResponse, NeotomaError> {
+    if let Some(t) = &req.event_type {
+        check_name("event_type", t)?;
+    }
+    let after = req
+        .after_date
+        .as_deref()
+        .map(|d| common::micros("after_date", d))
+        .transpose()?;
+    let before = req
+        .before_date
+        .as_deref()
+        .map(|d| common::micros("before_date", d))
+        .transpose()?;
+    let source = req
+        .source_id
+        .as_deref()
+        .map(|s| common::uuid("source_id", s))
+        .transpose()?
+        .map(|u| u.to_string());
+    let entity = req
+        .entity_id
+        .as_deref()
+        .map(|e| common::entity_id("entity_id", e))
+        .transpose()?;
+    let (limit, offset) = common::page(req.limit, req.offset)?;
+    let entity = match entity {
+        Some(e) => Some(resolve_entity(&user, &e)?.0.id),
+        None => None,
+    };
+    let v = db::json(
+        "WITH t AS (
+           SELECT * FROM neotoma.timeline_events t
+           WHERE t.user_id = $1::uuid
+             AND ($2::text IS NULL OR t.event_type = $2)
+             AND ($3::bigint IS NULL OR t.event_timestamp >= neotoma._from_micros($3))
+             AND ($4::bigint IS NULL OR t.event_timestamp < neotoma._from_micros($4))
+             AND ($5::text IS NULL OR t.source_id = $5::uuid)
+             AND ($6::text IS NULL OR t.entity_id = $6))
+         SELECT jsonb_build_object(
+           'events', coalesce((SELECT jsonb_agg(jsonb_build_object('id', p.id, 'event_type', p.event_type,
+               'event_timestamp', neotoma._iso(p.event_timestamp), 'source_id', p.source_id,
+               'entity_ids', to_jsonb(p.entity_ids), 'properties', p.properties)
+             ORDER BY p.event_timestamp DESC, p.id)
+             FROM (SELECT * FROM t ORDER BY event_timestamp DESC, id LIMIT $7 OFFSET $8) p), '[]'),
+           'total', (SELECT count(*) FROM t), 'limit', $7, 'offset', $8)",
+        &[
+            Arg::uuid(user),
+            Arg::OptText(req.event_type.as_deref()),
+            Arg::OptInt(after),
+            Arg::OptInt(before),
+            Arg::OptText(source.as_deref()),
+            Arg::OptText(entity.as_deref()),
+            Arg::Int(limit),
+            Arg::Int(offset),
+        ],
+    )?;
+    db::from_json(v, "timeline events")
+}

@@ -1,0 +1,248 @@
+//! Walking the graph: related entities up to n hops, the neighborhood of
+//! an entity or a source, and the one-hop `related_*` output of `store`.
+
+use crate::actions::entities::resolve_entity;
+use crate::actions::relationships::{edges, Direction, Edge};
+use crate::db::{self, Arg};
+use neotoma_core::actions::common;
+use neotoma_core::actions::graph::*;
+use neotoma_core::graph::RelationshipType;
+use neotoma_core::{ErrorCode, NeotomaError};
+use serde_json::{json, Map, Value};
+use std::collections::BTreeSet;
+use uuid::Uuid;
+
+/// Most entities one traversal returns.
+const MAX_TRAVERSAL: usize = 10_000;
+/// Deepest traversal.
+const MAX_HOPS: i64 = 5;
+/// id → {id, entity_type, canonical_name[, snapshot]} of these entities.
+fn entity_summaries(
+    user: &str,
+    ids: Vec<String>,
+    with_snapshots: bool,
+) -> Result<Map<String, Value>, NeotomaError> {
+    let v = db::json(
+        "SELECT coalesce(jsonb_object_agg(e.id, jsonb_build_object('id', e.id, 'entity_type', e.entity_type,
+                   'canonical_name', e.canonical_name)
+                 || CASE WHEN $3 = 'true' THEN jsonb_build_object('snapshot', coalesce(s.snapshot, '{}')) ELSE '{}' END), '{}')
+         FROM neotoma.entities e
+         LEFT JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
+         WHERE e.user_id = $1::uuid AND e.id = ANY($2)",
+        &[Arg::Text(user), Arg::Texts(ids), Arg::Text(if with_snapshots { "true" } else { "false" })],
+    )?;
+    Ok(v.as_object().cloned().unwrap_or_default())
+}
+
+pub fn retrieve_related_entities(
+    user: Uuid,
+    req: RetrieveRelatedEntitiesRequest,
+) -> Result<RetrieveRelatedEntitiesResponse, NeotomaError> {
+    let entity_id = common::entity_id("entity_id", &req.entity_id)?;
+    let direction = Direction::parse(req.direction.as_deref())?;
+    let max_hops = req.max_hops.unwrap_or(1);
+    if !(1..=MAX_HOPS).contains(&max_hops) {
+        return Err(NeotomaError::invalid_field(
+            "max_hops",
+            format!("max_hops must be between 1 and {MAX_HOPS}"),
+        ));
+    }
+    let types = req
+        .relationship_types
+        .map(|ts| {
+            ts.iter()
+                .map(|t| {
+                    RelationshipType::parse("relationship_types", t).map(|r| r.as_str().to_string())
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .transpose()?;
+    let include_entities = req.include_entities.unwrap_or(true);
+    let user_s = user.to_string();
+    let (start, _) = resolve_entity(&user, &entity_id)?;
+    let mut visited: BTreeSet<String> = BTreeSet::from([start.id.clone()]);
+    let mut seen_edges: BTreeSet<String> = BTreeSet::new();
+    let mut found: Vec<(String, i64)> = Vec::new();
+    let mut walked: Vec<(Edge, i64)> = Vec::new();
+    let mut frontier = vec![start.id.clone()];
+    let mut hops = 0;
+    let mut truncated = false;
+    while hops < max_hops && !frontier.is_empty() && !truncated {
+        hops += 1;
+        let in_frontier: BTreeSet<&String> = frontier.iter().collect();
+        let mut next = BTreeSet::new();
+        for e in edges(&user_s, frontier.clone(), types.clone(), direction)? {
+            if !seen_edges.insert(e.id.clone()) {
+                continue;
+            }
+            for node in [&e.source_entity_id, &e.target_entity_id] {
+                if !in_frontier.contains(node) && !visited.contains(node) {
+                    next.insert(node.clone());
+                }
+            }
+            walked.push((e, hops));
+        }
+        for node in &next {
+            if found.len() >= MAX_TRAVERSAL {
+                truncated = true;
+                break;
+            }
+            visited.insert(node.clone());
+            found.push((node.clone(), hops));
+        }
+        frontier = next.into_iter().collect();
+    }
+    let summaries = entity_summaries(
+        &user_s,
+        found.iter().map(|(id, _)| id.clone()).collect(),
+        include_entities,
+    )?;
+    let entities: Vec<RelatedEntity> = found
+        .iter()
+        .filter_map(|(id, hop)| {
+            let s = summaries.get(id)?;
+            Some(RelatedEntity {
+                id: id.clone(),
+                entity_type: s["entity_type"].as_str()?.to_string(),
+                canonical_name: s["canonical_name"].as_str()?.to_string(),
+                snapshot: s.get("snapshot").and_then(Value::as_object).cloned(),
+                hop: *hop,
+            })
+        })
+        .collect();
+    let relationships: Vec<RelationshipRef> = walked
+        .into_iter()
+        .map(|(e, _)| RelationshipRef {
+            id: e.id,
+            relationship_type: e.relationship_type,
+            source_entity_id: e.source_entity_id,
+            target_entity_id: e.target_entity_id,
+        })
+        .collect();
+    Ok(RetrieveRelatedEntitiesResponse {
+        total_entities: entities.len() as i64,
+        total_relationships: relationships.len() as i64,
+        entities,
+        relationships,
+        hops_traversed: hops,
+        truncated,
+    })
+}
+
+/// JSON objects, as listed in a response.
+type Objects = Vec<Map<String, Value>>;
+
+/// Relationships touching these entities (one hop, both directions) and the
+/// entities at their other ends: the `related_*` fields of `store`.
+pub fn related_to(user: &Uuid, ids: &[String]) -> Result<(Objects, Objects), NeotomaError> {
+    let user_s = user.to_string();
+    let mut rels = edges(&user_s, ids.to_vec(), None, Direction::Both)?;
+    rels.truncate(100);
+    if rels.is_empty() {
+        return Ok((vec![], vec![]));
+    }
+    let own: BTreeSet<&String> = ids.iter().collect();
+    let others: BTreeSet<String> = rels
+        .iter()
+        .flat_map(|e| [e.source_entity_id.clone(), e.target_entity_id.clone()])
+        .filter(|id| !own.contains(id))
+        .collect();
+    let summaries = entity_summaries(&user_s, others.iter().cloned().collect(), true)?;
+    let metadata = db::json(
+        "SELECT coalesce(jsonb_object_agg(id, snapshot), '{}') FROM neotoma.relationships
+         WHERE user_id = $1::uuid AND id::text = ANY($2)",
+        &[
+            Arg::uuid(user),
+            Arg::Texts(rels.iter().map(|e| e.id.clone()).collect()),
+        ],
+    )?;
+    let entities = others
+        .iter()
+        .filter_map(|id| summaries.get(id).and_then(Value::as_object).cloned())
+        .collect();
+    let relationships = rels
+        .into_iter()
+        .map(|e| {
+            let mut m = Map::new();
+            m.insert(
+                "metadata".into(),
+                metadata.get(&e.id).cloned().unwrap_or(json!({})),
+            );
+            m.insert("id".into(), json!(e.id));
+            m.insert("relationship_type".into(), json!(e.relationship_type));
+            m.insert("source_entity_id".into(), json!(e.source_entity_id));
+            m.insert("target_entity_id".into(), json!(e.target_entity_id));
+            m
+        })
+        .collect();
+    Ok((entities, relationships))
+}
+
+pub fn retrieve_graph_neighborhood(
+    user: Uuid,
+    req: RetrieveGraphNeighborhoodRequest,
+) -> Result<Value, NeotomaError> {
+    let node_type = req.node_type.as_deref().unwrap_or("entity");
+    let with = |flag: Option<bool>, default: bool| {
+        if flag.unwrap_or(default) {
+            "true"
+        } else {
+            "false"
+        }
+    };
+    let (rels, sources, events, observations) = (
+        with(req.include_relationships, true),
+        with(req.include_sources, true),
+        with(req.include_events, true),
+        with(req.include_observations, false),
+    );
+    match node_type {
+        "entity" => {
+            let entity_id = common::entity_id("node_id", &req.node_id)?;
+            let (entity, redirected) = resolve_entity(&user, &entity_id)?;
+            let mut out = db::json(
+                ENTITY_NEIGHBORHOOD,
+                &[
+                    Arg::uuid(user),
+                    Arg::Text(&entity.id),
+                    Arg::Text(rels),
+                    Arg::Text(sources),
+                    Arg::Text(events),
+                    Arg::Text(observations),
+                ],
+            )?;
+            if let Some(from) = redirected {
+                out["redirected_from"] = json!(from);
+            }
+            Ok(out)
+        }
+        "source" => {
+            let source = common::uuid("node_id", &req.node_id)?;
+            let out = db::json(
+                SOURCE_NEIGHBORHOOD,
+                &[
+                    Arg::uuid(user),
+                    Arg::uuid(source),
+                    Arg::Text(rels),
+                    Arg::Text(events),
+                    Arg::Text(observations),
+                ],
+            )?;
+            if out.is_null() {
+                return Err(NeotomaError::new(
+                    ErrorCode::SourceNotFound,
+                    format!("no source {source}"),
+                )
+                .with("source_id", source.to_string()));
+            }
+            Ok(out)
+        }
+        other => Err(NeotomaError::invalid_field(
+            "node_type",
+            format!("node_type must be entity or source, not `{other}`"),
+        )),
+    }
+}
+
+const ENTITY_NEIGHBORHOOD: &str = include_str!("../../sql/queries/entity_neighborhood.sql");
+const SOURCE_NEIGHBORHOOD: &str = include_str!("../../sql/queries/source_neighborhood.sql");

@@ -1,0 +1,13 @@
+//! Raising an action error from code that cannot answer `{"error": …}`
+//! (triggers, functions called by SQL).
+
+use neotoma_core::NeotomaError;
+
+/// Raises `e` as an action error (SQLSTATE NT001 with the envelope).
+pub fn raise(e: &NeotomaError) -> ! {
+    let _ = crate::db::run(
+        "SELECT neotoma._raise($1)",
+        &[crate::db::Arg::Json(&e.to_json())],
+    );
+    pgrx::error!("{e}")
+}

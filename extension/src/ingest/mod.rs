@@ -1,0 +1,44 @@
+//! Ingest: how content becomes truth. Every way in (`store` of structured
+//! entities or of a file, `reinterpret`, `record_interpretation`, and the
+//! earlier `submit_payload` and `upload_file`, which are `store`) runs the
+//! same stages:
+//!
+//! 1. **source**: the content, addressed by its hash per user
+//!    ([`structured`], [`files`]);
+//! 2. **run**: an interpretation run, one per (source, interpreter, config)
+//!    ([`runs`]);
+//! 3. **read**: the entities, as given, from a built-in reader, or from the
+//!    gateway's model, which answers later through `record_interpretation`
+//!    ([`files`]);
+//! 4. **prepare**: schema fields split from unknown fields, values checked
+//!    (strict) or coerced (lenient), identities resolved ([`prepare`]);
+//! 5. **write**: entities, observations and raw fragments; the observation
+//!    trigger folds them into snapshots ([`write`]);
+//! 6. **promote**: unknown fields that now qualify join the user's schema
+//!    (`crate::evolution::auto_promote`);
+//! 7. **finish**: the run's counts and status.
+//!
+//! Stages 5 to 7 are [`complete`], the same for every run. What an action
+//! adds around them (related entities in `store`'s answer) is the action's.
+
+pub mod files;
+pub mod prepare;
+pub mod runs;
+pub mod structured;
+pub mod write;
+
+pub use prepare::PreparedBatch;
+pub use write::{Origin, Stored};
+
+use neotoma_core::NeotomaError;
+
+/// Stages 5 to 7 of a run whose entities are prepared: write them, promote
+/// the unknown fields that now qualify, record what the run made.
+pub fn complete(origin: &Origin, batch: &PreparedBatch) -> Result<Stored, NeotomaError> {
+    let stored = write::store_entities(origin, batch)?;
+    if stored.unknown_fields > 0 {
+        crate::evolution::auto_promote(&origin.user, &batch.unknown_keys_by_type())?;
+    }
+    runs::finish_run(&origin.user, &origin.run_id, Some(&stored), None)?;
+    Ok(stored)
+}

@@ -1,0 +1,200 @@
+//! Stage 1 for structured entities: the canonical JSON of the entities is
+//! the source (its hash, its id); then the run of the `structured`
+//! interpreter over it.
+
+use super::complete;
+use super::prepare::prepare;
+use super::runs::{insert_run, run_id};
+use super::write::{observation_id, Origin};
+use crate::db::{self, Arg};
+use neotoma_core::actions::store::*;
+use neotoma_core::canonical::{canonical_json, sha256_hex};
+use neotoma_core::ids::source_id;
+use neotoma_core::NeotomaError;
+use serde_json::{json, Map, Value};
+use uuid::Uuid;
+
+/// Stores structured entities (`store` with `entities`): stages 1 to 7
+/// for a source of type `structured`. Content stored before answers what
+/// that store made, and creates nothing.
+pub fn store(
+    user: Uuid,
+    entities: &[Value],
+    req: &StoreRequest,
+) -> Result<StoreResponse, NeotomaError> {
+    if entities.is_empty() || entities.len() > MAX_ENTITIES {
+        return Err(NeotomaError::invalid_field(
+            "entities",
+            format!("entities must hold 1 to {MAX_ENTITIES} entities"),
+        )
+        .with("got", entities.len()));
+    }
+    let content = structured_content(entities);
+    let canonical = canonical_json(&content);
+    if canonical.len() > MAX_STRUCTURED_BYTES {
+        return Err(NeotomaError::invalid_field(
+            "entities",
+            format!(
+                "the entities are {} bytes; at most {MAX_STRUCTURED_BYTES} fit in one store",
+                canonical.len()
+            ),
+        )
+        .with("bytes", canonical.len())
+        .with("max_bytes", MAX_STRUCTURED_BYTES));
+    }
+    let priority = req.source_priority.unwrap_or(DEFAULT_SOURCE_PRIORITY);
+    if !(0..1000).contains(&priority) {
+        return Err(NeotomaError::invalid_field(
+            "source_priority",
+            "source_priority must be between 0 and 999 (1000 is reserved for corrections)",
+        )
+        .with("got", priority));
+    }
+    let extracted_at = req
+        .provenance
+        .as_ref()
+        .map(|p| neotoma_core::actions::common::micros("provenance.extracted_at", &p.extracted_at))
+        .transpose()?;
+    let batch = prepare(user, entities, false)?;
+    let content_hash = sha256_hex(canonical.as_bytes());
+    let source = source_id(&user, &content_hash);
+    let run = run_id(&user, &source, "structured", &Map::new());
+    let user_s = user.to_string();
+    let source_s = source.to_string();
+    let origin = Origin {
+        user,
+        source_id: source,
+        run_id: run,
+        kind: "store",
+        source_priority: priority,
+        observed_at: extracted_at,
+    };
+
+    let existing = db::json(
+        "SELECT to_jsonb(s.id) FROM neotoma.sources s WHERE s.user_id = $1::uuid AND s.id = $2::uuid",
+        &[Arg::uuid(user), Arg::uuid(source)],
+    )?;
+    if !existing.is_null() {
+        let ids: Vec<String> = (0..batch.entities.len())
+            .map(|i| observation_id(&origin, i).to_string())
+            .collect();
+        return deduplicated(&user_s, &source_s, &content_hash, &run, &ids);
+    }
+
+    let provenance = match &req.provenance {
+        Some(p) => json!({
+            "source_refs": p.source_refs, "extracted_at": p.extracted_at,
+            "extractor_version": p.extractor_version, "agent_id": p.agent_id,
+        }),
+        None => json!({}),
+    };
+    // The same content stored at the same moment by another session: that
+    // store wins and this one answers as a duplicate of it.
+    let inserted = db::inserted(
+        "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, file_size,
+                                      content, source_priority, provenance)
+         VALUES ($1::uuid, $2::uuid, $3, 'structured', 'application/json', $4, $5, $6::int, $7)
+         ON CONFLICT DO NOTHING",
+        &[
+            Arg::uuid(user),
+            Arg::uuid(source),
+            Arg::Text(&content_hash),
+            Arg::Int(canonical.len() as i64),
+            Arg::Json(&content),
+            Arg::Int(priority as i64),
+            Arg::Json(&provenance),
+        ],
+    )?;
+    if !inserted {
+        let ids: Vec<String> = (0..batch.entities.len())
+            .map(|i| observation_id(&origin, i).to_string())
+            .collect();
+        return deduplicated(&user_s, &source_s, &content_hash, &run, &ids);
+    }
+    // The source is new, so its structured run is too.
+    insert_run(
+        &user,
+        &run,
+        &source,
+        "structured",
+        &Map::new(),
+        "running",
+        None,
+    )?;
+    let stored = complete(&origin, &batch)?;
+    Ok(StoreResponse {
+        source_id: source_s,
+        content_hash,
+        file_size: None,
+        deduplicated: false,
+        interpretation: Some(InterpretationSummary {
+            run_id: run.to_string(),
+            entities_created: stored.entities_created,
+            observations_created: stored.observations_created,
+            status: "completed".into(),
+            reason: None,
+        }),
+        unknown_fields_count: Some(stored.unknown_fields),
+        entities: Some(stored.entities),
+        entities_total: None,
+        // The action adds what the entities are related to.
+        related_entities: None,
+        related_relationships: None,
+        mime_type: None,
+        storage_path: None,
+        external_interpretation: None,
+    })
+}
+
+/// The answer for content stored before: what that store created, nothing new.
+fn deduplicated(
+    user: &str,
+    source: &str,
+    content_hash: &str,
+    run_id: &Uuid,
+    observation_ids: &[String],
+) -> Result<StoreResponse, NeotomaError> {
+    let found = db::json(
+        "SELECT jsonb_build_object(
+           'entities', coalesce((SELECT jsonb_object_agg(o.id::text, jsonb_build_object(
+                          'entity_id', coalesce(e.merged_into, o.entity_id), 'entity_type', o.entity_type))
+                        FROM neotoma.observations o
+                        JOIN neotoma.entities e ON e.user_id = o.user_id AND e.id = o.entity_id
+                        WHERE o.user_id = $1::uuid AND o.id::text = ANY($3)), '{}'),
+           'unknown', (SELECT count(*) FROM neotoma.raw_fragments f
+                       WHERE f.user_id = $1::uuid AND f.source_id = $2::uuid))",
+        &[Arg::Text(user), Arg::Text(source), Arg::Texts(observation_ids.to_vec())],
+    )?;
+    let stored = observation_ids
+        .iter()
+        .filter_map(|id| {
+            let e = found["entities"].get(id)?;
+            Some(StoredEntity {
+                entity_id: e["entity_id"].as_str()?.to_string(),
+                entity_type: e["entity_type"].as_str()?.to_string(),
+                observation_id: id.clone(),
+            })
+        })
+        .collect();
+    Ok(StoreResponse {
+        source_id: source.to_string(),
+        content_hash: content_hash.to_string(),
+        file_size: None,
+        deduplicated: true,
+        interpretation: Some(InterpretationSummary {
+            run_id: run_id.to_string(),
+            entities_created: 0,
+            observations_created: 0,
+            status: "skipped".into(),
+            reason: Some("already stored: this content was interpreted before".into()),
+        }),
+        entities: Some(stored),
+        entities_total: None,
+        unknown_fields_count: Some(found["unknown"].as_u64().unwrap_or(0)),
+        related_entities: Some(vec![]),
+        related_relationships: Some(vec![]),
+        mime_type: None,
+        storage_path: None,
+        external_interpretation: None,
+    })
+}

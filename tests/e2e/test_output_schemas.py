@@ -1,0 +1,97 @@
+"""What is published is what is served: every tool that publishes an
+outputSchema is called with a fixture, and its real result must validate
+against that schema and hold no field the schema does not declare (at any
+depth where the schema lists properties). A tool with an outputSchema and
+no fixture here fails the test, so new actions cannot skip it."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+from conftest import Client, new_user, ok
+from jsonschema import Draft202012Validator
+
+pytestmark = pytest.mark.anyio
+
+
+def undeclared(value: Any, schema: dict[str, Any], path: str = "$") -> list[str]:
+    """Paths of object keys the schema's `properties` do not declare (where
+    it declares properties and allows nothing else explicitly)."""
+    found: list[str] = []
+    if isinstance(value, dict) and isinstance(schema.get("properties"), dict):
+        props = schema["properties"]
+        for key, v in value.items():
+            if key not in props:
+                if schema.get("additionalProperties") in (None, False):
+                    found.append(f"{path}.{key}")
+                continue
+            found += undeclared(v, props[key], f"{path}.{key}")
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, v in enumerate(value):
+            found += undeclared(v, schema["items"], f"{path}[{i}]")
+    for branch in schema.get("anyOf", []) + schema.get("oneOf", []):
+        if isinstance(branch, dict) and branch.get("type") == "object" and isinstance(value, dict):
+            found += undeclared(value, branch, path)
+    return found
+
+
+async def test_every_published_output_schema_is_what_the_action_returns(start_gateway) -> None:
+    gw = start_gateway("--user-id", new_user())
+    async with Client(gw.url) as c:
+        tools = {t.name: t for t in (await c.list_tools()).tools}
+        published = {name: t.output_schema for name, t in tools.items() if t.output_schema}
+
+        invoice = {"entity_type": "invoice", "invoice_number": "S-1", "vendor_name": "Acme",
+                   "amount_due": 10, "invoice_date": "2024-05-01", "cost_center": "X"}
+        person = {"entity_type": "person", "name": "Ana Lima", "email": "ana@example.com"}
+        duplicate = {"entity_type": "person", "name": "Ana L.", "email": "ana.lima@example.com"}
+        stored = ok(await c.call_tool("store", {"entities": [invoice, person, duplicate]}))
+        inv, ana, ana2 = (e["entity_id"] for e in stored["entities"])
+        rel = {"relationship_type": "REFERS_TO", "source_entity_id": inv, "target_entity_id": ana}
+        csv = base64.b64encode(b"name,email\nBo,bo@example.com\n").decode()
+        stored_file = ok(await c.call_tool("store", {"file_content": csv, "mime_type": "text/csv",
+                                                     "interpretation_config": {"entity_type": "person"}}))
+
+        # In an order where each call has what it needs.
+        fixtures: list[tuple[str, dict[str, Any]]] = [
+            ("get_version", {}),
+            ("get_current_time", {}),
+            ("store", {"entities": [{"entity_type": "note", "title": "t", "content": "c"}],
+                       "provenance": {"extracted_at": "2024-05-02T10:00:00", "extractor_version": "t/1"}}),
+            ("retrieve_entity_snapshot", {"entity_id": inv}),
+            ("list_observations", {"entity_id": inv}),
+            ("retrieve_field_provenance", {"entity_id": inv, "field": "vendor_name"}),
+            ("retrieve_entities", {"entity_type": "invoice"}),
+            ("retrieve_entity_by_identifier", {"identifier": "ana@example.com"}),
+            ("list_entity_types", {"keyword": "bill"}),
+            ("correct", {"entity_id": inv, "entity_type": "invoice", "field": "amount_due", "value": 12}),
+            ("create_relationship", {**rel, "metadata": {"note": "billed"}}),
+            ("list_relationships", {"entity_id": inv}),
+            ("get_relationship_snapshot", rel),
+            ("retrieve_related_entities", {"entity_id": inv, "max_hops": 2}),
+            ("list_timeline_events", {"after_date": "2024-01-01"}),
+            ("analyze_schema_candidates", {"entity_type": "invoice", "min_frequency": 1, "min_confidence": 0}),
+            ("get_schema_recommendations", {"entity_type": "invoice", "status": "all"}),
+            ("update_schema_incremental", {"entity_type": "invoice", "user_specific": True,
+                                           "fields_to_add": [{"field_name": "cost_center", "field_type": "string"}]}),
+            ("register_schema", {"entity_type": "output_check", "user_specific": True,
+                                 "schema_definition": {"fields": {"label": {"type": "string"}}},
+                                 "reducer_config": {"merge_policies": {}}}),
+            ("reinterpret", {"source_id": stored_file["source_id"],
+                             "interpretation_config": {"entity_type": "person", "code_version": "2"}}),
+            ("retrieve_file_url", {"file_path": stored_file["storage_path"]}),
+            ("merge_entities", {"from_entity_id": ana2, "to_entity_id": ana, "merge_reason": "same person"}),
+        ]
+        missing = set(published) - {name for name, _ in fixtures}
+        assert not missing, f"tools with an outputSchema but no fixture here: {sorted(missing)}"
+
+        for name, args in fixtures:
+            schema = published[name]
+            result = ok(await c.call_tool(name, args))
+            errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+                      for e in Draft202012Validator(schema).iter_errors(result)]
+            assert not errors, f"{name} answered outside its outputSchema: {errors}"
+            extra = undeclared(result, schema)
+            assert not extra, f"{name} answered fields its outputSchema does not declare: {extra}"

@@ -29,8 +29,7 @@ const ACTIVE: &str = "
           ORDER BY entity_type, user_id = neotoma.global_user_id()) s";
 
 fn load(user: Uuid, types: Option<Vec<String>>) -> Result<BTreeMap<String, Active>, NeotomaError> {
-    let user = user.to_string();
-    let rows = db::json(ACTIVE, &[Arg::Text(&user), Arg::OptTexts(types)])?;
+    let rows = db::json(ACTIVE, &[Arg::uuid(user), Arg::OptTexts(types)])?;
     let mut out = BTreeMap::new();
     for row in rows.as_array().into_iter().flatten() {
         let schema: EntitySchema = db::from_json(row["definition"].clone(), "entity schema")?;

@@ -309,21 +309,7 @@ fn store_states(
         ));
     }
     db::run(
-        "INSERT INTO neotoma.entity_snapshots AS t (user_id, entity_id, entity_type, schema_version,
-             snapshot, provenance, field_provenance, reducer_state, observation_count,
-             last_observation_at, computed_at)
-         SELECT $1::uuid, r.entity_id, r.entity_type, r.schema_version, r.snapshot, r.provenance,
-                r.field_provenance, r.reducer_state, r.observation_count,
-                neotoma._from_micros(r.last_us), neotoma._from_micros(r.last_us)
-         FROM jsonb_to_recordset($2) AS r(entity_id text, entity_type text, schema_version text,
-              snapshot jsonb, provenance jsonb, field_provenance jsonb, reducer_state jsonb,
-              observation_count bigint, last_us bigint)
-         ON CONFLICT (user_id, entity_id) DO UPDATE SET
-             entity_type = EXCLUDED.entity_type, schema_version = EXCLUDED.schema_version,
-             snapshot = EXCLUDED.snapshot, provenance = EXCLUDED.provenance,
-             field_provenance = EXCLUDED.field_provenance, reducer_state = EXCLUDED.reducer_state,
-             observation_count = EXCLUDED.observation_count,
-             last_observation_at = EXCLUDED.last_observation_at, computed_at = EXCLUDED.computed_at",
+        WRITE_SNAPSHOTS,
         &[Arg::Text(user), Arg::JsonText(json_text(&snapshot_rows)?)],
     )?;
     let ids: Vec<String> = states.keys().cloned().collect();
@@ -761,3 +747,5 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
         "repaired": repair && mismatch_count > 0,
     }))
 }
+
+const WRITE_SNAPSHOTS: &str = include_str!("../sql/queries/write_snapshots.sql");

@@ -139,24 +139,13 @@ pub fn list_observations(
     let (limit, offset) = common::page(req.limit, req.offset)?;
     let (entity, _) = resolve_entity(&user, &entity_id)?;
     let v = db::json(
-        "WITH o AS (
-           SELECT * FROM neotoma.observations
-           WHERE user_id = $1::uuid
-             AND entity_id = ANY(ARRAY[$2::text] || ARRAY(SELECT id FROM neotoma.entities
-                               WHERE user_id = $1::uuid AND merged_into = $2)))
-         SELECT jsonb_build_object(
-           'observations', coalesce((
-             SELECT jsonb_agg(jsonb_build_object(
-                      'id', p.id, 'entity_id', p.entity_id, 'entity_type', p.entity_type,
-                      'schema_version', p.schema_version, 'source_id', p.source_id,
-                      'interpretation_run_id', p.interpretation_run_id, 'kind', p.kind,
-                      'observed_at', neotoma._iso(p.observed_at),
-                      'specificity_score', p.specificity_score, 'source_priority', p.source_priority,
-                      'fields', p.fields, 'created_at', neotoma._iso(p.created_at))
-                    ORDER BY p.observed_at DESC, p.id)
-             FROM (SELECT * FROM o ORDER BY observed_at DESC, id LIMIT $3 OFFSET $4) p), '[]'),
-           'total', (SELECT count(*) FROM o), 'limit', $3, 'offset', $4)",
-        &[Arg::uuid(user), Arg::Text(&entity.id), Arg::Int(limit), Arg::Int(offset)],
+        LIST_OBSERVATIONS,
+        &[
+            Arg::uuid(user),
+            Arg::Text(&entity.id),
+            Arg::Int(limit),
+            Arg::Int(offset),
+        ],
     )?;
     db::from_json(v, "observations")
 }
@@ -193,25 +182,7 @@ pub fn retrieve_field_provenance(
         .with("available_fields", found["fields"].clone()));
     };
     let v = db::json(
-        "SELECT jsonb_build_object(
-           'field', $3::text, 'value', $4::jsonb, 'observed_at', neotoma._iso(o.observed_at),
-           'source_observation', jsonb_build_object(
-              'id', o.id, 'source_id', o.source_id, 'observed_at', neotoma._iso(o.observed_at),
-              'specificity_score', o.specificity_score, 'source_priority', o.source_priority,
-              'kind', o.kind, 'interpretation_run_id', o.interpretation_run_id),
-           'source_material', jsonb_build_object(
-              'id', s.id, 'source_type', s.source_type, 'mime_type', s.mime_type,
-              'original_filename', s.original_filename, 'content_hash', s.content_hash,
-              'file_urls', '[]'::jsonb, 'storage_path', s.storage_path,
-              'created_at', neotoma._iso(s.created_at)),
-           'interpretation_run', (SELECT jsonb_build_object(
-              'id', r.id, 'interpreter', r.interpreter, 'config', r.config, 'status', r.status,
-              'started_at', neotoma._iso(r.started_at), 'finished_at', neotoma._iso(r.finished_at))
-              FROM neotoma.interpretation_runs r
-              WHERE r.user_id = o.user_id AND r.id = o.interpretation_run_id))
-         FROM neotoma.observations o
-         JOIN neotoma.sources s ON s.user_id = o.user_id AND s.id = o.source_id
-         WHERE o.user_id = $1::uuid AND o.id = $2::uuid",
+        FIELD_PROVENANCE,
         &[
             Arg::uuid(user),
             Arg::Text(observation_id),
@@ -238,28 +209,7 @@ pub fn retrieve_entities(
     let include_snapshots = req.include_snapshots.unwrap_or(true);
     let include_merged = req.include_merged.unwrap_or(false);
     let v = db::json(
-        "WITH e AS (
-           SELECT e.id, e.entity_type, e.canonical_name, e.merged_into, s.snapshot,
-                  coalesce(s.observation_count, 0) AS observation_count, s.last_observation_at
-           FROM neotoma.entities e
-           LEFT JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
-           WHERE e.user_id = $1::uuid AND ($2::text IS NULL OR e.entity_type = $2)
-             AND ($3 = 'true' OR e.merged_into IS NULL))
-         SELECT jsonb_build_object(
-           'entities', coalesce((
-             SELECT jsonb_agg(jsonb_build_object(
-                      'id', p.id, 'entity_type', p.entity_type, 'canonical_name', p.canonical_name,
-                      'observation_count', p.observation_count,
-                      'last_observation_at', neotoma._iso(p.last_observation_at))
-                    || CASE WHEN $4 = 'true' THEN jsonb_build_object('snapshot', coalesce(p.snapshot, '{}'))
-                            ELSE '{}' END
-                    || CASE WHEN p.merged_into IS NOT NULL THEN jsonb_build_object('merged_into', p.merged_into)
-                            ELSE '{}' END
-                    ORDER BY p.last_observation_at DESC NULLS LAST, p.id)
-             FROM (SELECT * FROM e ORDER BY last_observation_at DESC NULLS LAST, id
-                   LIMIT $5 OFFSET $6) p), '[]'),
-           'total', (SELECT count(*) FROM e),
-           'excluded_merged', $3 <> 'true', 'limit', $5, 'offset', $6)",
+        RETRIEVE_ENTITIES,
         &[
             Arg::uuid(user),
             Arg::OptText(req.entity_type.as_deref()),
@@ -349,32 +299,7 @@ fn lookup(
         (None, None)
     };
     let v = db::json(
-        "WITH hits AS (
-           -- An identifier of a merged entity finds the entity it was merged into.
-           SELECT coalesce(e.merged_into, e.id) AS entity_id, i.field
-           FROM neotoma.entity_identifiers i
-           JOIN neotoma.entities e ON e.user_id = i.user_id AND e.id = i.entity_id
-           WHERE i.user_id = $1::uuid
-             AND (CASE WHEN $4::jsonb IS NULL THEN i.value = ANY($3)
-                       ELSE i.value LIKE (CASE WHEN $4 ? i.field THEN $4 ->> i.field ELSE $6 END) END)
-           UNION ALL
-           SELECT coalesce(e.merged_into, e.id), 'id' FROM neotoma.entities e WHERE e.user_id = $1::uuid AND e.id = $5),
-         m AS (SELECT entity_id, array_agg(DISTINCT field ORDER BY field) AS fields FROM hits GROUP BY entity_id),
-         r AS (
-           SELECT e.id, e.entity_type, e.canonical_name, s.snapshot, m.fields
-           FROM m JOIN neotoma.entities e ON e.user_id = $1::uuid AND e.id = m.entity_id
-           LEFT JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
-           WHERE e.merged_into IS NULL AND ($2::text IS NULL OR e.entity_type = $2)
-           ORDER BY e.entity_type, e.canonical_name, e.id
-           LIMIT 100)
-         SELECT jsonb_build_object(
-           'entities', coalesce((SELECT jsonb_agg(jsonb_build_object(
-                 'id', r.id, 'entity_type', r.entity_type, 'canonical_name', r.canonical_name,
-                 'snapshot', r.snapshot, 'matched_fields', to_jsonb(r.fields))
-               ORDER BY r.entity_type, r.canonical_name, r.id) FROM r), '[]'),
-           'total', (SELECT count(*) FROM r),
-           'match_type', CASE WHEN NOT EXISTS (SELECT 1 FROM r) THEN 'none'
-                              WHEN $4::jsonb IS NULL THEN 'exact' ELSE 'partial' END)",
+        IDENTIFIER_LOOKUP,
         &[
             Arg::uuid(user),
             Arg::OptText(entity_type),
@@ -519,3 +444,8 @@ fn answer(
         message: message.to_string(),
     })
 }
+
+const FIELD_PROVENANCE: &str = include_str!("../../sql/queries/field_provenance.sql");
+const IDENTIFIER_LOOKUP: &str = include_str!("../../sql/queries/identifier_lookup.sql");
+const LIST_OBSERVATIONS: &str = include_str!("../../sql/queries/list_observations.sql");
+const RETRIEVE_ENTITIES: &str = include_str!("../../sql/queries/retrieve_entities.sql");

@@ -148,8 +148,7 @@ fn merge(
 /// old one points at it. A relationship between `from` and `to` themselves
 /// would become a self-loop and is dissolved (it points at the nil UUID).
 fn move_relationships(user: &Uuid, from: &str, to: &str) -> Result<i64, NeotomaError> {
-    let user_s = user.to_string();
-    let old = edges(&user_s, vec![from.to_string()], None, Direction::Both)?;
+    let old = edges(user, vec![from.to_string()], None, Direction::Both)?;
     let mut rekeyed: BTreeMap<String, (RelationshipType, String, String)> = BTreeMap::new();
     let mut moves = 0;
     for e in &old {
@@ -191,11 +190,11 @@ fn move_relationships(user: &Uuid, from: &str, to: &str) -> Result<i64, NeotomaE
         moves += 1;
     }
     for (id, (rtype, s, t)) in &rekeyed {
-        let observations = relationship_observations(&user_s, id)?;
-        apply_to_relationship(&user_s, id, &observations, true)?;
+        let observations = relationship_observations(user, id)?;
+        apply_to_relationship(user, id, &observations, true)?;
         if rtype.acyclic() {
-            lock_type(&user_s, *rtype)?;
-            if let Some(mut path) = find_path(&user_s, *rtype, t, s)? {
+            lock_type(user, *rtype)?;
+            if let Some(mut path) = find_path(user, *rtype, t, s)? {
                 path.insert(0, s.clone());
                 return Err(NeotomaError::new(
                     ErrorCode::CycleDetected,

@@ -60,7 +60,7 @@ pub struct Edge {
 
 /// Edges of these types touching `nodes` in `direction`, by id.
 pub fn edges(
-    user: &str,
+    user: &Uuid,
     nodes: Vec<String>,
     types: Option<Vec<String>>,
     direction: Direction,
@@ -77,7 +77,7 @@ pub fn edges(
            WHERE $4 <> 'outbound' AND r.user_id = $1::uuid AND r.target_entity_id = ANY($2)
              AND r.merged_into IS NULL AND ($3::text[] IS NULL OR r.relationship_type = ANY($3))) x",
         &[
-            Arg::Text(user),
+            Arg::uuid(user),
             Arg::Texts(nodes),
             Arg::OptTexts(types),
             Arg::Text(direction.as_str()),
@@ -89,7 +89,7 @@ pub fn edges(
 /// A path of `rtype` relationships from `from` to `to`, if any (breadth
 /// first, so the shortest).
 pub fn find_path(
-    user: &str,
+    user: &Uuid,
     rtype: RelationshipType,
     from: &str,
     to: &str,
@@ -131,18 +131,18 @@ pub fn find_path(
 /// then sees the first one's edges; under REPEATABLE READ or SERIALIZABLE,
 /// whose snapshot could not see them, it fails with a serialization error
 /// instead of closing a cycle.
-pub fn lock_type(user: &str, rtype: RelationshipType) -> Result<(), NeotomaError> {
+pub fn lock_type(user: &Uuid, rtype: RelationshipType) -> Result<(), NeotomaError> {
     db::run(
         "INSERT INTO neotoma.graph_write_locks AS g (user_id, relationship_type, writes)
          VALUES ($1::uuid, $2, 1)
          ON CONFLICT (user_id, relationship_type) DO UPDATE SET writes = g.writes + 1",
-        &[Arg::Text(user), Arg::Text(rtype.as_str())],
+        &[Arg::uuid(user), Arg::Text(rtype.as_str())],
     )
 }
 
 /// Refuses `source → target` when it would close a cycle of an acyclic type.
 fn check_cycle(
-    user: &str,
+    user: &Uuid,
     rtype: RelationshipType,
     source: &str,
     target: &str,
@@ -168,14 +168,14 @@ fn check_cycle(
 
 /// Folds new observations into a relationship's snapshot.
 pub fn apply_to_relationship(
-    user: &str,
+    user: &Uuid,
     id: &str,
     observations: &[Observation],
     fresh: bool,
 ) -> Result<(), NeotomaError> {
     let row = db::json(
         "SELECT reducer_state FROM neotoma.relationships WHERE user_id = $1::uuid AND id = $2::uuid FOR UPDATE",
-        &[Arg::Text(user), Arg::Text(id)],
+        &[Arg::uuid(user), Arg::Text(id)],
     )?;
     let mut state: SnapshotState = if fresh || row.is_null() || row == json!({}) {
         SnapshotState::default()
@@ -191,7 +191,7 @@ pub fn apply_to_relationship(
                 observation_count = $6, last_observation_at = neotoma._from_micros($7)
          WHERE user_id = $1::uuid AND id = $2::uuid",
         &[
-            Arg::Text(user),
+            Arg::uuid(user),
             Arg::Text(id),
             Arg::Json(&Value::Object(r.snapshot)),
             Arg::Json(&Value::Object(r.provenance)),
@@ -212,7 +212,7 @@ fn assert_relationship(
     metadata: &Map<String, Value>,
 ) -> Result<RelationshipOut, NeotomaError> {
     let user_s = user.to_string();
-    check_cycle(&user_s, rtype, source, target)?;
+    check_cycle(user, rtype, source, target)?;
     let id = relationship_id(user, rtype.as_str(), source, target).to_string();
     db::run(
         "INSERT INTO neotoma.relationships (user_id, id, relationship_type, source_entity_id, target_entity_id)
@@ -255,18 +255,18 @@ fn assert_relationship(
             specificity_score: 1.0,
             fields: metadata.clone(),
         };
-        apply_to_relationship(&user_s, &id, &[o], false)?;
+        apply_to_relationship(user, &id, &[o], false)?;
     }
-    relationship_out(&user_s, &id)
+    relationship_out(user, &id)
 }
 
-fn relationship_out(user: &str, id: &str) -> Result<RelationshipOut, NeotomaError> {
+fn relationship_out(user: &Uuid, id: &str) -> Result<RelationshipOut, NeotomaError> {
     let v = db::json(
         "SELECT jsonb_build_object('id', id, 'relationship_type', relationship_type,
                   'source_entity_id', source_entity_id, 'target_entity_id', target_entity_id,
                   'metadata', snapshot, 'created_at', neotoma._iso(created_at))
          FROM neotoma.relationships WHERE user_id = $1::uuid AND id = $2::uuid",
-        &[Arg::Text(user), Arg::Text(id)],
+        &[Arg::uuid(user), Arg::Text(id)],
     )?;
     db::from_json(v, "relationship")
 }
@@ -319,28 +319,16 @@ pub fn list_relationships(
     let (limit, offset) = common::page(req.limit, req.offset)?;
     let (entity, _) = resolve_entity(&user, &entity_id)?;
     let v = db::json(
-            "WITH r AS (
-               SELECT * FROM neotoma.relationships r
-               WHERE r.user_id = $1::uuid AND r.merged_into IS NULL
-                 AND (($3 <> 'inbound' AND r.source_entity_id = $2) OR ($3 <> 'outbound' AND r.target_entity_id = $2))
-                 AND ($4::text IS NULL OR r.relationship_type = $4))
-             SELECT jsonb_build_object(
-               'relationships', coalesce((SELECT jsonb_agg(jsonb_build_object(
-                   'id', p.id, 'relationship_type', p.relationship_type,
-                   'source_entity_id', p.source_entity_id, 'target_entity_id', p.target_entity_id,
-                   'metadata', p.snapshot, 'created_at', neotoma._iso(p.created_at))
-                 ORDER BY p.created_at DESC, p.id)
-                 FROM (SELECT * FROM r ORDER BY created_at DESC, id LIMIT $5 OFFSET $6) p), '[]'),
-               'total', (SELECT count(*) FROM r), 'limit', $5, 'offset', $6)",
-            &[
-                Arg::uuid(user),
-                Arg::Text(&entity.id),
-                Arg::Text(direction.as_str()),
-                Arg::OptText(rtype.map(|t| t.as_str())),
-                Arg::Int(limit),
-                Arg::Int(offset),
-            ],
-        )?;
+        LIST_RELATIONSHIPS,
+        &[
+            Arg::uuid(user),
+            Arg::Text(&entity.id),
+            Arg::Text(direction.as_str()),
+            Arg::OptText(rtype.map(|t| t.as_str())),
+            Arg::Int(limit),
+            Arg::Int(offset),
+        ],
+    )?;
     db::from_json(v, "relationships")
 }
 
@@ -354,26 +342,7 @@ pub fn get_relationship_snapshot(
     let (s, _) = resolve_entity(&user, &source)?;
     let (t, _) = resolve_entity(&user, &target)?;
     let id = relationship_id(&user, rtype.as_str(), &s.id, &t.id).to_string();
-    let found = db::json(
-        "SELECT jsonb_build_object(
-           'snapshot', jsonb_build_object(
-              'relationship_key', r.relationship_type || ':' || r.source_entity_id || ':' || r.target_entity_id,
-              'id', r.id, 'relationship_type', r.relationship_type,
-              'source_entity_id', r.source_entity_id, 'target_entity_id', r.target_entity_id,
-              'schema_version', '1.0', 'snapshot', r.snapshot,
-              'computed_at', neotoma._iso(r.last_observation_at),
-              'observation_count', r.observation_count,
-              'last_observation_at', neotoma._iso(r.last_observation_at),
-              'provenance', r.provenance, 'user_id', r.user_id),
-           'observations', coalesce((SELECT jsonb_agg(jsonb_build_object(
-               'id', o.id, 'source_id', o.source_id, 'observed_at', neotoma._iso(o.observed_at),
-               'specificity_score', o.specificity_score, 'source_priority', o.source_priority,
-               'metadata', o.metadata) ORDER BY o.observed_at DESC, o.id)
-             FROM neotoma.relationship_observations o
-             WHERE o.user_id = r.user_id AND o.relationship_id = r.id), '[]'))
-         FROM neotoma.relationships r WHERE r.user_id = $1::uuid AND r.id = $2::uuid",
-        &[Arg::uuid(user), Arg::Text(&id)],
-    )?;
+    let found = db::json(RELATIONSHIP_SNAPSHOT, &[Arg::uuid(user), Arg::Text(&id)])?;
     if found.is_null() {
         return Err(NeotomaError::new(
             ErrorCode::NotFound,
@@ -391,13 +360,16 @@ pub fn get_relationship_snapshot(
     db::from_json(found, "relationship snapshot")
 }
 
-pub fn relationship_observations(user: &str, id: &str) -> Result<Vec<Observation>, NeotomaError> {
+pub fn relationship_observations(user: &Uuid, id: &str) -> Result<Vec<Observation>, NeotomaError> {
     let v = db::json(
         "SELECT coalesce(jsonb_agg(jsonb_build_object('id', o.id, 'source_id', o.source_id,
                    'observed_at', neotoma._micros(o.observed_at), 'source_priority', o.source_priority,
                    'specificity_score', o.specificity_score, 'fields', o.metadata) ORDER BY o.id), '[]')
          FROM neotoma.relationship_observations o WHERE o.user_id = $1::uuid AND o.relationship_id = $2::uuid",
-        &[Arg::Text(user), Arg::Text(id)],
+        &[Arg::uuid(user), Arg::Text(id)],
     )?;
     db::from_json(v, "relationship observations")
 }
+
+const LIST_RELATIONSHIPS: &str = include_str!("../../sql/queries/list_relationships.sql");
+const RELATIONSHIP_SNAPSHOT: &str = include_str!("../../sql/queries/relationship_snapshot.sql");

@@ -18,30 +18,7 @@ use uuid::Uuid;
 const MAX_ITEMS: i64 = 1000;
 
 pub fn list_resources(user: Uuid, _req: ListResourcesRequest) -> Result<Value, NeotomaError> {
-    db::json(
-        "WITH types AS (
-           SELECT entity_type, count(*) AS n FROM neotoma.entities
-           WHERE user_id = $1::uuid AND merged_into IS NULL GROUP BY entity_type),
-         months AS (
-           SELECT to_char(event_timestamp AT TIME ZONE 'UTC', 'YYYY') AS y,
-                  to_char(event_timestamp AT TIME ZONE 'UTC', 'YYYY-MM') AS ym, count(*) AS n
-           FROM neotoma.timeline_events WHERE user_id = $1::uuid GROUP BY 1, 2)
-         SELECT jsonb_build_object('resources',
-           jsonb_build_array(jsonb_build_object('uri', 'neotoma://sources', 'name', 'Sources',
-             'description', (SELECT count(*) FROM neotoma.sources WHERE user_id = $1::uuid) || ' source materials',
-             'mime_type', 'application/json'))
-           || coalesce((SELECT jsonb_agg(jsonb_build_object('uri', 'neotoma://entities/' || entity_type,
-                 'name', entity_type || ' entities', 'description', n || ' entities of type ' || entity_type,
-                 'mime_type', 'application/json') ORDER BY entity_type) FROM types), '[]')
-           || coalesce((SELECT jsonb_agg(jsonb_build_object('uri', 'neotoma://timeline/' || y,
-                 'name', 'Timeline ' || y, 'description', n || ' timeline events in ' || y,
-                 'mime_type', 'application/json') ORDER BY y DESC)
-               FROM (SELECT y, sum(n) AS n FROM months GROUP BY y) years), '[]')
-           || coalesce((SELECT jsonb_agg(jsonb_build_object('uri', 'neotoma://timeline/' || ym,
-                 'name', 'Timeline ' || ym, 'description', n || ' timeline events in ' || ym,
-                 'mime_type', 'application/json') ORDER BY ym DESC) FROM months), '[]'))",
-        &[Arg::uuid(user)],
-    )
+    db::json(LIST_RESOURCES, &[Arg::uuid(user)])
 }
 
 pub fn read_resource(user: Uuid, req: ReadResourceRequest) -> Result<Value, NeotomaError> {
@@ -165,3 +142,5 @@ const SOURCES: &str = "
                FROM (SELECT * FROM neotoma.sources WHERE user_id = $1::uuid
                      ORDER BY created_at DESC, id LIMIT $2) p), '[]'),
              'total', (SELECT count(*) FROM neotoma.sources WHERE user_id = $1::uuid))";
+
+const LIST_RESOURCES: &str = include_str!("../../sql/queries/list_resources.sql");

@@ -42,21 +42,7 @@ pub fn list_timeline_events(
         None => None,
     };
     let v = db::json(
-        "WITH t AS (
-           SELECT * FROM neotoma.timeline_events t
-           WHERE t.user_id = $1::uuid
-             AND ($2::text IS NULL OR t.event_type = $2)
-             AND ($3::bigint IS NULL OR t.event_timestamp >= neotoma._from_micros($3))
-             AND ($4::bigint IS NULL OR t.event_timestamp < neotoma._from_micros($4))
-             AND ($5::text IS NULL OR t.source_id = $5::uuid)
-             AND ($6::text IS NULL OR t.entity_id = $6))
-         SELECT jsonb_build_object(
-           'events', coalesce((SELECT jsonb_agg(jsonb_build_object('id', p.id, 'event_type', p.event_type,
-               'event_timestamp', neotoma._iso(p.event_timestamp), 'source_id', p.source_id,
-               'entity_ids', to_jsonb(p.entity_ids), 'properties', p.properties)
-             ORDER BY p.event_timestamp DESC, p.id)
-             FROM (SELECT * FROM t ORDER BY event_timestamp DESC, id LIMIT $7 OFFSET $8) p), '[]'),
-           'total', (SELECT count(*) FROM t), 'limit', $7, 'offset', $8)",
+        LIST_TIMELINE_EVENTS,
         &[
             Arg::uuid(user),
             Arg::OptText(req.event_type.as_deref()),
@@ -70,3 +56,5 @@ pub fn list_timeline_events(
     )?;
     db::from_json(v, "timeline events")
 }
+
+const LIST_TIMELINE_EVENTS: &str = include_str!("../../sql/queries/list_timeline_events.sql");

@@ -18,7 +18,7 @@ const MAX_TRAVERSAL: usize = 10_000;
 const MAX_HOPS: i64 = 5;
 /// id → {id, entity_type, canonical_name[, snapshot]} of these entities.
 fn entity_summaries(
-    user: &str,
+    user: &Uuid,
     ids: Vec<String>,
     with_snapshots: bool,
 ) -> Result<Map<String, Value>, NeotomaError> {
@@ -29,7 +29,7 @@ fn entity_summaries(
          FROM neotoma.entities e
          LEFT JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
          WHERE e.user_id = $1::uuid AND e.id = ANY($2)",
-        &[Arg::Text(user), Arg::Texts(ids), Arg::Text(if with_snapshots { "true" } else { "false" })],
+        &[Arg::uuid(user), Arg::Texts(ids), Arg::Text(if with_snapshots { "true" } else { "false" })],
     )?;
     Ok(v.as_object().cloned().unwrap_or_default())
 }
@@ -58,7 +58,6 @@ pub fn retrieve_related_entities(
         })
         .transpose()?;
     let include_entities = req.include_entities.unwrap_or(true);
-    let user_s = user.to_string();
     let (start, _) = resolve_entity(&user, &entity_id)?;
     let mut visited: BTreeSet<String> = BTreeSet::from([start.id.clone()]);
     let mut seen_edges: BTreeSet<String> = BTreeSet::new();
@@ -71,7 +70,7 @@ pub fn retrieve_related_entities(
         hops += 1;
         let in_frontier: BTreeSet<&String> = frontier.iter().collect();
         let mut next = BTreeSet::new();
-        for e in edges(&user_s, frontier.clone(), types.clone(), direction)? {
+        for e in edges(&user, frontier.clone(), types.clone(), direction)? {
             if !seen_edges.insert(e.id.clone()) {
                 continue;
             }
@@ -93,7 +92,7 @@ pub fn retrieve_related_entities(
         frontier = next.into_iter().collect();
     }
     let summaries = entity_summaries(
-        &user_s,
+        &user,
         found.iter().map(|(id, _)| id.clone()).collect(),
         include_entities,
     )?;
@@ -135,8 +134,7 @@ type Objects = Vec<Map<String, Value>>;
 /// Relationships touching these entities (one hop, both directions) and the
 /// entities at their other ends: the `related_*` fields of `store`.
 pub fn related_to(user: &Uuid, ids: &[String]) -> Result<(Objects, Objects), NeotomaError> {
-    let user_s = user.to_string();
-    let mut rels = edges(&user_s, ids.to_vec(), None, Direction::Both)?;
+    let mut rels = edges(user, ids.to_vec(), None, Direction::Both)?;
     rels.truncate(100);
     if rels.is_empty() {
         return Ok((vec![], vec![]));
@@ -147,7 +145,7 @@ pub fn related_to(user: &Uuid, ids: &[String]) -> Result<(Objects, Objects), Neo
         .flat_map(|e| [e.source_entity_id.clone(), e.target_entity_id.clone()])
         .filter(|id| !own.contains(id))
         .collect();
-    let summaries = entity_summaries(&user_s, others.iter().cloned().collect(), true)?;
+    let summaries = entity_summaries(user, others.iter().cloned().collect(), true)?;
     let metadata = db::json(
         "SELECT coalesce(jsonb_object_agg(id, snapshot), '{}') FROM neotoma.relationships
          WHERE user_id = $1::uuid AND id::text = ANY($2)",

@@ -235,8 +235,6 @@ pub fn store(user: Uuid, content: &str, req: &StoreRequest) -> Result<StoreRespo
     let config = req.interpretation_config.clone().unwrap_or_default();
     let content_hash = sha256_hex(&bytes);
     let source = source_id(&user, &content_hash);
-    let user_s = user.to_string();
-    let source_s = source.to_string();
     let mut existing = db::json(EXISTING_SOURCE, &[Arg::uuid(user), Arg::uuid(source)])?;
     let mut deduplicated = !existing.is_null();
     let mime = if deduplicated {
@@ -307,10 +305,10 @@ pub fn store(user: Uuid, content: &str, req: &StoreRequest) -> Result<StoreRespo
             list.truncate(MAX_LISTED_ENTITIES);
             (list, total)
         }
-        None => stored_entities(&user_s, &source_s)?,
+        None => stored_entities(&user, &source)?,
     };
     Ok(StoreResponse {
-        source_id: source_s,
+        source_id: source.to_string(),
         content_hash,
         file_size: Some(bytes.len() as i64),
         deduplicated,
@@ -329,7 +327,7 @@ pub fn store(user: Uuid, content: &str, req: &StoreRequest) -> Result<StoreRespo
 /// The entities a source's observations are about (the first
 /// `MAX_LISTED_ENTITIES`, by when they were observed), and how many there
 /// are in all.
-fn stored_entities(user: &str, source: &str) -> Result<(Vec<StoredEntity>, u64), NeotomaError> {
+fn stored_entities(user: &Uuid, source: &Uuid) -> Result<(Vec<StoredEntity>, u64), NeotomaError> {
     let v = db::json(
         "WITH o AS (SELECT id, entity_id, entity_type, created_at FROM neotoma.observations
                     WHERE user_id = $1::uuid AND source_id = $2::uuid),
@@ -342,7 +340,7 @@ fn stored_entities(user: &str, source: &str) -> Result<(Vec<StoredEntity>, u64),
                         WHERE e.user_id = $1::uuid AND e.merged_into IS NOT NULL
                           AND e.id IN (SELECT entity_id FROM listed)), '{}'),
            'total', (SELECT count(*) FROM o))",
-        &[Arg::Text(user), Arg::Text(source), Arg::Int(MAX_LISTED_ENTITIES as i64)],
+        &[Arg::uuid(user), Arg::uuid(source), Arg::Int(MAX_LISTED_ENTITIES as i64)],
     )?;
     let merged: BTreeMap<String, String> = db::from_json(v["merged"].clone(), "merges")?;
     let mut entities: Vec<StoredEntity> = db::from_json(v["entities"].clone(), "stored entities")?;
@@ -456,7 +454,6 @@ pub fn record_interpretation(
     req: RecordInterpretationRequest,
 ) -> Result<Value, NeotomaError> {
     let run = common::uuid("run_id", &req.run_id)?;
-    let user_s = user.to_string();
     let found = db::json(
         "SELECT jsonb_build_object('status', r.status, 'source_id', r.source_id, 'priority', s.source_priority)
          FROM neotoma.interpretation_runs r JOIN neotoma.sources s ON s.user_id = r.user_id AND s.id = r.source_id
@@ -505,7 +502,7 @@ pub fn record_interpretation(
     };
     let mut out = json!(summary(&run, status, created, reason));
     out["source_id"] = json!(source);
-    let (entities, total) = stored_entities(&user_s, &source.to_string())?;
+    let (entities, total) = stored_entities(&user, &source)?;
     if total > entities.len() as u64 {
         out["entities_total"] = json!(total);
     }

@@ -59,8 +59,6 @@ pub fn store(
     let content_hash = sha256_hex(canonical.as_bytes());
     let source = source_id(&user, &content_hash);
     let run = run_id(&user, &source, "structured", &Map::new());
-    let user_s = user.to_string();
-    let source_s = source.to_string();
     let origin = Origin {
         user,
         source_id: source,
@@ -78,7 +76,7 @@ pub fn store(
         let ids: Vec<String> = (0..batch.entities.len())
             .map(|i| observation_id(&origin, i).to_string())
             .collect();
-        return deduplicated(&user_s, &source_s, &content_hash, &run, &ids);
+        return deduplicated(&user, &source, &content_hash, &run, &ids);
     }
 
     let provenance = match &req.provenance {
@@ -109,7 +107,7 @@ pub fn store(
         let ids: Vec<String> = (0..batch.entities.len())
             .map(|i| observation_id(&origin, i).to_string())
             .collect();
-        return deduplicated(&user_s, &source_s, &content_hash, &run, &ids);
+        return deduplicated(&user, &source, &content_hash, &run, &ids);
     }
     // The source is new, so its structured run is too.
     insert_run(
@@ -123,7 +121,7 @@ pub fn store(
     )?;
     let stored = complete(&origin, &batch)?;
     Ok(StoreResponse {
-        source_id: source_s,
+        source_id: source.to_string(),
         content_hash,
         file_size: None,
         deduplicated: false,
@@ -148,8 +146,8 @@ pub fn store(
 
 /// The answer for content stored before: what that store created, nothing new.
 fn deduplicated(
-    user: &str,
-    source: &str,
+    user: &Uuid,
+    source: &Uuid,
     content_hash: &str,
     run_id: &Uuid,
     observation_ids: &[String],
@@ -163,7 +161,7 @@ fn deduplicated(
                         WHERE o.user_id = $1::uuid AND o.id::text = ANY($3)), '{}'),
            'unknown', (SELECT count(*) FROM neotoma.raw_fragments f
                        WHERE f.user_id = $1::uuid AND f.source_id = $2::uuid))",
-        &[Arg::Text(user), Arg::Text(source), Arg::Texts(observation_ids.to_vec())],
+        &[Arg::uuid(user), Arg::uuid(source), Arg::Texts(observation_ids.to_vec())],
     )?;
     let stored = observation_ids
         .iter()

@@ -1,0 +1,16 @@
+-- list_relationships: a page of an entity's current relationships, newest
+-- first. $1 user, $2 entity id, $3 direction (inbound, outbound, both),
+-- $4 relationship type or NULL, $5 limit, $6 offset.
+WITH r AS (
+  SELECT * FROM neotoma.relationships r
+  WHERE r.user_id = $1::uuid AND r.merged_into IS NULL
+    AND (($3 <> 'inbound' AND r.source_entity_id = $2) OR ($3 <> 'outbound' AND r.target_entity_id = $2))
+    AND ($4::text IS NULL OR r.relationship_type = $4))
+SELECT jsonb_build_object(
+  'relationships', coalesce((SELECT jsonb_agg(jsonb_build_object(
+      'id', p.id, 'relationship_type', p.relationship_type,
+      'source_entity_id', p.source_entity_id, 'target_entity_id', p.target_entity_id,
+      'metadata', p.snapshot, 'created_at', neotoma._iso(p.created_at))
+    ORDER BY p.created_at DESC, p.id)
+    FROM (SELECT * FROM r ORDER BY created_at DESC, id LIMIT $5 OFFSET $6) p), '[]'),
+  'total', (SELECT count(*) FROM r), 'limit', $5, 'offset', $6)

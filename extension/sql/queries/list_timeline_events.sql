@@ -1,0 +1,19 @@
+-- list_timeline_events: a page of events, newest first. $1 user, $2 event
+-- type or NULL, $3 from (microseconds, inclusive) or NULL, $4 before
+-- (microseconds, exclusive) or NULL, $5 source id or NULL, $6 entity id or
+-- NULL, $7 limit, $8 offset.
+WITH t AS (
+  SELECT * FROM neotoma.timeline_events t
+  WHERE t.user_id = $1::uuid
+    AND ($2::text IS NULL OR t.event_type = $2)
+    AND ($3::bigint IS NULL OR t.event_timestamp >= neotoma._from_micros($3))
+    AND ($4::bigint IS NULL OR t.event_timestamp < neotoma._from_micros($4))
+    AND ($5::text IS NULL OR t.source_id = $5::uuid)
+    AND ($6::text IS NULL OR t.entity_id = $6))
+SELECT jsonb_build_object(
+  'events', coalesce((SELECT jsonb_agg(jsonb_build_object('id', p.id, 'event_type', p.event_type,
+      'event_timestamp', neotoma._iso(p.event_timestamp), 'source_id', p.source_id,
+      'entity_ids', to_jsonb(p.entity_ids), 'properties', p.properties)
+    ORDER BY p.event_timestamp DESC, p.id)
+    FROM (SELECT * FROM t ORDER BY event_timestamp DESC, id LIMIT $7 OFFSET $8) p), '[]'),
+  'total', (SELECT count(*) FROM t), 'limit', $7, 'offset', $8)

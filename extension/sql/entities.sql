@@ -17,6 +17,8 @@ CREATE TABLE neotoma.entities (
 );
 CREATE INDEX entities_type ON neotoma.entities (user_id, entity_type);
 CREATE INDEX entities_merged_into ON neotoma.entities (user_id, merged_into) WHERE merged_into IS NOT NULL;
+-- retrieve_entities' total of current (not merged) entities, from the index alone.
+CREATE INDEX entities_current ON neotoma.entities (user_id, entity_type) WHERE merged_into IS NULL;
 
 -- Observations: immutable facts one source gave about one entity.
 CREATE TABLE neotoma.observations (
@@ -58,6 +60,12 @@ CREATE TABLE neotoma.entity_snapshots (
   PRIMARY KEY (user_id, entity_id),
   FOREIGN KEY (user_id, entity_id) REFERENCES neotoma.entities (user_id, id)
 );
+-- retrieve_entities, most recently observed first: its pages in index
+-- order, of one type or of all.
+CREATE INDEX entity_snapshots_recent ON neotoma.entity_snapshots
+  (user_id, entity_type, last_observation_at DESC NULLS LAST, entity_id);
+CREATE INDEX entity_snapshots_recent_any ON neotoma.entity_snapshots
+  (user_id, last_observation_at DESC NULLS LAST, entity_id);
 
 -- Normalised identifiers of each entity (its identity fields' values in the
 -- current snapshot), for retrieve_entity_by_identifier.

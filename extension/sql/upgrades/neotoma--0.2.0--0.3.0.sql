@@ -1,4 +1,5 @@
--- neotoma 0.2.0 -> 0.3.0: the action functions are declared statically
+-- neotoma 0.2.0 -> 0.3.0: indexes that keep retrieve_entities pages flat
+-- as data grows; and the action functions are declared statically
 -- (extension/sql/actions.sql, generated from the catalog and checked in)
 -- instead of by a loop at install time; the loop's function goes, and every
 -- action function is defined again as actions.sql defines it (same
@@ -6,6 +7,14 @@
 \echo Use "ALTER EXTENSION neotoma UPDATE TO '0.3.0'" to load this file. \quit
 
 DROP FUNCTION neotoma._install_action_functions();
+
+-- retrieve_entities, most recently observed first: its pages in index
+-- order, of one type or of all; its total of current entities from an index.
+CREATE INDEX entity_snapshots_recent ON neotoma.entity_snapshots
+  (user_id, entity_type, last_observation_at DESC NULLS LAST, entity_id);
+CREATE INDEX entity_snapshots_recent_any ON neotoma.entity_snapshots
+  (user_id, last_observation_at DESC NULLS LAST, entity_id);
+CREATE INDEX entities_current ON neotoma.entities (user_id, entity_type) WHERE merged_into IS NULL;
 
 CREATE OR REPLACE FUNCTION neotoma.get_version(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$

@@ -208,8 +208,12 @@ pub fn retrieve_entities(
     let (limit, offset) = common::page(req.limit, req.offset)?;
     let include_snapshots = req.include_snapshots.unwrap_or(true);
     let include_merged = req.include_merged.unwrap_or(false);
+    let query = match req.entity_type {
+        Some(_) => RETRIEVE_ENTITIES_OF_TYPE,
+        None => RETRIEVE_ENTITIES,
+    };
     let v = db::json(
-        RETRIEVE_ENTITIES,
+        query,
         &[
             Arg::uuid(user),
             Arg::OptText(req.entity_type.as_deref()),
@@ -449,3 +453,5 @@ const FIELD_PROVENANCE: &str = include_str!("../../sql/queries/field_provenance.
 const IDENTIFIER_LOOKUP: &str = include_str!("../../sql/queries/identifier_lookup.sql");
 const LIST_OBSERVATIONS: &str = include_str!("../../sql/queries/list_observations.sql");
 const RETRIEVE_ENTITIES: &str = include_str!("../../sql/queries/retrieve_entities.sql");
+const RETRIEVE_ENTITIES_OF_TYPE: &str =
+    include_str!("../../sql/queries/retrieve_entities_of_type.sql");

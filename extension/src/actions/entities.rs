@@ -302,8 +302,13 @@ fn lookup(
     } else {
         (None, None)
     };
+    // One statement per kind of match, so that each keeps a plan of its own.
+    let (query, match_type) = match partial {
+        false => (IDENTIFIER_LOOKUP_EXACT, "exact"),
+        true => (IDENTIFIER_LOOKUP_PARTIAL, "partial"),
+    };
     let v = db::json(
-        IDENTIFIER_LOOKUP,
+        query,
         &[
             Arg::uuid(user),
             Arg::OptText(entity_type),
@@ -311,6 +316,7 @@ fn lookup(
             Arg::OptJson(by_field.as_ref()),
             Arg::Text(identifier),
             Arg::OptText(text.as_deref()),
+            Arg::Text(match_type),
         ],
     )?;
     db::from_json(v, "identified entities")
@@ -450,7 +456,14 @@ fn answer(
 }
 
 const FIELD_PROVENANCE: &str = include_str!("../../sql/queries/field_provenance.sql");
-const IDENTIFIER_LOOKUP: &str = include_str!("../../sql/queries/identifier_lookup.sql");
+const IDENTIFIER_LOOKUP_EXACT: &str = concat!(
+    include_str!("../../sql/queries/identifier_hits_exact.sql"),
+    include_str!("../../sql/queries/identifier_answer.sql")
+);
+const IDENTIFIER_LOOKUP_PARTIAL: &str = concat!(
+    include_str!("../../sql/queries/identifier_hits_partial.sql"),
+    include_str!("../../sql/queries/identifier_answer.sql")
+);
 const LIST_OBSERVATIONS: &str = include_str!("../../sql/queries/list_observations.sql");
 const RETRIEVE_ENTITIES: &str = include_str!("../../sql/queries/retrieve_entities.sql");
 const RETRIEVE_ENTITIES_OF_TYPE: &str =

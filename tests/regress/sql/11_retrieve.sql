@@ -60,4 +60,24 @@ SELECT r->'match_type' AS how, r->'total' AS total
 FROM neotoma.retrieve_entity_by_identifier('{"identifier": "inv-001", "entity_type": "person"}') AS r;
 SELECT r->'match_type' AS how, r->'total' AS total
 FROM neotoma.retrieve_entity_by_identifier('{"identifier": "nobody at all"}') AS r;
+
+-- The reads answer the same whatever plan Postgres keeps for them: each
+-- statement has one shape per kind of call, correct in a generic plan too.
+CREATE TEMP TABLE plan_answers (mode text, call text, answer jsonb);
+CREATE FUNCTION pg_temp.reads_in(mode text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM set_config('plan_cache_mode', mode, true);
+  INSERT INTO plan_answers VALUES
+    (mode, 'exact lookup', neotoma.retrieve_entity_by_identifier('{"identifier": "alice@example.com"}')),
+    (mode, 'partial lookup', neotoma.retrieve_entity_by_identifier('{"identifier": "alice"}')),
+    (mode, 'typed listing', neotoma.retrieve_entities('{"entity_type": "invoice", "include_merged": true}')),
+    (mode, 'listing', neotoma.retrieve_entities('{"limit": 1, "offset": 1}')),
+    (mode, 'timeline', neotoma.list_timeline_events('{"after_date": "2024-01-01", "before_date": "2025-01-01"}'));
+END $$;
+SELECT pg_temp.reads_in('force_custom_plan');
+SELECT pg_temp.reads_in('force_generic_plan');
+SELECT c.call, c.answer = g.answer AS same_in_a_generic_plan,
+       coalesce(jsonb_array_length(c.answer->'entities'), jsonb_array_length(c.answer->'events')) AS items
+FROM plan_answers c JOIN plan_answers g ON g.call = c.call AND g.mode = 'force_generic_plan'
+WHERE c.mode = 'force_custom_plan' ORDER BY c.call;
 ROLLBACK;

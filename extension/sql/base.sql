@@ -38,8 +38,11 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT '00000000-0000-0000-0000-00000
 
 -- Timestamps cross the Rust boundary as microseconds since the epoch (exact)
 -- and leave in responses as ISO 8601 UTC text.
+-- (An interval's epoch, not the timestamp's: extract from a timestamptz is
+-- only STABLE, and a body more volatile than its function is not inlined.)
 CREATE FUNCTION neotoma._micros(ts timestamptz) RETURNS bigint
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT (extract(epoch FROM ts) * 1000000)::bigint $$;
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+$$ SELECT (extract(epoch FROM ts - '1970-01-01 00:00:00+00'::timestamptz) * 1000000)::bigint $$;
 CREATE FUNCTION neotoma._from_micros(us bigint) RETURNS timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   -- Whole days and the microseconds of the last day, so that no product

@@ -1,5 +1,5 @@
 -- neotoma 0.2.0 -> 0.3.0: indexes that keep retrieve_entities pages flat
--- as data grows; and the action functions are declared statically
+-- as data grows; neotoma._micros inlinable; and the action functions are declared statically
 -- (extension/sql/actions.sql, generated from the catalog and checked in)
 -- instead of by a loop at install time; the loop's function goes, and every
 -- action function is defined again as actions.sql defines it (same
@@ -7,6 +7,12 @@
 \echo Use "ALTER EXTENSION neotoma UPDATE TO '0.3.0'" to load this file. \quit
 
 DROP FUNCTION neotoma._install_action_functions();
+
+-- (An interval's epoch, not the timestamp's: extract from a timestamptz is
+-- only STABLE, and a body more volatile than its function is not inlined.)
+CREATE OR REPLACE FUNCTION neotoma._micros(ts timestamptz) RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+$$ SELECT (extract(epoch FROM ts - '1970-01-01 00:00:00+00'::timestamptz) * 1000000)::bigint $$;
 
 -- retrieve_entities, most recently observed first: its pages in index
 -- order, of one type or of all; its total of current entities from an index.

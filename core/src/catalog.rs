@@ -112,7 +112,6 @@ fn fixed_shape(schema: Value) -> Option<Value> {
 /// One action.
 pub struct ActionSpec {
     pub id: ActionId,
-    pub name: &'static str,
     pub title: &'static str,
     /// Written for an agent: when to use it and what it returns.
     pub description: &'static str,
@@ -129,12 +128,15 @@ pub struct ActionSpec {
 }
 
 impl ActionSpec {
+    pub fn name(&self) -> &'static str {
+        self.id.name()
+    }
+
     /// An action listed as a tool that writes, idempotently, destroying
     /// nothing; the methods below change what differs.
     fn new(id: ActionId, title: &'static str, description: &'static str) -> Self {
         ActionSpec {
             id,
-            name: id.name(),
             title,
             description,
             read_only: false,
@@ -188,12 +190,12 @@ impl ActionSpec {
 
     /// The SQL function serving this action; it takes and returns jsonb.
     pub fn sql_function(&self) -> String {
-        format!("neotoma.{}", self.name)
+        format!("neotoma.{}", self.name())
     }
 
     pub fn to_json(&self) -> Value {
         json!({
-            "name": self.name,
+            "name": self.name(),
             "title": self.title,
             "description": self.description,
             "input_schema": self.id.input_schema(),
@@ -491,7 +493,7 @@ fn spec(id: ActionId) -> ActionSpec {
 pub fn resolve(name: &str) -> Option<ActionId> {
     actions()
         .into_iter()
-        .find(|a| a.name == name || a.aliases.contains(&name))
+        .find(|a| a.name() == name || a.aliases.contains(&name))
         .map(|a| a.id)
 }
 
@@ -515,12 +517,12 @@ pub fn action_functions_sql() -> String {
          -- it; that test fails while this file and the catalog disagree.\n",
     );
     for a in actions() {
-        let names = std::iter::once(a.name).chain(a.aliases.iter().copied());
+        let names = std::iter::once(a.name()).chain(a.aliases.iter().copied());
         for name in names {
-            let comment = if name == a.name {
+            let comment = if name == a.name() {
                 a.description.to_string()
             } else {
-                format!("Legacy name of neotoma.{}: {}", a.name, a.description)
+                format!("Legacy name of neotoma.{}: {}", a.name(), a.description)
             };
             out.push_str(&format!(
                 "\nCREATE OR REPLACE FUNCTION neotoma.{name}(args jsonb DEFAULT '{{}}'::jsonb) RETURNS jsonb\n\
@@ -572,7 +574,7 @@ mod tests {
     fn names_and_aliases_are_unique() {
         let mut seen = HashSet::new();
         for a in actions() {
-            assert!(seen.insert(a.name), "duplicate {}", a.name);
+            assert!(seen.insert(a.name()), "duplicate {}", a.name());
             for alias in a.aliases {
                 assert!(seen.insert(alias), "duplicate alias {alias}");
             }
@@ -583,16 +585,16 @@ mod tests {
     fn every_action_has_an_object_input_schema_and_a_description() {
         for a in actions() {
             let schema = a.id.input_schema();
-            assert_eq!(schema["type"], "object", "{}", a.name);
+            assert_eq!(schema["type"], "object", "{}", a.name());
             assert!(
                 a.description.len() > 40,
                 "{} needs a real description",
-                a.name
+                a.name()
             );
             if let Some(out) = a.id.output_schema() {
-                assert_eq!(out["type"], "object", "{}", a.name);
+                assert_eq!(out["type"], "object", "{}", a.name());
             }
-            assert!(!(a.read_only && a.destructive), "{}", a.name);
+            assert!(!(a.read_only && a.destructive), "{}", a.name());
         }
     }
 
@@ -612,7 +614,7 @@ mod tests {
              the change to an upgrade script"
         );
         for a in actions() {
-            assert!(!a.description.contains('\\'), "{}", a.name);
+            assert!(!a.description.contains('\\'), "{}", a.name());
         }
     }
 

@@ -21,7 +21,7 @@ pub fn store(user: Uuid, req: StoreRequest) -> Result<StoreResponse, NeotomaErro
         (_, Some(content), _) => ingest::files::store(user, content, &req),
         (Some(entities), None, None) => {
             let mut out = ingest::structured::store(user, entities, &req)?;
-            if out.related_entities.is_none() {
+            if !out.deduplicated {
                 let mut ids: Vec<String> = out
                     .entities
                     .iter()

@@ -69,14 +69,9 @@ fn interpret_file(
                 return Err(NeotomaError::new(ErrorCode::UnsupportedFileType, reason)
                     .with("mime_type", mime));
             }
+            // Recorded once: a run that exists already is left as it is.
             let run = run_id(user, source, "none", config);
-            let known = db::json(
-                "SELECT to_jsonb(id) FROM neotoma.interpretation_runs WHERE user_id = $1::uuid AND id = $2::uuid",
-                &[Arg::uuid(user), Arg::uuid(run)],
-            )?;
-            if known.is_null() {
-                insert_run(user, &run, source, "none", config, "skipped", Some(&reason))?;
-            }
+            insert_run(user, &run, source, "none", config, "skipped", Some(&reason))?;
             return Ok(RunOutcome::of(summary(
                 &run,
                 "skipped",
@@ -426,13 +421,8 @@ fn reinterpret_structured(
     config: &Map<String, Value>,
 ) -> Result<RunOutcome, NeotomaError> {
     let run = run_id(user, source, "structured", config);
-    let known = db::json(
-        "SELECT to_jsonb(status) FROM neotoma.interpretation_runs WHERE user_id = $1::uuid AND id = $2::uuid",
-        &[Arg::uuid(user), Arg::uuid(run)],
-    )?;
-    if let Some(status) = known.as_str() {
-        let reason = Some("this source was interpreted with this config before".to_string());
-        return Ok(RunOutcome::of(summary(&run, status, (0, 0), reason)));
+    if let Some(earlier) = earlier_run(user, &run)? {
+        return Ok(earlier);
     }
     let entities = found["content"]["entities"]
         .as_array()

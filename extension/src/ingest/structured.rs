@@ -68,17 +68,6 @@ pub fn store(
         observed_at: extracted_at,
     };
 
-    let existing = db::json(
-        "SELECT to_jsonb(s.id) FROM neotoma.sources s WHERE s.user_id = $1::uuid AND s.id = $2::uuid",
-        &[Arg::uuid(user), Arg::uuid(source)],
-    )?;
-    if !existing.is_null() {
-        let ids: Vec<String> = (0..batch.entities.len())
-            .map(|i| observation_id(&origin, i).to_string())
-            .collect();
-        return deduplicated(&user, &source, &content_hash, &run, &ids);
-    }
-
     let provenance = match &req.provenance {
         Some(p) => json!({
             "source_refs": p.source_refs, "extracted_at": p.extracted_at,
@@ -86,8 +75,8 @@ pub fn store(
         }),
         None => json!({}),
     };
-    // The same content stored at the same moment by another session: that
-    // store wins and this one answers as a duplicate of it.
+    // Content stored before (or at the same moment by another session, which
+    // then wins) is not inserted: this store answers as its duplicate.
     let inserted = db::inserted(
         "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, file_size,
                                       content, source_priority, provenance)
@@ -104,10 +93,7 @@ pub fn store(
         ],
     )?;
     if !inserted {
-        let ids: Vec<String> = (0..batch.entities.len())
-            .map(|i| observation_id(&origin, i).to_string())
-            .collect();
-        return deduplicated(&user, &source, &content_hash, &run, &ids);
+        return deduplicated(&origin, &content_hash, batch.entities.len());
     }
     // The source is new, so its structured run is too.
     insert_run(
@@ -144,14 +130,16 @@ pub fn store(
     })
 }
 
-/// The answer for content stored before: what that store created, nothing new.
+/// The answer for content stored before: what that store created (the
+/// observations of its `count` entities), nothing new.
 fn deduplicated(
-    user: &Uuid,
-    source: &Uuid,
+    origin: &Origin,
     content_hash: &str,
-    run_id: &Uuid,
-    observation_ids: &[String],
+    count: usize,
 ) -> Result<StoreResponse, NeotomaError> {
+    let observation_ids: Vec<String> = (0..count)
+        .map(|i| observation_id(origin, i).to_string())
+        .collect();
     let found = db::json(
         "SELECT jsonb_build_object(
            'entities', coalesce((SELECT jsonb_object_agg(o.id::text, jsonb_build_object(
@@ -161,7 +149,11 @@ fn deduplicated(
                         WHERE o.user_id = $1::uuid AND o.id::text = ANY($3)), '{}'),
            'unknown', (SELECT count(*) FROM neotoma.raw_fragments f
                        WHERE f.user_id = $1::uuid AND f.source_id = $2::uuid))",
-        &[Arg::uuid(user), Arg::uuid(source), Arg::Texts(observation_ids.to_vec())],
+        &[
+            Arg::uuid(origin.user),
+            Arg::uuid(origin.source_id),
+            Arg::Texts(observation_ids.clone()),
+        ],
     )?;
     let stored = observation_ids
         .iter()
@@ -175,12 +167,12 @@ fn deduplicated(
         })
         .collect();
     Ok(StoreResponse {
-        source_id: source.to_string(),
+        source_id: origin.source_id.to_string(),
         content_hash: content_hash.to_string(),
         file_size: None,
         deduplicated: true,
         interpretation: Some(InterpretationSummary {
-            run_id: run_id.to_string(),
+            run_id: origin.run_id.to_string(),
             entities_created: 0,
             observations_created: 0,
             status: "skipped".into(),

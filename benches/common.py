@@ -70,3 +70,17 @@ def table(title: str, rows: list[tuple[str, ...]]) -> None:
         print("  " + "  ".join(c.ljust(widths[i]) for i, c in enumerate(r)))
         if j == 0:
             print("  " + "  ".join("-" * w for w in widths))
+
+
+def goal(met: bool) -> str:
+    """The last column of a goal table."""
+    return "met" if met else "NOT MET"
+
+
+def stat_statements(conn: psycopg.Connection) -> bool:
+    """Whether pg_stat_statements is loaded (scripts/bench preloads it), so a
+    benchmark can count the statements an action runs; creates it."""
+    loaded = conn.execute("SELECT 'pg_stat_statements' = ANY (string_to_array(current_setting('shared_preload_libraries'), ', '))").fetchone()[0]
+    if loaded:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    return bool(loaded)

@@ -1,21 +1,50 @@
-"""Benchmark of the truth model (issue 4), all in one run on one cluster:
+"""Benchmark of the truth model's writes and snapshot reads, all in one run on
+one cluster (issue 14's goals, each printed with its baseline and whether it
+is met):
 
-* structured `store` throughput, batches of 1 and of 100 entities, next to a
-  plain INSERT of the same rows into an equivalent table (the baseline);
-* `retrieve_entity_snapshot` latency (p50/p99);
+* structured `store` throughput, batches of 1 and of 100 entities, next to
+  the baseline: the same rows written into equivalent tables (source,
+  observations, entities: the same columns and indexes, without the truth
+  model's triggers, keys and row level security), one statement and one
+  transaction per call, as `store` is;
+* the statements one `store` runs inside Postgres (with pg_stat_statements,
+  which scripts/bench preloads);
+* 8 concurrent clients against 1, storing entities that overlap between
+  clients, then `verify()`: no lost or wrong snapshot;
+* `retrieve_entity_snapshot` latency;
 * `store` latency for an entity with 1 prior observation vs 10,000 (the
   snapshot is maintained incrementally, so the ratio should be near 1).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import threading
+import uuid
 
 import psycopg
-from common import fresh_database, latencies, new_user, pct, summary, table, timer
+from common import fresh_database, goal, latencies, new_user, pct, stat_statements, summary, table, timer
 
 SCALE = float(os.environ.get("BENCH_SCALE", "1"))
+STORE = "SELECT neotoma.store(%s::jsonb)"
+
+# The baseline: source, entities and observations rows written in one
+# statement, into tables like the truth model's (columns, defaults, checks,
+# indexes).
+PLAIN = """
+WITH src AS (
+  INSERT INTO plain.sources (user_id, id, content_hash, source_type, content)
+  VALUES (%(user)s::uuid, %(source)s::uuid, %(hash)s, 'structured', %(content)s::jsonb)),
+ent AS (
+  INSERT INTO plain.entities (user_id, id, entity_type, canonical_name, identity_key)
+  SELECT %(user)s::uuid, r.id, 'invoice', r.fields->>'invoice_number', r.fields->>'invoice_number'
+  FROM jsonb_to_recordset(%(rows)s::jsonb) AS r(id text, fields jsonb))
+INSERT INTO plain.observations (user_id, id, entity_id, entity_type, schema_version, source_id, kind,
+                                observed_at, fields)
+SELECT %(user)s::uuid, r.observation, r.id, 'invoice', '1.0', %(source)s::uuid, 'store', now(), r.fields
+FROM jsonb_to_recordset(%(rows)s::jsonb) AS r(id text, observation uuid, fields jsonb)"""
 
 
 def invoice(i: int, tag: str) -> dict:
@@ -30,48 +59,105 @@ def invoice(i: int, tag: str) -> dict:
     }
 
 
+def plain_store(conn: psycopg.Connection, user: str, entities: list[dict]) -> None:
+    content = json.dumps({"entities": entities})
+    rows = [{"id": f"ent_{e['invoice_number']}", "observation": str(uuid.uuid4()), "fields": e} for e in entities]
+    conn.execute(
+        PLAIN,
+        {"user": user, "source": uuid.uuid4(), "hash": hashlib.sha256(content.encode()).hexdigest(),
+         "content": content, "rows": json.dumps(rows)},
+    )  # fmt: skip
+
+
+def throughput(conn: psycopg.Connection, user: str, batch: int, calls: int, tag: str) -> tuple[float, float]:
+    """Entities per second through neotoma.store and through the baseline."""
+    with timer() as t:
+        for b in range(calls):
+            conn.execute(STORE, (json.dumps({"entities": [invoice(b * batch + j, tag) for j in range(batch)]}),))
+    ours = calls * batch / t()
+    with timer() as t:
+        for b in range(calls):
+            plain_store(conn, user, [invoice(b * batch + j, tag) for j in range(batch)])
+    return ours, calls * batch / t()
+
+
+def statements_per_store(conn: psycopg.Connection, batch: int, tag: str) -> tuple[int, int]:
+    """Statements (and foreign-key checks among them) one store of `batch`
+    new entities runs inside Postgres, median of 5 stores."""
+    counts = []
+    for k in range(5):
+        conn.execute("SELECT pg_stat_statements_reset()")
+        conn.execute(STORE, (json.dumps({"entities": [invoice(k * batch + j, tag) for j in range(batch)]}),))
+        counts.append(
+            conn.execute(
+                "SELECT coalesce(sum(calls), 0)::int, coalesce(sum(calls) FILTER (WHERE query LIKE 'SELECT 1 FROM ONLY%%'), 0)::int "
+                "FROM pg_stat_statements WHERE NOT toplevel"
+            ).fetchone()
+        )
+    return sorted(counts)[2]
+
+
+def concurrent_throughput(dsn: str, user: str, clients: int, calls: int) -> float:
+    """Entities per second stored by `clients` connections at once, each
+    storing batches of 10 entities of which 5 are shared by every client
+    (the same invoices, so the same entities, folded concurrently)."""
+    barrier = threading.Barrier(clients + 1)
+    errors: list[BaseException] = []
+
+    def client(c: int) -> None:
+        try:
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                conn.execute("SELECT set_config('neotoma.user_id', %s, false)", (user,))
+                batches = [
+                    [invoice(b * 5 + j, f"C{clients}-shared") | {"notes": f"client {c} call {b}"} for j in range(5)]
+                    + [invoice(b * 5 + j, f"C{clients}-own{c}") for j in range(5)]
+                    for b in range(calls)
+                ]
+                barrier.wait()
+                for batch in batches:
+                    conn.execute(STORE, (json.dumps({"entities": batch}),))
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+            barrier.abort()
+
+    threads = [threading.Thread(target=client, args=(c,)) for c in range(clients)]
+    for t in threads:
+        t.start()
+    barrier.wait()
+    with timer() as t:
+        for th in threads:
+            th.join()
+    if errors:
+        raise errors[0]
+    return clients * calls * 10 / t()
+
+
 def main() -> None:
     dsn = fresh_database("neotoma_bench_truth")
     user = new_user()
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("SELECT set_config('neotoma.user_id', %s, false)", (user,))
-        conn.execute(
-            "CREATE TABLE plain_invoices (user_id uuid, id text, entity_type text, fields jsonb, "
-            "created_at timestamptz DEFAULT now(), PRIMARY KEY (user_id, id))"
-        )
-        store = "SELECT neotoma.store(%s::jsonb)"
-        plain = "INSERT INTO plain_invoices (user_id, id, entity_type, fields) VALUES (%s, %s, 'invoice', %s::jsonb)"
+        conn.execute("CREATE SCHEMA plain")
+        for t in ("sources", "entities", "observations"):
+            conn.execute(f"CREATE TABLE plain.{t} (LIKE neotoma.{t} INCLUDING ALL)")
 
-        rows = []
-        n1 = int(2000 * SCALE)
-        with timer() as t:
-            for i in range(n1):
-                conn.execute(store, (json.dumps({"entities": [invoice(i, "B1")]}),))
-        store1 = n1 / t()
-        with timer() as t:
-            for i in range(n1):
-                conn.execute(plain, (user, f"B1-{i}", json.dumps(invoice(i, "B1"))))
-        plain1 = n1 / t()
-        rows.append(("batch 1", f"{store1:,.0f}", f"{plain1:,.0f}", f"{plain1 / store1:.1f}x"))
-
-        batches = int(50 * SCALE)
-        with timer() as t:
-            for b in range(batches):
-                batch = [invoice(b * 100 + j, "B100") for j in range(100)]
-                conn.execute(store, (json.dumps({"entities": batch}),))
-        store100 = batches * 100 / t()
-        with timer() as t:
-            for b in range(batches):
-                with conn.cursor() as cur:
-                    cur.executemany(
-                        plain, [(user, f"B100-{b * 100 + j}", json.dumps(invoice(b * 100 + j, "B100"))) for j in range(100)]
-                    )
-        plain100 = batches * 100 / t()
-        rows.append(("batch 100", f"{store100:,.0f}", f"{plain100:,.0f}", f"{plain100 / store100:.1f}x"))
+        store1, plain1 = throughput(conn, user, 1, int(2000 * SCALE), "B1")
+        store100, plain100 = throughput(conn, user, 100, max(5, int(50 * SCALE)), "B100")
         table(
-            "store throughput (entities/s) vs plain INSERT of the same rows",
-            [("", "neotoma.store", "plain INSERT", "plain/store")] + rows,
-        )
+            "store throughput (entities/s) vs the same rows into equivalent tables (goal: >= 50% for 1, >= 25% for 100)",
+            [
+                ("batch", "neotoma.store", "baseline", "store/baseline", "goal"),
+                ("1", f"{store1:,.0f}", f"{plain1:,.0f}", f"{store1 / plain1:.0%}", goal(store1 >= 0.5 * plain1)),
+                ("100", f"{store100:,.0f}", f"{plain100:,.0f}", f"{store100 / plain100:.0%}", goal(store100 >= 0.25 * plain100)),
+            ],
+        )  # fmt: skip
+
+        if stat_statements(conn):
+            rows = [("batch", "statements inside Postgres", "of which foreign-key checks")]
+            for batch in (1, 100):
+                total, fk = statements_per_store(conn, batch, f"S{batch}")
+                rows.append((str(batch), str(total), str(fk)))
+            table("statements per store of new entities (pg_stat_statements, nested)", rows)
 
         ids = [r[0] for r in conn.execute("SELECT id FROM neotoma.entities ORDER BY id LIMIT 1000").fetchall()]
         snap = latencies(
@@ -80,16 +166,37 @@ def main() -> None:
             ).fetchone(),
             int(2000 * SCALE),
         )
-        print(f"\nretrieve_entity_snapshot over {len(snap)} calls:  {summary(snap)}")
+        table(
+            "retrieve_entity_snapshot in SQL (goal: p50 <= 0.3 ms)",
+            [("calls", "latency", "goal"), (str(len(snap)), summary(snap), goal(pct(snap, 50) <= 0.3))],
+        )
+
+    calls = max(10, int(100 * SCALE))
+    one = concurrent_throughput(dsn, user, 1, calls * 4)
+    eight = concurrent_throughput(dsn, user, 8, calls)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        report = conn.execute("SELECT neotoma.verify()").fetchone()[0]
+    table(
+        "concurrent stores, batches of 10 entities, 5 shared by all clients (goal: 8 clients >= 1.8x one, verify() clean)",
+        [
+            ("clients", "entities/s", "vs 1 client", "verify()", "goal"),
+            ("1", f"{one:,.0f}", "1.0x", "", ""),
+            ("8", f"{eight:,.0f}", f"{eight / one:.1f}x", f"ok={report['ok']} ({report['entities_checked']} entities)",
+             goal(eight >= 1.8 * one and report["ok"])),
+        ],
+    )  # fmt: skip
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SELECT set_config('neotoma.user_id', %s, false)", (user,))
 
         # One entity with 1 prior observation, one with 10,000.
         def obs(number: str, k: int) -> dict:
             return {"entity_type": "invoice", "invoice_number": number, "vendor_name": "Deep", "amount_due": float(k)}
 
-        conn.execute(store, (json.dumps({"entities": [obs("SHALLOW", -1)]}),))
+        conn.execute(STORE, (json.dumps({"entities": [obs("SHALLOW", -1)]}),))
         deep_n = int(10_000 * min(SCALE, 1))
         for b in range(deep_n // 100):
-            conn.execute(store, (json.dumps({"entities": [obs("DEEP", b * 100 + j) for j in range(100)]}),))
+            conn.execute(STORE, (json.dumps({"entities": [obs("DEEP", b * 100 + j) for j in range(100)]}),))
         counts = dict(
             conn.execute(
                 "SELECT e.canonical_name, s.observation_count FROM neotoma.entities e "
@@ -98,8 +205,8 @@ def main() -> None:
             ).fetchall()
         )
         n = int(300 * SCALE)
-        shallow = latencies(lambda i: conn.execute(store, (json.dumps({"entities": [obs("SHALLOW", 100_000 + i)]}),)), n)
-        deep = latencies(lambda i: conn.execute(store, (json.dumps({"entities": [obs("DEEP", 100_000 + i)]}),)), n)
+        shallow = latencies(lambda i: conn.execute(STORE, (json.dumps({"entities": [obs("SHALLOW", 100_000 + i)]}),)), n)
+        deep = latencies(lambda i: conn.execute(STORE, (json.dumps({"entities": [obs("DEEP", 100_000 + i)]}),)), n)
         table(
             "store latency of one observation, by the entity's prior observations",
             [

@@ -219,7 +219,7 @@ pub fn actions() -> Vec<ActionSpec> {
 }
 
 /// What the catalog says of `id` (a match, so no action goes without).
-fn spec(id: ActionId) -> ActionSpec {
+pub fn spec(id: ActionId) -> ActionSpec {
     match id {
         ActionId::GetVersion => ActionSpec::new(
             id,

@@ -6,6 +6,7 @@
 --   sources.sql       source material and interpretation runs
 --   entities.sql      entities, observations, snapshots, identifiers,
 --                     raw_fragments, merges; the trigger that folds
+--   counts.sql        entities per user and type, for totals in constant time
 --   schemas.sql       the schema registry and recommendations
 --   graph.sql         relationships and their observations
 --   timeline.sql      timeline events
@@ -13,6 +14,7 @@
 --   tokens.sql        the gateway's bearer tokens
 --   actions.sql       one SQL function per action (generated, checked in)
 --   views.sql         views for analysts
+--   statistics.sql    planner statistics that keep up with growth
 --   security.sql      row level security, roles and grants (installed last)
 -- Rules:
 --  * every table has user_id; primary and unique keys lead with it;

@@ -17,8 +17,6 @@ CREATE TABLE neotoma.entities (
 );
 CREATE INDEX entities_type ON neotoma.entities (user_id, entity_type);
 CREATE INDEX entities_merged_into ON neotoma.entities (user_id, merged_into) WHERE merged_into IS NOT NULL;
--- retrieve_entities' total of current (not merged) entities, from the index alone.
-CREATE INDEX entities_current ON neotoma.entities (user_id, entity_type) WHERE merged_into IS NULL;
 
 -- Observations: immutable facts one source gave about one entity.
 CREATE TABLE neotoma.observations (
@@ -66,6 +64,16 @@ CREATE INDEX entity_snapshots_recent ON neotoma.entity_snapshots
   (user_id, entity_type, last_observation_at DESC NULLS LAST, entity_id);
 CREATE INDEX entity_snapshots_recent_any ON neotoma.entity_snapshots
   (user_id, last_observation_at DESC NULLS LAST, entity_id);
+-- A snapshot row is a few kB of JSON, compressed when stored: with lz4
+-- where the server has it (much cheaper to write and read than pglz).
+DO $$
+BEGIN
+  IF EXISTS (SELECT FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)) THEN
+    ALTER TABLE neotoma.entity_snapshots
+      ALTER COLUMN snapshot SET COMPRESSION lz4, ALTER COLUMN provenance SET COMPRESSION lz4,
+      ALTER COLUMN field_provenance SET COMPRESSION lz4, ALTER COLUMN reducer_state SET COMPRESSION lz4;
+  END IF;
+END $$;
 
 -- Normalised identifiers of each entity (its identity fields' values in the
 -- current snapshot), for retrieve_entity_by_identifier.

@@ -2,6 +2,7 @@
 //! every per-action SQL function.
 
 use crate::actions::{self, EXTENSION_VERSION};
+use crate::db::JsonbText;
 use neotoma_core::{catalog, NeotomaError};
 use pgrx::prelude::*;
 use pgrx::JsonB;
@@ -21,8 +22,14 @@ fn action_catalog() -> JsonB {
 /// The request arrives as text and is parsed here, so that input serde
 /// cannot read (numbers out of range, nesting too deep) is a
 /// VALIDATION_ERROR and not a crash in the conversion of the argument.
+///
+/// Its search_path is the one the SECURITY DEFINER functions (the
+/// observation trigger) pin: Postgres re-plans a kept plan whenever it runs
+/// under another search_path than the last time, and the same statements
+/// run from both.
 #[pg_extern(volatile, parallel_unsafe, name = "_invoke")]
-pub(crate) fn invoke_text(action: &str, args: &str) -> JsonB {
+#[search_path(pg_catalog, neotoma, pg_temp)]
+pub(crate) fn invoke_text(action: &str, args: &str) -> JsonbText {
     let result =
         neotoma_core::limits::parse_input(args).and_then(|args| match catalog::resolve(action) {
             Some(id) => actions::dispatch(id, &args),
@@ -31,13 +38,13 @@ pub(crate) fn invoke_text(action: &str, args: &str) -> JsonB {
                     .with("action", action),
             ),
         });
-    JsonB(match result {
-        Ok(v) => json!({ "ok": v }),
+    JsonbText(match result {
+        Ok(answer) => format!("{{\"ok\":{answer}}}"),
         Err(e) => {
             // An error may echo input; it must be storable as jsonb.
             let mut error = e.to_json();
             neotoma_core::limits::scrub_nul(&mut error);
-            json!({ "error": error })
+            json!({ "error": error }).to_string()
         }
     })
 }
@@ -45,6 +52,6 @@ pub(crate) fn invoke_text(action: &str, args: &str) -> JsonB {
 /// The entry point of 0.1.0 (`_invoke(text, jsonb)`), kept in the library
 /// so that a database still on 0.1.0 keeps working until it is updated.
 #[pg_extern(volatile, parallel_unsafe, sql = false)]
-fn invoke(action: &str, args: JsonB) -> JsonB {
+fn invoke(action: &str, args: JsonB) -> JsonbText {
     invoke_text(action, &args.0.to_string())
 }

@@ -1,11 +1,16 @@
 //! The few ways the extension talks to Postgres through SPI. Queries take
 //! their arguments as parameters, as values of their types (text, text[],
-//! jsonb, bigint, bytea, uuid; timestamps as bigint microseconds) and answer one jsonb value, which keeps the Rust side free of
+//! jsonb, bigint, boolean, bytea, uuid; timestamps as bigint microseconds) and answer one jsonb value, which keeps the Rust side free of
 //! per-column plumbing.
 //!
 //! Every query text is prepared once per backend and its plan kept (Postgres
 //! invalidates kept plans itself when the objects they use change), so a hot
-//! action does not parse and plan its statements on every call.
+//! action does not parse and plan its statements on every call. Writes run
+//! with generic plans only ([`with_generic_plans`]): left to itself, Postgres
+//! re-plans a statement on every call when the values it is given make a
+//! custom plan look cheaper (an array of one id against the ten it assumes),
+//! which was a fifth of a store's time. Generic plans stay good as tables
+//! grow because their statistics are kept current (`crate::statistics`).
 
 use neotoma_core::{ErrorCode, NeotomaError};
 use pgrx::datum::DatumWithOid;
@@ -39,6 +44,7 @@ pub enum Arg<'a> {
     JsonText(String),
     Int(i64),
     OptInt(Option<i64>),
+    Bool(bool),
     /// bytea: a file's bytes, as they are.
     Bytes(&'a [u8]),
     Uuid(Uuid),
@@ -73,6 +79,41 @@ impl pgrx::datum::IntoDatum for JsonbFromText {
     }
 }
 
+/// A jsonb value returned as the JSON text it is read from (by `jsonb_in`,
+/// once): an action's answer goes from its serialised response to jsonb
+/// without being built as a `Value` first.
+pub struct JsonbText(pub String);
+
+impl pgrx::datum::IntoDatum for JsonbText {
+    fn into_datum(self) -> Option<pg_sys::Datum> {
+        std::ffi::CString::new(self.0)
+            .ok()
+            .and_then(|c| JsonbFromText(c).into_datum())
+    }
+
+    fn type_oid() -> pg_sys::Oid {
+        pg_sys::JSONBOID
+    }
+}
+
+// A JsonbText is a jsonb datum, as `JsonB` is, returned as pgrx returns
+// its own datums.
+pgrx::impl_sql_translatable!(JsonbText, "jsonb");
+
+// SAFETY: the datum comes from `into_datum` (jsonb_in, in the function's
+// memory context), as pgrx's own `BoxRet` for `JsonB` does.
+unsafe impl pgrx::callconv::BoxRet for JsonbText {
+    unsafe fn box_into<'fcx>(
+        self,
+        fcinfo: &mut pgrx::callconv::FcInfo<'fcx>,
+    ) -> pgrx::datum::Datum<'fcx> {
+        match pgrx::datum::IntoDatum::into_datum(self) {
+            Some(datum) => unsafe { fcinfo.return_raw_datum(datum) },
+            None => fcinfo.return_null(),
+        }
+    }
+}
+
 /// The jsonb datum of JSON text (serde escapes NUL, so the text has none).
 fn jsonb(text: String) -> DatumWithOid<'static> {
     match std::ffi::CString::new(text) {
@@ -94,6 +135,7 @@ impl Arg<'_> {
             Arg::JsonText(s) => jsonb(s.clone()),
             Arg::Int(i) => (*i).into(),
             Arg::OptInt(i) => (*i).into(),
+            Arg::Bool(b) => (*b).into(),
             Arg::Bytes(b) => b.to_vec().into(),
             Arg::Uuid(u) => pgrx::datum::Uuid::from_bytes(*u.as_bytes()).into(),
         }
@@ -105,6 +147,7 @@ impl Arg<'_> {
             Arg::Texts(_) | Arg::OptTexts(_) => BuiltinOid::TEXTARRAYOID,
             Arg::Json(_) | Arg::OptJson(_) | Arg::JsonText(_) => BuiltinOid::JSONBOID,
             Arg::Int(_) | Arg::OptInt(_) => BuiltinOid::INT8OID,
+            Arg::Bool(_) => BuiltinOid::BOOLOID,
             Arg::Bytes(_) => BuiltinOid::BYTEAOID,
             Arg::Uuid(_) => BuiltinOid::UUIDOID,
         })
@@ -116,6 +159,41 @@ thread_local! {
     /// borrow is held while a plan runs: running one can fire the observation
     /// trigger, which runs plans of its own.
     static PLANS: RefCell<HashMap<String, Rc<OwnedPreparedStatement>>> = RefCell::new(HashMap::new());
+}
+
+/// Runs `f` with Postgres planning every statement it runs (its own, the
+/// triggers' and the foreign-key checks') generically, planned once per
+/// backend and never per call, and without sequential scans: a write reads
+/// rows by key, and a plan made while a table was a page or two must not
+/// scan it whole once it has grown. The session's own settings come back
+/// afterwards, also when `f` fails.
+pub fn with_generic_plans<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore {
+        plan_cache_mode: std::ffi::c_int,
+        enable_seqscan: bool,
+    }
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            // SAFETY: a backend runs one thread; these are the GUCs' own
+            // variables, read by the planner when it plans.
+            unsafe {
+                pg_sys::plan_cache_mode = self.plan_cache_mode;
+                pg_sys::enable_seqscan = self.enable_seqscan;
+            }
+        }
+    }
+    // SAFETY: as above.
+    let _restore = unsafe {
+        let saved = Restore {
+            plan_cache_mode: pg_sys::plan_cache_mode,
+            enable_seqscan: pg_sys::enable_seqscan,
+        };
+        pg_sys::plan_cache_mode =
+            pg_sys::PlanCacheMode::PLAN_CACHE_MODE_FORCE_GENERIC_PLAN as std::ffi::c_int;
+        pg_sys::enable_seqscan = false;
+        saved
+    };
+    f()
 }
 
 /// Runs `sql` with `args` through its kept plan; `read` gets the result.
@@ -151,6 +229,19 @@ pub fn json(sql: &str, args: &[Arg]) -> Result<Value, NeotomaError> {
         Err(SpiError::InvalidPosition) => Ok(Value::Null),
         Err(e) => Err(e),
     })
+}
+
+/// Runs `sql`, which produces the JSON text of one value (a `::text` of
+/// jsonb, or json), and reads it straight into `T`: large answers (pages,
+/// walks) are never built as a `Value`. No row or NULL reads as JSON null.
+pub fn parsed<T: serde::de::DeserializeOwned>(
+    sql: &str,
+    args: &[Arg],
+    what: &str,
+) -> Result<T, NeotomaError> {
+    let text = text(sql, args)?;
+    serde_json::from_str(text.as_deref().unwrap_or("null"))
+        .map_err(|e| NeotomaError::new(ErrorCode::DbQueryFailed, format!("unreadable {what}: {e}")))
 }
 
 /// Runs `sql` that produces one text value (or none).

@@ -15,9 +15,11 @@ mod error;
 mod evolution;
 mod ids;
 mod ingest;
+mod installed;
 mod registry;
 mod settings;
 mod snapshots;
+mod statistics;
 mod tenancy;
 
 // The DDL, one file per concern (extension/sql/base.sql lists them), in
@@ -39,6 +41,11 @@ extension_sql_file!(
         tenancy::current_user_id,
         tenancy::session_is_operator
     ]
+);
+extension_sql_file!(
+    "../sql/counts.sql",
+    name = "counts",
+    requires = ["entities"]
 );
 extension_sql_file!("../sql/graph.sql", name = "graph", requires = ["entities"]);
 extension_sql_file!(
@@ -73,6 +80,11 @@ extension_sql_file!(
         "schemas",
         tenancy::current_user_id
     ]
+);
+extension_sql_file!(
+    "../sql/statistics.sql",
+    name = "statistics",
+    requires = ["entities", "counts", "graph", "timeline", "files"]
 );
 extension_sql_file!("../sql/security.sql", name = "security", finalize);
 

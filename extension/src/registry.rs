@@ -18,18 +18,16 @@ pub struct Active {
     pub scope: &'static str,
 }
 
-const ACTIVE: &str = "
-    SELECT coalesce(jsonb_agg(jsonb_build_object('definition', definition, 'global', global)
-                              ORDER BY entity_type), '[]')
-    FROM (SELECT DISTINCT ON (entity_type) entity_type, definition,
-                 user_id = neotoma.global_user_id() AS global
-          FROM neotoma.entity_schemas
-          WHERE active AND user_id IN ($1::uuid, neotoma.global_user_id())
-            AND ($2 IS NULL OR entity_type = ANY($2))
-          ORDER BY entity_type, user_id = neotoma.global_user_id()) s";
+/// The active schemas of the types `$2` (of every type when null) for the
+/// user `$1`, the user's own variant first.
+const ACTIVE: &str = include_str!("../sql/queries/active_schemas.sql");
 
 fn load(user: Uuid, types: Option<Vec<String>>) -> Result<BTreeMap<String, Active>, NeotomaError> {
-    let rows = db::json(ACTIVE, &[Arg::uuid(user), Arg::OptTexts(types)])?;
+    read(db::json(ACTIVE, &[Arg::uuid(user), Arg::OptTexts(types)])?)
+}
+
+/// The schemas `active_schemas.sql` answers, by entity type.
+pub fn read(rows: Value) -> Result<BTreeMap<String, Active>, NeotomaError> {
     let mut out = BTreeMap::new();
     for row in rows.as_array().into_iter().flatten() {
         let schema: EntitySchema = db::from_json(row["definition"].clone(), "entity schema")?;

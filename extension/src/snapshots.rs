@@ -84,7 +84,7 @@ pub(crate) fn apply_observation_batch(batch: Option<&str>) {
         by_user.entry(r.user_id.clone()).or_default().push(r);
     }
     for (user, rows) in by_user {
-        if let Err(e) = apply_for_user(&user, rows) {
+        if let Err(e) = db::with_generic_plans(|| apply_for_user(&user, rows)) {
             crate::error::raise(&e);
         }
     }
@@ -137,6 +137,20 @@ pub fn lock_types_shared(types: &BTreeSet<String>) -> Result<(), NeotomaError> {
     )
 }
 
+/// Takes, in one statement and in the order every writer uses, the user's
+/// merge lock and each type's lock, both shared (see [`lock_user`] and
+/// [`lock_types_shared`]).
+fn lock_user_and_types(user: &str, types: &BTreeSet<String>) -> Result<(), NeotomaError> {
+    let keys: Vec<String> = std::iter::once(format!("neotoma-user:{user}"))
+        .chain(types.iter().map(|t| format!("neotoma-type:{t}")))
+        .collect();
+    db::run(
+        "SELECT pg_advisory_xact_lock_shared(hashtextextended(k, 0))
+         FROM unnest($1::text[]) WITH ORDINALITY AS u(k, n) ORDER BY n",
+        &[Arg::Texts(keys)],
+    )
+}
+
 /// Locks these entities (in id order, so concurrent writers cannot
 /// deadlock) and answers them as they are once locked.
 fn lock_entities(user: &str, ids: &BTreeSet<String>) -> Result<Vec<Locked>, NeotomaError> {
@@ -159,30 +173,53 @@ fn lock_with_targets(
     ids: &BTreeSet<String>,
 ) -> Result<BTreeMap<String, Locked>, NeotomaError> {
     let v = db::json(
-        "SELECT coalesce(jsonb_agg(merged_into), '[]') FROM neotoma.entities
-         WHERE user_id = $1::uuid AND id = ANY($2) AND merged_into IS NOT NULL",
+        "SELECT coalesce(jsonb_agg(jsonb_build_object('id', e.id, 'entity_type', e.entity_type,
+                                                      'merged_into', e.merged_into) ORDER BY e.id), '[]')
+         FROM (SELECT id, entity_type, merged_into FROM neotoma.entities
+               WHERE user_id = $1::uuid
+                 AND id = ANY($2 || ARRAY(SELECT merged_into FROM neotoma.entities
+                                          WHERE user_id = $1::uuid AND id = ANY($2)
+                                            AND merged_into IS NOT NULL))
+               ORDER BY id FOR NO KEY UPDATE) e",
         &[Arg::Text(user), Arg::Texts(ids.iter().cloned().collect())],
     )?;
-    let targets: Vec<String> = db::from_json(v, "merge targets")?;
-    let wanted: BTreeSet<String> = ids.iter().cloned().chain(targets).collect();
-    Ok(lock_entities(user, &wanted)?
-        .into_iter()
-        .map(|e| (e.id.clone(), e))
-        .collect())
+    let locked: Vec<Locked> = db::from_json(v, "entities")?;
+    Ok(locked.into_iter().map(|e| (e.id.clone(), e)).collect())
 }
 
-/// The stored reducer states of these entities, read now (after their locks).
-fn stored_states(
-    user: &str,
+/// What a fold starts from, read in one statement once the entities and
+/// their types are locked: the active schemas of `types` and the stored
+/// reducer states of `ids`.
+type FoldInputs = (
+    BTreeMap<String, registry::Active>,
+    BTreeMap<String, SnapshotState>,
+);
+
+fn fold_inputs(
+    user: &Uuid,
+    types: &[String],
     ids: &BTreeSet<String>,
-) -> Result<BTreeMap<String, SnapshotState>, NeotomaError> {
-    let v = db::json(
-        "SELECT coalesce(jsonb_object_agg(entity_id, reducer_state), '{}') FROM neotoma.entity_snapshots
-         WHERE user_id = $1::uuid AND entity_id = ANY($2)",
-        &[Arg::Text(user), Arg::Texts(ids.iter().cloned().collect())],
+) -> Result<FoldInputs, NeotomaError> {
+    let mut v = db::json(
+        FOLD_INPUTS,
+        &[
+            Arg::uuid(user),
+            Arg::Texts(types.to_vec()),
+            Arg::Texts(ids.iter().cloned().collect()),
+        ],
     )?;
-    db::from_json(v, "reducer states")
+    Ok((
+        registry::read(v["schemas"].take())?,
+        db::from_json(v["states"].take(), "reducer states")?,
+    ))
 }
+
+const FOLD_INPUTS: &str = concat!(
+    "SELECT jsonb_build_object('schemas', (",
+    include_str!("../sql/queries/active_schemas.sql"),
+    "), 'states', (SELECT coalesce(jsonb_object_agg(entity_id, reducer_state), '{}')
+                   FROM neotoma.entity_snapshots WHERE user_id = $1::uuid AND entity_id = ANY($3)))"
+);
 
 fn policies_of(schema: Option<&registry::Active>) -> Policies {
     schema
@@ -193,8 +230,7 @@ fn policies_of(schema: Option<&registry::Active>) -> Policies {
 fn apply_for_user(user: &str, rows: Vec<Row>) -> Result<(), NeotomaError> {
     let user_id = Uuid::parse_str(user).map_err(|e| NeotomaError::validation(e.to_string()))?;
     let types: BTreeSet<String> = rows.iter().filter_map(|r| r.entity_type.clone()).collect();
-    lock_user(user, false)?;
-    lock_types_shared(&types)?;
+    lock_user_and_types(user, &types)?;
     let ids: BTreeSet<String> = rows.iter().map(|r| r.entity_id.clone()).collect();
     let locked = lock_with_targets(user, &ids)?;
     // Where each observation's entity ends up after merges.
@@ -210,8 +246,9 @@ fn apply_for_user(user: &str, rows: Vec<Row>) -> Result<(), NeotomaError> {
         .iter()
         .filter_map(|id| locked.get(id).map(|e| e.entity_type.clone()))
         .collect();
-    let schemas = registry::active(user_id, &target_types)?;
-    let mut stored = stored_states(user, &target_ids)?;
+    let (schemas, mut stored) = fold_inputs(&user_id, &target_types, &target_ids)?;
+    // Only entities folded before can have identifiers and timeline events.
+    let folded_before: Vec<String> = stored.keys().cloned().collect();
     let mut states: BTreeMap<String, (String, SnapshotState)> = BTreeMap::new();
     for id in &target_ids {
         if let Some(e) = locked.get(id) {
@@ -229,7 +266,7 @@ fn apply_for_user(user: &str, rows: Vec<Row>) -> Result<(), NeotomaError> {
         let policies = policies_of(schemas.get(entity_type.as_str()));
         reducer::apply(state, &row.observation(), &policies);
     }
-    store_states(user, &states, &schemas)
+    store_states(user, &states, &schemas, folded_before)
 }
 
 /// A snapshot row as written to `neotoma.entity_snapshots` (and compared
@@ -274,11 +311,13 @@ fn json_text<T: Serialize>(rows: &T) -> Result<String, NeotomaError> {
 }
 
 /// Writes snapshots (and identifiers, and timeline events) of these
-/// entities from their states.
+/// entities from their states; `replaced` are those whose earlier
+/// identifiers and events are to be deleted (the others have none).
 fn store_states(
     user: &str,
     states: &BTreeMap<String, (String, SnapshotState)>,
     schemas: &BTreeMap<String, registry::Active>,
+    replaced: Vec<String>,
 ) -> Result<(), NeotomaError> {
     let user_id = Uuid::parse_str(user).map_err(|e| NeotomaError::validation(e.to_string()))?;
     let rendered: Vec<reducer::Rendered> = states
@@ -308,24 +347,25 @@ fn store_states(
             schema,
         ));
     }
-    db::run(
-        WRITE_SNAPSHOTS,
-        &[Arg::Text(user), Arg::JsonText(json_text(&snapshot_rows)?)],
-    )?;
-    let ids: Vec<String> = states.keys().cloned().collect();
-    db::run(
-        "DELETE FROM neotoma.entity_identifiers WHERE user_id = $1::uuid AND entity_id = ANY($2)",
-        &[Arg::Text(user), Arg::Texts(ids)],
-    )?;
-    if !identifier_rows.is_empty() {
+    if !replaced.is_empty() {
         db::run(
-            "INSERT INTO neotoma.entity_identifiers (user_id, entity_id, field, value)
-             SELECT $1::uuid, r.entity_id, r.field, r.value
-             FROM jsonb_to_recordset($2) AS r(entity_id text, field text, value text)",
-            &[Arg::Text(user), Arg::JsonText(json_text(&identifier_rows)?)],
+            "WITH identifiers AS (DELETE FROM neotoma.entity_identifiers
+                                  WHERE user_id = $1::uuid AND entity_id = ANY($2)),
+                  events AS (DELETE FROM neotoma.timeline_events
+                             WHERE user_id = $1::uuid AND entity_id = ANY($2))
+             SELECT 1",
+            &[Arg::Text(user), Arg::Texts(replaced)],
         )?;
     }
-    write_events(user, states.keys().cloned().collect(), &event_rows)
+    db::run(
+        WRITE_SNAPSHOTS,
+        &[
+            Arg::Text(user),
+            Arg::JsonText(json_text(&snapshot_rows)?),
+            Arg::JsonText(json_text(&identifier_rows)?),
+            Arg::JsonText(json_text(&event_rows)?),
+        ],
+    )
 }
 
 /// Timeline event rows of an entity, as stored in `neotoma.timeline_events`.
@@ -350,27 +390,11 @@ pub fn event_rows_of(
         .collect()
 }
 
-/// Replaces the timeline events of these entities.
-fn write_events(
-    user: &str,
-    entity_ids: Vec<String>,
-    rows: &[EventRow],
-) -> Result<(), NeotomaError> {
+/// Deletes the timeline events of these entities.
+fn delete_events(user: &str, entity_ids: Vec<String>) -> Result<(), NeotomaError> {
     db::run(
         "DELETE FROM neotoma.timeline_events WHERE user_id = $1::uuid AND entity_id = ANY($2)",
         &[Arg::Text(user), Arg::Texts(entity_ids)],
-    )?;
-    if rows.is_empty() {
-        return Ok(());
-    }
-    db::run(
-        "INSERT INTO neotoma.timeline_events (user_id, id, event_type, event_timestamp, source_id,
-             entity_id, entity_ids, source_field, observation_id, properties)
-         SELECT $1::uuid, r.id, r.event_type, neotoma._from_micros(r.ts), r.source_id, r.entity_id,
-                ARRAY[r.entity_id], r.source_field, r.observation_id, r.properties
-         FROM jsonb_to_recordset($2) AS r(id uuid, event_type text, ts bigint, source_id uuid,
-              entity_id text, source_field text, observation_id uuid, properties jsonb)",
-        &[Arg::Text(user), Arg::JsonText(json_text(&rows)?)],
     )
 }
 
@@ -438,7 +462,7 @@ fn rebuild(user: &Uuid, entity_ids: &[String]) -> Result<i64, NeotomaError> {
     let (merged, live): (Vec<&Locked>, Vec<&Locked>) =
         locked.iter().partition(|e| e.merged_into.is_some());
     if !merged.is_empty() {
-        write_events(&user_s, merged.iter().map(|e| e.id.clone()).collect(), &[])?;
+        delete_events(&user_s, merged.iter().map(|e| e.id.clone()).collect())?;
     }
     let types: Vec<String> = live.iter().map(|e| e.entity_type.clone()).collect();
     let schemas = registry::active(*user, &types)?;
@@ -451,7 +475,8 @@ fn rebuild(user: &Uuid, entity_ids: &[String]) -> Result<i64, NeotomaError> {
         );
         states.insert(e.id.clone(), (e.entity_type.clone(), state));
     }
-    store_states(&user_s, &states, &schemas)?;
+    let replaced = states.keys().cloned().collect();
+    store_states(&user_s, &states, &schemas, replaced)?;
     Ok(locked.len() as i64)
 }
 
@@ -609,6 +634,33 @@ fn verify_relationships() -> Result<(u64, Vec<Value>), NeotomaError> {
     Ok((checked, mismatches))
 }
 
+/// Compares the entity counts (`neotoma.entity_counts`, summed) with the
+/// entities of every (user, type) the session can see; with `repair`,
+/// replaces the count rows of those that differ.
+fn verify_counts(repair: bool) -> Result<Vec<Value>, NeotomaError> {
+    let v = db::json(
+        "SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', user_id, 'entity_type', entity_type,
+                   'what', 'entity_counts', 'expected', jsonb_build_object('current', ac, 'total', at),
+                   'stored', jsonb_build_object('current', cc, 'total', ct))
+                 ORDER BY user_id, entity_type), '[]')
+         FROM (SELECT user_id, entity_type, coalesce(a.current, 0) AS ac, coalesce(a.total, 0) AS at,
+                      coalesce(c.current, 0) AS cc, coalesce(c.total, 0) AS ct
+               FROM (SELECT user_id, entity_type, count(*) FILTER (WHERE merged_into IS NULL) AS current,
+                            count(*) AS total
+                     FROM neotoma.entities GROUP BY user_id, entity_type) a
+               FULL JOIN (SELECT user_id, entity_type, sum(current) AS current, sum(total) AS total
+                          FROM neotoma.entity_counts GROUP BY user_id, entity_type) c
+                 USING (user_id, entity_type)) x
+         WHERE ac <> cc OR at <> ct",
+        &[],
+    )?;
+    let mismatches: Vec<Value> = db::from_json(v, "entity counts")?;
+    if repair && !mismatches.is_empty() {
+        db::run("SELECT neotoma._recount_entities()", &[])?;
+    }
+    Ok(mismatches)
+}
+
 /// The stored timeline events of an entity, in the shape `event_rows_of` makes.
 fn stored_events_of(user: &Uuid, entity_id: &str) -> Result<Vec<EventRow>, NeotomaError> {
     let v = db::json(
@@ -738,6 +790,9 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
     let (relationships_checked, relationship_mismatches) = verify_relationships()?;
     mismatch_count += relationship_mismatches.len() as u64;
     mismatches.extend(relationship_mismatches.into_iter().take(100));
+    let count_mismatches = verify_counts(repair)?;
+    mismatch_count += count_mismatches.len() as u64;
+    mismatches.extend(count_mismatches.into_iter().take(100));
     Ok(json!({
         "ok": mismatch_count == 0,
         "entities_checked": checked,

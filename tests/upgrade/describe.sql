@@ -28,8 +28,9 @@ SELECT line FROM (
   FROM pg_class c JOIN acl ON acl.oid = c.oid AND acl.kind = 'rel'
   WHERE c.relnamespace = 'neotoma'::regnamespace
   UNION ALL
-  SELECT format('column %s.%s #%s %s notnull=%s default=%s', c.relname, a.attname, a.attnum,
-                format_type(a.atttypid, a.atttypmod), a.attnotnull, pg_get_expr(d.adbin, d.adrelid))
+  SELECT format('column %s.%s #%s %s notnull=%s default=%s compression=%s', c.relname, a.attname, a.attnum,
+                format_type(a.atttypid, a.atttypmod), a.attnotnull, pg_get_expr(d.adbin, d.adrelid),
+                nullif(a.attcompression, ''))
   FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
   LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
   WHERE c.relnamespace = 'neotoma'::regnamespace AND a.attnum > 0 AND NOT a.attisdropped

@@ -1,7 +1,7 @@
 -- list_timeline_events: a page of events, newest first. $1 user, $2 event
 -- type or NULL, $3 from (microseconds, inclusive) or NULL, $4 before
 -- (microseconds, exclusive) or NULL, $5 source id or NULL, $6 entity id or
--- NULL, $7 limit, $8 offset.
+-- NULL, $7 limit, $8 offset. Answers JSON text.
 WITH t AS NOT MATERIALIZED (
   SELECT * FROM neotoma.timeline_events t
   WHERE t.user_id = $1::uuid
@@ -12,10 +12,11 @@ WITH t AS NOT MATERIALIZED (
     AND t.event_timestamp < coalesce(neotoma._from_micros($4), 'infinity')
     AND ($5::text IS NULL OR t.source_id = $5::uuid)
     AND ($6::text IS NULL OR t.entity_id = $6))
-SELECT jsonb_build_object(
-  'events', coalesce((SELECT jsonb_agg(jsonb_build_object('id', p.id, 'event_type', p.event_type,
+-- (json, not jsonb: the answer leaves as text, so it is never converted.)
+SELECT json_build_object(
+  'events', coalesce((SELECT json_agg(json_build_object('id', p.id, 'event_type', p.event_type,
       'event_timestamp', neotoma._iso(p.event_timestamp), 'source_id', p.source_id,
-      'entity_ids', to_jsonb(p.entity_ids), 'properties', p.properties)
+      'entity_ids', p.entity_ids, 'properties', p.properties)
     ORDER BY p.event_timestamp DESC, p.id)
     FROM (SELECT * FROM t ORDER BY event_timestamp DESC, id LIMIT $7 OFFSET $8) p), '[]'),
-  'total', (SELECT count(*) FROM t), 'limit', $7, 'offset', $8)
+  'total', (SELECT count(*) FROM t), 'limit', $7, 'offset', $8)::text

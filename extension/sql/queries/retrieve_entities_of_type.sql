@@ -28,7 +28,7 @@ SELECT jsonb_build_object(
     FROM page
     JOIN neotoma.entities e ON e.user_id = $1::uuid AND e.id = page.id
     JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id), '[]'),
-  'total', (SELECT count(*) FROM neotoma.entities e
-            WHERE e.user_id = $1::uuid AND e.entity_type = $2
-              AND ($3 = 'true' OR e.merged_into IS NULL)),
-  'excluded_merged', $3 <> 'true', 'limit', $5, 'offset', $6)
+  -- Exact, in constant time: the sum of the (user, type) count rows.
+  'total', (SELECT coalesce(sum(CASE WHEN $3 = 'true' THEN c.total ELSE c.current END), 0)::bigint
+            FROM neotoma.entity_counts c WHERE c.user_id = $1::uuid AND c.entity_type = $2),
+  'excluded_merged', $3 <> 'true', 'limit', $5, 'offset', $6)::text

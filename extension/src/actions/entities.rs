@@ -75,29 +75,36 @@ pub fn retrieve_entity_snapshot(
         .as_deref()
         .map(|at| common::micros("at", at))
         .transpose()?;
-    let (entity, redirected_from) = resolve_entity(&user, &entity_id)?;
-    let mut out = match at {
-        None => db::from_json(
-            db::json(
-                "SELECT jsonb_build_object(
-               'entity_id', e.id, 'entity_type', e.entity_type, 'canonical_name', e.canonical_name,
-               'schema_version', coalesce(s.schema_version, ''),
-               'snapshot', coalesce(s.snapshot, '{}'), 'provenance', coalesce(s.provenance, '{}'),
-               'field_provenance', coalesce(s.field_provenance, '{}'),
-               'computed_at', neotoma._iso(s.computed_at),
-               'observation_count', coalesce(s.observation_count, 0),
-               'last_observation_at', neotoma._iso(s.last_observation_at))
-             FROM neotoma.entities e
-             LEFT JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
-             WHERE e.user_id = $1::uuid AND e.id = $2",
-                &[Arg::uuid(user), Arg::Text(&entity.id)],
-            )?,
-            "snapshot",
-        )?,
-        Some(at) => snapshot_at(&user, &entity, at, req.at.as_deref().unwrap_or_default())?,
+    let Some(at) = at else {
+        return current_snapshot(&user, &entity_id);
     };
+    let (entity, redirected_from) = resolve_entity(&user, &entity_id)?;
+    let mut out = snapshot_at(&user, &entity, at, req.at.as_deref().unwrap_or_default())?;
     out.redirected_from = redirected_from;
     Ok(out)
+}
+
+/// The stored snapshot of an entity (of the entity it was merged into, if
+/// it was), in one statement.
+fn current_snapshot(user: &Uuid, entity_id: &str) -> Result<EntitySnapshotResponse, NeotomaError> {
+    let found: Option<EntitySnapshotResponse> = db::parsed(
+        "SELECT jsonb_build_object(
+           'entity_id', e.id, 'entity_type', e.entity_type, 'canonical_name', e.canonical_name,
+           'schema_version', coalesce(s.schema_version, ''),
+           'snapshot', coalesce(s.snapshot, '{}'), 'provenance', coalesce(s.provenance, '{}'),
+           'field_provenance', coalesce(s.field_provenance, '{}'),
+           'computed_at', neotoma._iso(s.computed_at),
+           'observation_count', coalesce(s.observation_count, 0),
+           'last_observation_at', neotoma._iso(s.last_observation_at),
+           'redirected_from', CASE WHEN asked.merged_into IS NOT NULL THEN asked.id END)::text
+         FROM neotoma.entities asked
+         JOIN neotoma.entities e ON e.user_id = asked.user_id AND e.id = coalesce(asked.merged_into, asked.id)
+         LEFT JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
+         WHERE asked.user_id = $1::uuid AND asked.id = $2",
+        &[Arg::uuid(user), Arg::Text(entity_id)],
+        "snapshot",
+    )?;
+    found.ok_or_else(|| not_found(entity_id))
 }
 
 /// The snapshot recomputed from the observations observed up to `at`
@@ -208,11 +215,14 @@ pub fn retrieve_entities(
     let (limit, offset) = common::page(req.limit, req.offset)?;
     let include_snapshots = req.include_snapshots.unwrap_or(true);
     let include_merged = req.include_merged.unwrap_or(false);
-    let query = match req.entity_type {
-        Some(_) => RETRIEVE_ENTITIES_OF_TYPE,
-        None => RETRIEVE_ENTITIES,
+    let counted = crate::installed::at_least_0_4()?;
+    let query = match (&req.entity_type, counted) {
+        (Some(_), true) => RETRIEVE_ENTITIES_OF_TYPE,
+        (None, true) => RETRIEVE_ENTITIES,
+        (Some(_), false) => RETRIEVE_ENTITIES_OF_TYPE_0_3.as_str(),
+        (None, false) => RETRIEVE_ENTITIES_0_3.as_str(),
     };
-    let v = db::json(
+    db::parsed(
         query,
         &[
             Arg::uuid(user),
@@ -222,8 +232,8 @@ pub fn retrieve_entities(
             Arg::Int(limit),
             Arg::Int(offset),
         ],
-    )?;
-    db::from_json(v, "entities")
+        "entities",
+    )
 }
 
 pub fn retrieve_entity_by_identifier(
@@ -468,3 +478,23 @@ const LIST_OBSERVATIONS: &str = include_str!("../../sql/queries/list_observation
 const RETRIEVE_ENTITIES: &str = include_str!("../../sql/queries/retrieve_entities.sql");
 const RETRIEVE_ENTITIES_OF_TYPE: &str =
     include_str!("../../sql/queries/retrieve_entities_of_type.sql");
+
+/// The listings on a database still at 0.3.0 or older (no
+/// `neotoma.entity_counts` yet): the total counted from the entities.
+static RETRIEVE_ENTITIES_0_3: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| counting(RETRIEVE_ENTITIES, ""));
+static RETRIEVE_ENTITIES_OF_TYPE_0_3: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| counting(RETRIEVE_ENTITIES_OF_TYPE, " AND e.entity_type = $2"));
+
+fn counting(query: &str, type_filter: &str) -> String {
+    let start = query
+        .find("  -- Exact, in constant time")
+        .unwrap_or(query.len());
+    let end = query.find("  'excluded_merged'").unwrap_or(query.len());
+    format!(
+        "{}  'total', (SELECT count(*) FROM neotoma.entities e WHERE e.user_id = $1::uuid{type_filter}
+                 AND ($3 = 'true' OR e.merged_into IS NULL)),\n{}",
+        &query[..start],
+        &query[end..]
+    )
+}

@@ -8,8 +8,8 @@
 //! answers another shape than the published output schema, does not compile.
 
 use crate::ingest;
-use crate::tenancy;
-use neotoma_core::catalog::{action, Action, ActionId, Request};
+use crate::{db, statistics, tenancy};
+use neotoma_core::catalog::{self, action, Action, ActionId, Request};
 use neotoma_core::request::parse;
 use neotoma_core::{ErrorCode, NeotomaError};
 use serde_json::Value;
@@ -65,11 +65,11 @@ pub type Handler<A, U> =
 fn serve<A: Action, U: Tenant>(
     handler: Handler<A, U>,
     args: &Value,
-) -> Result<Value, NeotomaError> {
+) -> Result<String, NeotomaError> {
     let req: A::Request = parse(args)?;
     let user_arg = req.user_id().map(str::to_string);
     let response = U::establish(user_arg.as_deref(), |user| handler(user, req))?;
-    serde_json::to_value(&response).map_err(|e| {
+    serde_json::to_string(&response).map_err(|e| {
         NeotomaError::new(
             ErrorCode::DbQueryFailed,
             format!("response serialisation: {e}"),
@@ -77,8 +77,20 @@ fn serve<A: Action, U: Tenant>(
     })
 }
 
-/// Runs action `id` with the request `args`.
-pub fn dispatch(id: ActionId, args: &Value) -> Result<Value, NeotomaError> {
+/// Runs action `id` with the request `args`; answers the response as JSON
+/// text. Writes run with generic plans (see [`db::with_generic_plans`]) and
+/// then keep the planner's statistics current with what they wrote.
+pub fn dispatch(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
+    if catalog::spec(id).read_only {
+        return route(id, args);
+    }
+    let answer = db::with_generic_plans(|| route(id, args))?;
+    statistics::keep_current()?;
+    Ok(answer)
+}
+
+/// The handler of each action.
+fn route(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
     use action as a;
     match id {
         ActionId::GetVersion => serve::<a::GetVersion, _>(system::get_version, args),

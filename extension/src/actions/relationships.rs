@@ -40,7 +40,7 @@ impl Direction {
         }
     }
 
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Direction::Inbound => "inbound",
             Direction::Outbound => "outbound",

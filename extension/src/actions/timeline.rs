@@ -41,7 +41,7 @@ pub fn list_timeline_events(
         Some(e) => Some(resolve_entity(&user, &e)?.0.id),
         None => None,
     };
-    let v = db::json(
+    db::parsed(
         LIST_TIMELINE_EVENTS,
         &[
             Arg::uuid(user),
@@ -53,8 +53,8 @@ pub fn list_timeline_events(
             Arg::Int(limit),
             Arg::Int(offset),
         ],
-    )?;
-    db::from_json(v, "timeline events")
+        "timeline events",
+    )
 }
 
 const LIST_TIMELINE_EVENTS: &str = include_str!("../../sql/queries/list_timeline_events.sql");

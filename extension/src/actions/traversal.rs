@@ -2,7 +2,7 @@
 //! an entity or a source, and the one-hop `related_*` output of `store`.
 
 use crate::actions::entities::resolve_entity;
-use crate::actions::relationships::{edges, Direction, Edge};
+use crate::actions::relationships::{edges, Direction};
 use crate::db::{self, Arg};
 use neotoma_core::actions::common;
 use neotoma_core::actions::graph::*;
@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use uuid::Uuid;
 
 /// Most entities one traversal returns.
-const MAX_TRAVERSAL: usize = 10_000;
+const MAX_TRAVERSAL: i64 = 10_000;
 /// Deepest traversal.
 const MAX_HOPS: i64 = 5;
 /// id → {id, entity_type, canonical_name[, snapshot]} of these entities.
@@ -59,74 +59,23 @@ pub fn retrieve_related_entities(
         .transpose()?;
     let include_entities = req.include_entities.unwrap_or(true);
     let (start, _) = resolve_entity(&user, &entity_id)?;
-    let mut visited: BTreeSet<String> = BTreeSet::from([start.id.clone()]);
-    let mut seen_edges: BTreeSet<String> = BTreeSet::new();
-    let mut found: Vec<(String, i64)> = Vec::new();
-    let mut walked: Vec<(Edge, i64)> = Vec::new();
-    let mut frontier = vec![start.id.clone()];
-    let mut hops = 0;
-    let mut truncated = false;
-    while hops < max_hops && !frontier.is_empty() && !truncated {
-        hops += 1;
-        let in_frontier: BTreeSet<&String> = frontier.iter().collect();
-        let mut next = BTreeSet::new();
-        for e in edges(&user, frontier.clone(), types.clone(), direction)? {
-            if !seen_edges.insert(e.id.clone()) {
-                continue;
-            }
-            for node in [&e.source_entity_id, &e.target_entity_id] {
-                if !in_frontier.contains(node) && !visited.contains(node) {
-                    next.insert(node.clone());
-                }
-            }
-            walked.push((e, hops));
-        }
-        for node in &next {
-            if found.len() >= MAX_TRAVERSAL {
-                truncated = true;
-                break;
-            }
-            visited.insert(node.clone());
-            found.push((node.clone(), hops));
-        }
-        frontier = next.into_iter().collect();
-    }
-    let summaries = entity_summaries(
-        &user,
-        found.iter().map(|(id, _)| id.clone()).collect(),
-        include_entities,
-    )?;
-    let entities: Vec<RelatedEntity> = found
-        .iter()
-        .filter_map(|(id, hop)| {
-            let s = summaries.get(id)?;
-            Some(RelatedEntity {
-                id: id.clone(),
-                entity_type: s["entity_type"].as_str()?.to_string(),
-                canonical_name: s["canonical_name"].as_str()?.to_string(),
-                snapshot: s.get("snapshot").and_then(Value::as_object).cloned(),
-                hop: *hop,
-            })
-        })
-        .collect();
-    let relationships: Vec<RelationshipRef> = walked
-        .into_iter()
-        .map(|(e, _)| RelationshipRef {
-            id: e.id,
-            relationship_type: e.relationship_type,
-            source_entity_id: e.source_entity_id,
-            target_entity_id: e.target_entity_id,
-        })
-        .collect();
-    Ok(RetrieveRelatedEntitiesResponse {
-        total_entities: entities.len() as i64,
-        total_relationships: relationships.len() as i64,
-        entities,
-        relationships,
-        hops_traversed: hops,
-        truncated,
-    })
+    db::parsed(
+        RELATED_ENTITIES,
+        &[
+            Arg::uuid(user),
+            Arg::Text(&start.id),
+            Arg::OptTexts(types),
+            Arg::Text(direction.as_str()),
+            Arg::Int(max_hops),
+            Arg::Int(MAX_TRAVERSAL),
+            Arg::Bool(include_entities),
+        ],
+        "traversal",
+    )
 }
+
+/// The walk of `retrieve_related_entities`, answered as the response's JSON.
+const RELATED_ENTITIES: &str = include_str!("../../sql/queries/related_entities.sql");
 
 /// JSON objects, as listed in a response.
 type Objects = Vec<Map<String, Value>>;

@@ -4,7 +4,7 @@
 
 use super::complete;
 use super::prepare::prepare;
-use super::runs::{insert_run, run_id};
+use super::runs::run_id;
 use super::write::{observation_id, Origin};
 use crate::db::{self, Arg};
 use neotoma_core::actions::store::*;
@@ -76,12 +76,19 @@ pub fn store(
         None => json!({}),
     };
     // Content stored before (or at the same moment by another session, which
-    // then wins) is not inserted: this store answers as its duplicate.
-    let inserted = db::inserted(
-        "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, file_size,
-                                      content, source_priority, provenance)
-         VALUES ($1::uuid, $2::uuid, $3, 'structured', 'application/json', $4, $5, $6::int, $7)
-         ON CONFLICT DO NOTHING",
+    // then wins) is not inserted: this store answers as its duplicate. A new
+    // source gets its structured run in the same statement.
+    let inserted = db::json(
+        "WITH source AS (
+           INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, file_size,
+                                        content, source_priority, provenance)
+           VALUES ($1::uuid, $2::uuid, $3, 'structured', 'application/json', $4, $5, $6::int, $7)
+           ON CONFLICT DO NOTHING RETURNING id),
+         run AS (
+           INSERT INTO neotoma.interpretation_runs (user_id, id, source_id, interpreter, config, status)
+           SELECT $1::uuid, $8::uuid, id, 'structured', '{}', 'running' FROM source
+           ON CONFLICT DO NOTHING)
+         SELECT to_jsonb(count(*) > 0) FROM source",
         &[
             Arg::uuid(user),
             Arg::uuid(source),
@@ -90,21 +97,12 @@ pub fn store(
             Arg::Json(&content),
             Arg::Int(priority as i64),
             Arg::Json(&provenance),
+            Arg::uuid(run),
         ],
-    )?;
+    )? == Value::Bool(true);
     if !inserted {
         return deduplicated(&origin, &content_hash, batch.entities.len());
     }
-    // The source is new, so its structured run is too.
-    insert_run(
-        &user,
-        &run,
-        &source,
-        "structured",
-        &Map::new(),
-        "running",
-        None,
-    )?;
     let stored = complete(&origin, &batch)?;
     Ok(StoreResponse {
         source_id: source.to_string(),

@@ -73,6 +73,7 @@ pub fn observation_id(o: &Origin, index: usize) -> Uuid {
 /// Writes entities (new ones), observations and raw_fragments of a batch,
 /// in slices of [`CHUNK`]; answers what it made.
 pub fn store_entities(origin: &Origin, batch: &PreparedBatch) -> Result<Stored, NeotomaError> {
+    crate::statistics::note_rows(batch.entities.len());
     let mut stored = Stored::default();
     for (n, chunk) in batch.entities.chunks(CHUNK).enumerate() {
         let part = store_chunk(origin, chunk, n * CHUNK)?;
@@ -97,28 +98,8 @@ fn store_chunk(
         .map(|i| observation_id(origin, first + i).to_string())
         .collect();
 
-    // Entities merged into others: new observations go to the merge target.
-    let mut ids: Vec<String> = prepared
-        .iter()
-        .map(|p| p.identity.entity_id.clone())
-        .collect();
-    ids.sort();
-    ids.dedup();
-    let redirects: BTreeMap<String, String> = db::from_json(
-        db::json(
-            "SELECT coalesce(jsonb_object_agg(id, merged_into), '{}') FROM neotoma.entities
-             WHERE user_id = $1::uuid AND id = ANY($2) AND merged_into IS NOT NULL",
-            &[Arg::uuid(user), Arg::Texts(ids)],
-        )?,
-        "merge redirects",
-    )?;
-    let target = |p: &Prepared| {
-        redirects
-            .get(&p.identity.entity_id)
-            .cloned()
-            .unwrap_or_else(|| p.identity.entity_id.clone())
-    };
-
+    // New entities are inserted; entities merged into others are looked up
+    // in the same statement: new observations go to the merge target.
     let mut entity_rows: BTreeMap<String, Value> = BTreeMap::new();
     for p in prepared {
         entity_rows.entry(p.identity.entity_id.clone()).or_insert_with(|| {
@@ -126,18 +107,33 @@ fn store_chunk(
                    "canonical_name": p.identity.canonical_name, "identity_key": p.identity.identity_key})
         });
     }
-    let created = db::json(
+    let ids: Vec<String> = entity_rows.keys().cloned().collect();
+    let mut written = db::json(
         "WITH ins AS (
            INSERT INTO neotoma.entities (user_id, id, entity_type, canonical_name, identity_key)
            SELECT $1::uuid, r.id, r.entity_type, r.canonical_name, r.identity_key
            FROM jsonb_to_recordset($2) AS r(id text, entity_type text, canonical_name text, identity_key text)
            ORDER BY r.id
            ON CONFLICT (user_id, id) DO NOTHING RETURNING 1)
-         SELECT to_jsonb(count(*)) FROM ins",
-        &[Arg::uuid(user), Arg::Json(&Value::Array(entity_rows.into_values().collect()))],
-    )?
-    .as_u64()
-    .unwrap_or(0);
+         SELECT jsonb_build_object(
+           'created', (SELECT count(*) FROM ins),
+           'redirects', (SELECT coalesce(jsonb_object_agg(id, merged_into), '{}') FROM neotoma.entities
+                         WHERE user_id = $1::uuid AND id = ANY($3) AND merged_into IS NOT NULL))",
+        &[
+            Arg::uuid(user),
+            Arg::Json(&Value::Array(entity_rows.into_values().collect())),
+            Arg::Texts(ids),
+        ],
+    )?;
+    let created = written["created"].as_u64().unwrap_or(0);
+    let redirects: BTreeMap<String, String> =
+        db::from_json(written["redirects"].take(), "merge redirects")?;
+    let target = |p: &Prepared| {
+        redirects
+            .get(&p.identity.entity_id)
+            .cloned()
+            .unwrap_or_else(|| p.identity.entity_id.clone())
+    };
 
     let mut observation_rows = Vec::with_capacity(prepared.len());
     let mut fragment_rows = Vec::new();

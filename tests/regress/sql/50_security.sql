@@ -10,7 +10,7 @@
 -- Every SECURITY DEFINER function pins its search_path and is executable by
 -- named roles only, never PUBLIC (each with the reason it is a definer).
 SELECT p.proname,
-       p.proconfig = ARRAY['search_path=pg_catalog, neotoma, pg_temp'] AS pinned_search_path,
+       'search_path=pg_catalog, neotoma, pg_temp' = ANY (p.proconfig) AS pinned_search_path,
        has_function_privilege('public', p.oid, 'EXECUTE') AS public_can_execute,
        (SELECT string_agg(r.rolname, ',' ORDER BY r.rolname) FROM pg_roles r
         WHERE r.rolname IN ('neotoma_user', 'neotoma_service', 'neotoma_operator')

@@ -1,0 +1,51 @@
+//! Planner statistics that keep up with the memory's growth. Writes run
+//! with generic plans, planned once per backend; a plan made while a table
+//! was small (a sequential scan, or an index on `user_id` alone, which reads
+//! every row of a user) would stay in use while the table grows, until the
+//! next ANALYZE (autovacuum's comes up to a minute later, or never while
+//! tables only grow in a burst). So after a write, every table that has
+//! doubled since its statistics were taken is analysed at once: that renews
+//! its statistics and, through Postgres' invalidation, every backend's plans
+//! over it. Doubling keeps the cost logarithmic in the data: a table of a
+//! million rows has been analysed about twenty times in its life.
+
+use crate::db;
+use neotoma_core::NeotomaError;
+use std::cell::Cell;
+
+/// A backend looks at its tables' sizes on its first write, then once it
+/// has written [`ROWS`] entities or made [`WRITES`] writes since it last
+/// looked: the look costs about as much as a small store.
+const WRITES: u32 = 32;
+const ROWS: usize = 256;
+
+thread_local! {
+    /// Writes and rows since the last look; none yet = look at once.
+    static SINCE: Cell<Option<(u32, usize)>> = const { Cell::new(None) };
+}
+
+/// Notes that a write stored `rows` entities.
+pub fn note_rows(rows: usize) {
+    if let Some((writes, n)) = SINCE.get() {
+        SINCE.set(Some((writes, n + rows)));
+    }
+}
+
+/// After a write action: analyses the tables that outgrew their statistics
+/// (`neotoma._refresh_statistics()`, which runs as the tables' owner), when
+/// it is time to look.
+pub fn keep_current() -> Result<(), NeotomaError> {
+    match SINCE.get() {
+        Some((writes, rows)) if writes + 1 < WRITES && rows < ROWS => {
+            SINCE.set(Some((writes + 1, rows)));
+            Ok(())
+        }
+        _ => {
+            SINCE.set(Some((0, 0)));
+            if !crate::installed::at_least_0_4()? {
+                return Ok(());
+            }
+            db::run("SELECT neotoma._refresh_statistics()", &[])
+        }
+    }
+}

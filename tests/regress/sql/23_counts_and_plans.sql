@@ -1,0 +1,64 @@
+-- Entity counts (retrieve_entities' total in constant time) through
+-- stores and merges, checked by verify(); what a write leaves of the
+-- session's planner settings; the statistics writes keep current.
+\ir include/setup.sql
+BEGIN;
+
+SET ROLE neotoma_regress_agent;
+\set SHOW_CONTEXT never
+SET neotoma.user_id = '23000000-0000-0000-0000-000000000023';
+
+SELECT jsonb_array_length(neotoma.store('{"entities": [
+  {"entity_type": "person", "name": "Ann Count", "email": "ann@count.example"},
+  {"entity_type": "person", "name": "Anne Count", "email": "anne@count.example"},
+  {"entity_type": "person", "name": "Ben Count", "email": "ben@count.example"},
+  {"entity_type": "company", "name": "Count Ltd", "website": "count.example"}]}')->'entities') AS stored;
+
+-- The totals: per type, of all types, merged ones in or out.
+SELECT neotoma.retrieve_entities('{"entity_type": "person", "limit": 1}')->'total' AS persons,
+       neotoma.retrieve_entities('{"limit": 1}')->'total' AS all_types;
+
+-- A store again of the same people creates no entity: the totals hold.
+SELECT neotoma.store('{"entities": [{"entity_type": "person", "name": "Ann C.", "email": "ann@count.example"}]}')->'interpretation'->'entities_created' AS created_again,
+       neotoma.retrieve_entities('{"entity_type": "person", "limit": 1}')->'total' AS persons;
+
+-- A merge takes one out of the current total, not out of the total with merged.
+SELECT id AS ann FROM neotoma.entities WHERE canonical_name = 'ann@count.example' \gset
+SELECT id AS anne FROM neotoma.entities WHERE canonical_name = 'anne@count.example' \gset
+SELECT neotoma.merge_entities(jsonb_build_object('from_entity_id', :'anne', 'to_entity_id', :'ann'))->'observations_moved' AS moved;
+SELECT neotoma.retrieve_entities('{"entity_type": "person", "limit": 1}')->'total' AS current_persons,
+       neotoma.retrieve_entities('{"entity_type": "person", "limit": 1, "include_merged": true}')->'total' AS with_merged;
+
+-- Users read their own counts only, and cannot write them.
+SELECT entity_type, sum(current) AS current, sum(total) AS total
+FROM neotoma.entity_counts GROUP BY entity_type ORDER BY entity_type;
+SAVEPOINT s;
+INSERT INTO neotoma.entity_counts VALUES ('23000000-0000-0000-0000-000000000023', 'person', 100, 100);
+ROLLBACK TO SAVEPOINT s;
+
+-- verify() finds counts that do not add up (as only the owner could make
+-- them), and repair rebuilds them.
+RESET ROLE;
+INSERT INTO neotoma.entity_counts VALUES ('23000000-0000-0000-0000-000000000023', 'person', 5, 5);
+SET ROLE neotoma_regress_agent;
+SELECT m->>'what' AS what, m->'expected' AS expected, m->'stored' AS stored
+FROM jsonb_array_elements(neotoma.verify()->'mismatches') m WHERE m->>'what' = 'entity_counts';
+SELECT (neotoma.verify(repair => true))->'repaired' AS repaired, (neotoma.verify())->'ok' AS ok_after;
+
+-- A write runs with generic plans and without sequential scans, and gives
+-- the session its settings back, also when it fails.
+SHOW plan_cache_mode;
+SHOW enable_seqscan;
+SELECT error_code(try_action('store', '{"entities": "none"}')) AS failed_store;
+SHOW plan_cache_mode;
+SHOW enable_seqscan;
+
+-- Right after a look, no table has outgrown its statistics: a second look
+-- analyses nothing; and the tables written have statistics.
+SELECT neotoma._refresh_statistics() >= 0 AS looked;
+SELECT neotoma._refresh_statistics() AS analysed_again;
+SELECT relname, relpages > 0 AS has_statistics FROM pg_class
+WHERE oid IN ('neotoma.entities'::regclass, 'neotoma.observations'::regclass, 'neotoma.entity_snapshots'::regclass)
+ORDER BY relname;
+
+ROLLBACK;

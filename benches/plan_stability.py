@@ -16,7 +16,7 @@ import json
 import os
 
 import psycopg
-from common import fresh_database, latencies, new_user, pct, summary, table
+from common import fresh_database, goal, latencies, new_user, pct, summary, table
 
 SCALE = float(os.environ.get("BENCH_SCALE", "1"))
 TABLES = ["entities", "observations", "entity_snapshots", "entity_identifiers", "sources",
@@ -74,6 +74,7 @@ def main() -> None:
             "WHERE name IN ('plan_cache_mode', 'default_statistics_target')").fetchone()[0]
         print(f"settings: {settings}")
         have = 0
+        typed: dict[int, float] = {}
         for size in sizes:
             grow(conn, have, size)
             have = size
@@ -82,6 +83,7 @@ def main() -> None:
                 for t in TABLES:
                     admin.execute(f"ANALYZE neotoma.{t}")
             after_analyze = reads(conn, user, n, size)
+            typed[size] = pct(after_growth["listing, first 100 of a type"], 50)
             for name in after_growth:
                 for moment, values in (("right after growth", after_growth[name]),
                                        ("after ANALYZE", after_analyze[name])):
@@ -91,6 +93,13 @@ def main() -> None:
                 rows.append((f"{size:,}", "ratio (p50)", name, f"{ratio:.2f}x stale / fresh", ""))
         verified = conn.execute("SELECT neotoma.verify()->'ok'").fetchone()[0]
     table("reads right after the data grew, and after ANALYZE (one backend throughout)", rows)
+    small, large = sizes[1], sizes[-1]
+    ratio = typed[large] / typed[small]
+    table(
+        f"retrieve_entities, first 100 of a type, right after growth (goal: flat, <= 1.2x from {small:,} to {large:,})",
+        [("at " + f"{small:,}", "at " + f"{large:,}", "ratio", "goal"),
+         (f"{typed[small]:.3f} ms", f"{typed[large]:.3f} ms", f"{ratio:.2f}x", goal(ratio <= 1.2))],
+    )  # fmt: skip
     print(f"\nverify(): ok={verified}")
 
 

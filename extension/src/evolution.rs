@@ -321,7 +321,7 @@ pub fn auto_promote(
         else {
             continue;
         };
-        let mut schema = current.schema;
+        let mut schema = (*current.schema).clone();
         let mut added = Vec::new();
         for (key, s) in &qualifying {
             if neotoma_core::schema::check_name("field", key).is_ok()

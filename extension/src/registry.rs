@@ -7,37 +7,98 @@ use neotoma_core::schema::{builtin_schemas, EntitySchema};
 use neotoma_core::NeotomaError;
 use pgrx::prelude::*;
 use pgrx::JsonB;
+use serde::Deserialize;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
 use uuid::Uuid;
 
 /// An active schema and whose it is.
 pub struct Active {
-    pub schema: EntitySchema,
+    pub schema: Rc<EntitySchema>,
     /// "global" or "user".
     pub scope: &'static str,
 }
 
 /// The active schemas of the types `$2` (of every type when null) for the
-/// user `$1`, the user's own variant first.
+/// user `$1`, the user's own variant first: their names, not definitions.
 const ACTIVE: &str = include_str!("../sql/queries/active_schemas.sql");
+
+/// A schema row as `active_schemas.sql` names it.
+#[derive(Deserialize)]
+struct Named {
+    user_id: Uuid,
+    id: Uuid,
+    /// The row's xmin: a new row version is a new key.
+    version: String,
+    global: bool,
+}
+
+thread_local! {
+    /// Definitions parsed by this backend, by (id, row version): a schema
+    /// row's definition never changes under one key, so what the cache
+    /// holds is what the row says. Row level security decides which rows a
+    /// query names; the cache only saves parsing them.
+    static PARSED: RefCell<HashMap<(Uuid, String), Rc<EntitySchema>>> = RefCell::new(HashMap::new());
+}
 
 fn load(user: Uuid, types: Option<Vec<String>>) -> Result<BTreeMap<String, Active>, NeotomaError> {
     read(db::json(ACTIVE, &[Arg::uuid(user), Arg::OptTexts(types)])?)
 }
 
-/// The schemas `active_schemas.sql` answers, by entity type.
+/// The schemas `active_schemas.sql` names, by entity type: definitions this
+/// backend has not parsed yet are read (in one query) and kept.
 pub fn read(rows: Value) -> Result<BTreeMap<String, Active>, NeotomaError> {
-    let mut out = BTreeMap::new();
-    for row in rows.as_array().into_iter().flatten() {
-        let schema: EntitySchema = db::from_json(row["definition"].clone(), "entity schema")?;
-        let scope = if row["global"] == json!(true) {
-            "global"
-        } else {
-            "user"
-        };
-        out.insert(schema.entity_type.clone(), Active { schema, scope });
+    let named: Vec<Named> = db::from_json(rows, "active schemas")?;
+    let missing: Vec<&Named> = PARSED.with(|p| {
+        let parsed = p.borrow();
+        named
+            .iter()
+            .filter(|n| !parsed.contains_key(&(n.id, n.version.clone())))
+            .collect()
+    });
+    if !missing.is_empty() {
+        let definitions: BTreeMap<String, Value> = db::from_json(
+            db::json(
+                "SELECT coalesce(jsonb_object_agg(id || '/' || xmin::text, definition), '{}')
+                 FROM neotoma.entity_schemas
+                 WHERE (user_id, id) IN (SELECT * FROM unnest($1::uuid[], $2::uuid[]))",
+                &[
+                    Arg::Texts(missing.iter().map(|n| n.user_id.to_string()).collect()),
+                    Arg::Texts(missing.iter().map(|n| n.id.to_string()).collect()),
+                ],
+            )?,
+            "entity schemas",
+        )?;
+        for n in &missing {
+            let key = format!("{}/{}", n.id, n.version);
+            let Some(definition) = definitions.get(&key) else {
+                continue;
+            };
+            let schema: EntitySchema = db::from_json(definition.clone(), "entity schema")?;
+            PARSED.with(|p| {
+                p.borrow_mut()
+                    .insert((n.id, n.version.clone()), Rc::new(schema))
+            });
+        }
     }
+    let mut out = BTreeMap::new();
+    PARSED.with(|p| {
+        let parsed = p.borrow();
+        for n in &named {
+            if let Some(schema) = parsed.get(&(n.id, n.version.clone())) {
+                let scope = if n.global { "global" } else { "user" };
+                out.insert(
+                    schema.entity_type.clone(),
+                    Active {
+                        schema: schema.clone(),
+                        scope,
+                    },
+                );
+            }
+        }
+    });
     Ok(out)
 }
 

@@ -328,7 +328,7 @@ fn store_states(
     let mut identifier_rows = Vec::new();
     let mut event_rows = Vec::new();
     for ((entity_id, (entity_type, state)), rendered) in states.iter().zip(&rendered) {
-        let schema = schemas.get(entity_type.as_str()).map(|a| &a.schema);
+        let schema = schemas.get(entity_type.as_str()).map(|a| &*a.schema);
         if let Some(schema) = schema {
             for (field, value) in identity::identifiers(schema, &rendered.snapshot) {
                 identifier_rows.push(IdentifierRow {
@@ -739,7 +739,7 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
                 entity_type,
                 &state,
                 &rendered,
-                schema.map(|a| &a.schema),
+                schema.map(|a| &*a.schema),
             ))
             .unwrap_or_default();
             let stored = &e["stored"];

@@ -117,7 +117,7 @@ fn snapshot_at(
 ) -> Result<EntitySnapshotResponse, NeotomaError> {
     let observations = snapshots::observations_of(user, &entity.id, Some(at))?;
     let schemas = registry::active(*user, std::slice::from_ref(&entity.entity_type))?;
-    let schema = schemas.get(&entity.entity_type).map(|a| &a.schema);
+    let schema = schemas.get(&entity.entity_type).map(|a| &*a.schema);
     let policies = schema.map(|s| s.merge_policies.clone()).unwrap_or_default();
     let state = reducer::reduce(&observations, &policies);
     let r = reducer::render(&state);
@@ -348,7 +348,7 @@ pub fn correct(user: Uuid, req: CorrectRequest) -> Result<CorrectResponse, Neoto
         .with("expected", entity.entity_type.clone()));
     }
     let schemas = registry::active(user, std::slice::from_ref(&entity.entity_type))?;
-    let Some(schema) = schemas.get(&entity.entity_type).map(|a| &a.schema) else {
+    let Some(schema) = schemas.get(&entity.entity_type).map(|a| &*a.schema) else {
         return Err(NeotomaError::new(
             ErrorCode::SchemaNotFound,
             "the entity's type has no active schema",

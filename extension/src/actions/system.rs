@@ -10,19 +10,24 @@ use uuid::Uuid;
 /// The version of this build of the extension.
 pub const EXTENSION_VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// The catalog's version, a digest of the whole catalog: computed once per
+/// backend (the catalog is fixed in the build), not on every `get_version`.
+static CATALOG_VERSION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    catalog_json(EXTENSION_VERSION)["catalog_version"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+});
+
 pub fn get_version(
     _user: Option<Uuid>,
     _req: GetVersionRequest,
 ) -> Result<GetVersionResponse, NeotomaError> {
     let postgres_version = settings::named(c"server_version").unwrap_or_default();
     let server_version = settings::text(&settings::SERVER_VERSION);
-    let catalog = catalog_json(EXTENSION_VERSION);
     Ok(GetVersionResponse {
         extension_version: EXTENSION_VERSION.to_string(),
-        catalog_version: catalog["catalog_version"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string(),
+        catalog_version: CATALOG_VERSION.clone(),
         api_version: API_VERSION.to_string(),
         server_version,
         postgres_version,

@@ -24,7 +24,7 @@ pub fn list_entity_types(
     }
     let active = registry::all_active(user.unwrap_or(Uuid::nil()))?;
     let entries: Vec<&registry::Active> = active.values().collect();
-    let schemas: Vec<_> = entries.iter().map(|a| a.schema.clone()).collect();
+    let schemas: Vec<_> = entries.iter().map(|a| (*a.schema).clone()).collect();
     // (index, score) in answer order, and how they were found.
     let (picked, how): (Vec<(usize, Option<f64>)>, Option<typesearch::MatchType>) = match keyword {
         None => ((0..entries.len()).map(|i| (i, None)).collect(), None),

@@ -117,7 +117,7 @@ fn interpret_file(
     }
     let schemas: Vec<_> = registry::all_active(*user)?
         .into_values()
-        .map(|a| a.schema)
+        .map(|a| (*a.schema).clone())
         .collect();
     match interpret::interpret(interpreter, bytes, config, &schemas) {
         Ok(read) if read.entities.len() > settings::INTERPRET_MAX_ROWS.get().max(0) as usize => {

@@ -5,12 +5,14 @@
 //!
 //! Every query text is prepared once per backend and its plan kept (Postgres
 //! invalidates kept plans itself when the objects they use change), so a hot
-//! action does not parse and plan its statements on every call. Writes run
+//! action does not parse and plan its statements on every call. Actions run
 //! with generic plans only ([`with_generic_plans`]): left to itself, Postgres
 //! re-plans a statement on every call when the values it is given make a
 //! custom plan look cheaper (an array of one id against the ten it assumes),
-//! which was a fifth of a store's time. Generic plans stay good as tables
-//! grow because their statistics are kept current (`crate::statistics`).
+//! which was a fifth of a store's time and half an identifier lookup's.
+//! Generic plans stay good as tables grow because their statistics are kept
+//! current (`crate::statistics`), and every read's statement has one shape
+//! per kind of call, which a generic plan serves with its indexes.
 
 use neotoma_core::{ErrorCode, NeotomaError};
 use pgrx::datum::DatumWithOid;
@@ -161,13 +163,20 @@ thread_local! {
     static PLANS: RefCell<HashMap<String, Rc<OwnedPreparedStatement>>> = RefCell::new(HashMap::new());
 }
 
+/// What an action does, for how its statements are planned.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Work {
+    Reads,
+    Writes,
+}
+
 /// Runs `f` with Postgres planning every statement it runs (its own, the
-/// triggers' and the foreign-key checks') generically, planned once per
-/// backend and never per call, and without sequential scans: a write reads
-/// rows by key, and a plan made while a table was a page or two must not
-/// scan it whole once it has grown. The session's own settings come back
-/// afterwards, also when `f` fails.
-pub fn with_generic_plans<R>(f: impl FnOnce() -> R) -> R {
+/// triggers' and the foreign-key checks') generically: planned once per
+/// backend, never per call. Writes also go without sequential scans: a
+/// write reads rows by key, and a plan made while a table was a page or two
+/// must not scan it whole once it has grown. The session's own settings
+/// come back afterwards, also when `f` fails.
+pub fn with_generic_plans<R>(work: Work, f: impl FnOnce() -> R) -> R {
     struct Restore {
         plan_cache_mode: std::ffi::c_int,
         enable_seqscan: bool,
@@ -190,7 +199,9 @@ pub fn with_generic_plans<R>(f: impl FnOnce() -> R) -> R {
         };
         pg_sys::plan_cache_mode =
             pg_sys::PlanCacheMode::PLAN_CACHE_MODE_FORCE_GENERIC_PLAN as std::ffi::c_int;
-        pg_sys::enable_seqscan = false;
+        if work == Work::Writes {
+            pg_sys::enable_seqscan = false;
+        }
         saved
     };
     f()

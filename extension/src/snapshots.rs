@@ -84,7 +84,7 @@ pub(crate) fn apply_observation_batch(batch: Option<&str>) {
         by_user.entry(r.user_id.clone()).or_default().push(r);
     }
     for (user, rows) in by_user {
-        if let Err(e) = db::with_generic_plans(|| apply_for_user(&user, rows)) {
+        if let Err(e) = db::with_generic_plans(db::Work::Writes, || apply_for_user(&user, rows)) {
             crate::error::raise(&e);
         }
     }

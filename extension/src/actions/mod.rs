@@ -78,13 +78,13 @@ fn serve<A: Action, U: Tenant>(
 }
 
 /// Runs action `id` with the request `args`; answers the response as JSON
-/// text. Writes run with generic plans (see [`db::with_generic_plans`]) and
-/// then keep the planner's statistics current with what they wrote.
+/// text. Actions run with generic plans (see [`db::with_generic_plans`]);
+/// writes then keep the planner's statistics current with what they wrote.
 pub fn dispatch(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
     if catalog::spec(id).read_only {
-        return route(id, args);
+        return db::with_generic_plans(db::Work::Reads, || route(id, args));
     }
-    let answer = db::with_generic_plans(|| route(id, args))?;
+    let answer = db::with_generic_plans(db::Work::Writes, || route(id, args))?;
     statistics::keep_current()?;
     Ok(answer)
 }

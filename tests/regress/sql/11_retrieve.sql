@@ -61,8 +61,10 @@ FROM neotoma.retrieve_entity_by_identifier('{"identifier": "inv-001", "entity_ty
 SELECT r->'match_type' AS how, r->'total' AS total
 FROM neotoma.retrieve_entity_by_identifier('{"identifier": "nobody at all"}') AS r;
 
--- The reads answer the same whatever plan Postgres keeps for them: each
--- statement has one shape per kind of call, correct in a generic plan too.
+-- Actions plan their statements generically whatever the session's
+-- plan_cache_mode (each statement has one shape per kind of call, served by
+-- its indexes in a generic plan): the reads answer the same under either
+-- setting of the session.
 CREATE TEMP TABLE plan_answers (mode text, call text, answer jsonb);
 CREATE FUNCTION pg_temp.reads_in(mode text) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN

@@ -124,66 +124,63 @@ async def run(binary: str, env: dict[str, str], flags: list[str], app_dsn: str, 
     warm = [reads[-1], ("store", {"entities": [{"entity_type": "note", "title": "warm-up", "content": "warm-up"}]})]
     noops = [("noop", {})] * N
     notes: list[str] = []
-    procs: list[subprocess.Popen] = []
-    async with AsyncExitStack() as stack:
+    async with AsyncExitStack() as stack:  # closes the clients, then stops the servers
+        # stdio: the gateway as the client's child process, as an agent runs it.
+        ours = {"stdio": await stack.enter_async_context(Client(StdioServerParameters(command=binary, args=flags, env=env)))}
+        floors = {"stdio": await stack.enter_async_context(Client(StdioServerParameters(
+            command=sys.executable, args=[str(HERE / "noop_server.py")], env=dict(os.environ))))}  # fmt: skip
+        # Streamable HTTP on loopback, without tokens (every request acts for --user-id).
+        port = free_port()
+        log = stack.enter_context(open(f"/tmp/neotoma-bench-gateway-{port}.log", "w"))
+        proc = subprocess.Popen([binary, "--http", f"127.0.0.1:{port}", "--no-auth", *flags], env=env,
+                                stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+        stack.callback(stop, proc)
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc, "neotoma-mcp --http")
+        ours["HTTP"] = await stack.enter_async_context(Client(f"http://127.0.0.1:{port}/mcp"))
+        # The same no-op server over Streamable HTTP (uvicorn/starlette).
+        port = free_port()
+        noop_http = (f"import sys; sys.path.insert(0, {str(HERE)!r}); from noop_server import server; "
+                     f"server.run('streamable-http', host='127.0.0.1', port={port})")  # fmt: skip
+        proc = subprocess.Popen([sys.executable, "-c", noop_http], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        stack.callback(stop, proc)
         try:
-            # stdio: the gateway as the client's child process, as an agent runs it.
-            ours = {"stdio": await stack.enter_async_context(Client(StdioServerParameters(command=binary, args=flags, env=env)))}
-            floors = {"stdio": await stack.enter_async_context(Client(StdioServerParameters(
-                command=sys.executable, args=[str(HERE / "noop_server.py")], env=dict(os.environ))))}  # fmt: skip
-            # Streamable HTTP on loopback, without tokens (every request acts for --user-id).
-            port = free_port()
-            log = stack.enter_context(open(f"/tmp/neotoma-bench-gateway-{port}.log", "w"))
-            procs.append(subprocess.Popen([binary, "--http", f"127.0.0.1:{port}", "--no-auth", *flags], env=env,
-                                          stdout=log, stderr=subprocess.STDOUT))  # fmt: skip
-            wait_http(f"http://127.0.0.1:{port}/healthz", procs[-1], "neotoma-mcp --http")
-            ours["HTTP"] = await stack.enter_async_context(Client(f"http://127.0.0.1:{port}/mcp"))
-            # The same no-op server over Streamable HTTP (uvicorn/starlette).
-            port = free_port()
-            noop_http = (f"import sys; sys.path.insert(0, {str(HERE)!r}); from noop_server import server; "
-                         f"server.run('streamable-http', host='127.0.0.1', port={port})")  # fmt: skip
-            procs.append(subprocess.Popen([sys.executable, "-c", noop_http], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-            try:
-                wait_http(f"http://127.0.0.1:{port}/mcp", procs[-1], "the no-op server over HTTP")
-                floors["HTTP"] = await stack.enter_async_context(Client(f"http://127.0.0.1:{port}/mcp"))
-            except RuntimeError as e:
-                notes.append(f"no HTTP floor: {e}")
-            conn = stack.enter_context(psycopg.connect(app_dsn, autocommit=True))
-            conn.execute("SELECT set_config('neotoma.user_id', %s, false)", (user,))
-            protocol = ours["HTTP"].protocol_version
+            wait_http(f"http://127.0.0.1:{port}/mcp", proc, "the no-op server over HTTP")
+            floors["HTTP"] = await stack.enter_async_context(Client(f"http://127.0.0.1:{port}/mcp"))
+        except RuntimeError as e:
+            notes.append(f"no HTTP floor: {e}")
+        conn = stack.enter_context(psycopg.connect(app_dsn, autocommit=True))
+        conn.execute("SELECT set_config('neotoma.user_id', %s, false)", (user,))
+        protocol = ours["HTTP"].protocol_version
 
-            def sql(calls: list[Call]) -> list[float]:
-                out = []
-                for name, args in calls:
-                    t = time.perf_counter()
-                    conn.execute(f"SELECT neotoma.{name}(%s::jsonb)", (json.dumps(args),)).fetchone()
-                    out.append((time.perf_counter() - t) * 1000)
-                return out
+        def sql(calls: list[Call]) -> list[float]:
+            out = []
+            for name, args in calls:
+                t = time.perf_counter()
+                conn.execute(f"SELECT neotoma.{name}(%s::jsonb)", (json.dumps(args),)).fetchone()
+                out.append((time.perf_counter() - t) * 1000)
+            return out
 
-            # Untimed warm-up: one call of each tool on every client, and in SQL.
+        # Untimed warm-up: one call of each tool on every client, and in SQL.
+        for t in TRANSPORTS:
+            await timed(ours[t], warm)
+        for client in floors.values():
+            await timed(client, noops[:5])
+        sql(warm)
+
+        series_writes = {t: writes(t) for t in TRANSPORTS}
+        sql_writes_calls = writes("sql")
+        mcp = {t: ([], []) for t in TRANSPORTS}
+        floor: dict[str, list[float]] = {t: [] for t in floors}
+        sql_reads: list[float] = []
+        sql_writes: list[float] = []
+        for r in range(ROUNDS):
             for t in TRANSPORTS:
-                await timed(ours[t], warm)
-            for client in floors.values():
-                await timed(client, noops[:5])
-            sql(warm)
-
-            series_writes = {t: writes(t) for t in TRANSPORTS}
-            sql_writes_calls = writes("sql")
-            mcp = {t: ([], []) for t in TRANSPORTS}
-            floor: dict[str, list[float]] = {t: [] for t in floors}
-            sql_reads: list[float] = []
-            sql_writes: list[float] = []
-            for r in range(ROUNDS):
-                for t in TRANSPORTS:
-                    mcp[t][0].extend(await timed(ours[t], chunk(reads, r)))
-                    mcp[t][1].extend(await timed(ours[t], chunk(series_writes[t], r)))
-                for t, client in floors.items():
-                    floor[t].extend(await timed(client, chunk(noops, r)))
-                sql_reads.extend(sql(chunk(reads, r)))
-                sql_writes.extend(sql(chunk(sql_writes_calls, r)))
-        finally:
-            for p in procs:
-                stop(p)
+                mcp[t][0].extend(await timed(ours[t], chunk(reads, r)))
+                mcp[t][1].extend(await timed(ours[t], chunk(series_writes[t], r)))
+            for t, client in floors.items():
+                floor[t].extend(await timed(client, chunk(noops, r)))
+            sql_reads.extend(sql(chunk(reads, r)))
+            sql_writes.extend(sql(chunk(sql_writes_calls, r)))
 
     notes.append(f"HTTP clients negotiated MCP protocol {protocol}; the HTTP floor's server is the Python SDK's "
                  f"(uvicorn/starlette), so it includes a Python server's cost")  # fmt: skip

@@ -320,33 +320,6 @@ fn store_states(
     replaced: Vec<String>,
 ) -> Result<(), NeotomaError> {
     let user_id = Uuid::parse_str(user).map_err(|e| NeotomaError::validation(e.to_string()))?;
-    let rendered: Vec<reducer::Rendered> = states
-        .values()
-        .map(|(_, state)| reducer::render(state))
-        .collect();
-    let mut snapshot_rows = Vec::with_capacity(states.len());
-    let mut identifier_rows = Vec::new();
-    let mut event_rows = Vec::new();
-    for ((entity_id, (entity_type, state)), rendered) in states.iter().zip(&rendered) {
-        let schema = schemas.get(entity_type.as_str()).map(|a| &*a.schema);
-        if let Some(schema) = schema {
-            for (field, value) in identity::identifiers(schema, &rendered.snapshot) {
-                identifier_rows.push(IdentifierRow {
-                    entity_id,
-                    field,
-                    value,
-                });
-            }
-            event_rows.extend(event_rows_of(&user_id, schema, entity_id, rendered));
-        }
-        snapshot_rows.push(snapshot_row(
-            entity_id,
-            entity_type,
-            state,
-            rendered,
-            schema,
-        ));
-    }
     if !replaced.is_empty() {
         db::run(
             "WITH identifiers AS (DELETE FROM neotoma.entity_identifiers
@@ -357,16 +330,52 @@ fn store_states(
             &[Arg::Text(user), Arg::Texts(replaced)],
         )?;
     }
-    db::run(
-        WRITE_SNAPSHOTS,
-        &[
-            Arg::Text(user),
-            Arg::JsonText(json_text(&snapshot_rows)?),
-            Arg::JsonText(json_text(&identifier_rows)?),
-            Arg::JsonText(json_text(&event_rows)?),
-        ],
-    )
+    let states: Vec<_> = states.iter().collect();
+    for slice in states.chunks(WRITE_SLICE) {
+        let rendered: Vec<reducer::Rendered> = slice
+            .iter()
+            .map(|(_, (_, state))| reducer::render(state))
+            .collect();
+        let mut snapshot_rows = Vec::with_capacity(slice.len());
+        let mut identifier_rows = Vec::new();
+        let mut event_rows = Vec::new();
+        for ((entity_id, (entity_type, state)), rendered) in slice.iter().zip(&rendered) {
+            let schema = schemas.get(entity_type.as_str()).map(|a| &*a.schema);
+            if let Some(schema) = schema {
+                for (field, value) in identity::identifiers(schema, &rendered.snapshot) {
+                    identifier_rows.push(IdentifierRow {
+                        entity_id,
+                        field,
+                        value,
+                    });
+                }
+                event_rows.extend(event_rows_of(&user_id, schema, entity_id, rendered));
+            }
+            snapshot_rows.push(snapshot_row(
+                entity_id,
+                entity_type,
+                state,
+                rendered,
+                schema,
+            ));
+        }
+        db::run(
+            WRITE_SNAPSHOTS,
+            &[
+                Arg::Text(user),
+                Arg::JsonText(json_text(&snapshot_rows)?),
+                Arg::JsonText(json_text(&identifier_rows)?),
+                Arg::JsonText(json_text(&event_rows)?),
+            ],
+        )?;
+    }
+    Ok(())
 }
+
+/// Entities whose derived rows one statement writes: a snapshot row is a few
+/// kB of JSON, and reading JSON into jsonb takes many times its size while
+/// the statement runs, so large folds are written in slices.
+const WRITE_SLICE: usize = 100;
 
 /// Timeline event rows of an entity, as stored in `neotoma.timeline_events`.
 pub fn event_rows_of(

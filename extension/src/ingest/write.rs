@@ -56,7 +56,7 @@ pub struct Stored {
 /// Entities written per statement: a file of many rows is stored in slices
 /// of this size, so memory stays small and every statement's snapshot work
 /// (the observation trigger) stays bounded.
-const CHUNK: usize = 2000;
+const CHUNK: usize = 100;
 
 pub fn observation_id(o: &Origin, index: usize) -> Uuid {
     derived_uuid(

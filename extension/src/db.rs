@@ -178,6 +178,25 @@ pub enum Work {
 /// must not scan it whole once it has grown. The session's own settings
 /// come back afterwards, also when `f` fails.
 pub fn with_generic_plans<R>(work: Work, f: impl FnOnce() -> R) -> R {
+    planned(
+        pg_sys::PlanCacheMode::PLAN_CACHE_MODE_FORCE_GENERIC_PLAN,
+        work == Work::Writes,
+        f,
+    )
+}
+
+/// Runs `f` with its statements planned for the values they are given, on
+/// every call: for the few reads whose best plan depends on them (a page's
+/// LIMIT decides between reading an index in order and sorting).
+pub fn with_custom_plans<R>(f: impl FnOnce() -> R) -> R {
+    planned(
+        pg_sys::PlanCacheMode::PLAN_CACHE_MODE_FORCE_CUSTOM_PLAN,
+        false,
+        f,
+    )
+}
+
+fn planned<R>(mode: pg_sys::PlanCacheMode::Type, no_seqscan: bool, f: impl FnOnce() -> R) -> R {
     struct Restore {
         plan_cache_mode: std::ffi::c_int,
         enable_seqscan: bool,
@@ -198,9 +217,8 @@ pub fn with_generic_plans<R>(work: Work, f: impl FnOnce() -> R) -> R {
             plan_cache_mode: pg_sys::plan_cache_mode,
             enable_seqscan: pg_sys::enable_seqscan,
         };
-        pg_sys::plan_cache_mode =
-            pg_sys::PlanCacheMode::PLAN_CACHE_MODE_FORCE_GENERIC_PLAN as std::ffi::c_int;
-        if work == Work::Writes {
+        pg_sys::plan_cache_mode = mode as std::ffi::c_int;
+        if no_seqscan {
             pg_sys::enable_seqscan = false;
         }
         saved

@@ -1,6 +1,6 @@
 -- retrieve_entity_by_identifier, after identifier_hits_exact.sql or
 -- identifier_hits_partial.sql (which define `hits`): the entities found, by
--- type and name, at most 100.
+-- type and name, at most 100, as JSON text.
 m AS (SELECT entity_id, array_agg(DISTINCT field ORDER BY field) AS fields FROM hits GROUP BY entity_id),
 r AS (
   SELECT e.id, e.entity_type, e.canonical_name, s.snapshot, m.fields
@@ -15,4 +15,4 @@ SELECT jsonb_build_object(
         'snapshot', r.snapshot, 'matched_fields', to_jsonb(r.fields))
       ORDER BY r.entity_type, r.canonical_name, r.id) FROM r), '[]'),
   'total', (SELECT count(*) FROM r),
-  'match_type', CASE WHEN NOT EXISTS (SELECT 1 FROM r) THEN 'none' ELSE $7 END)
+  'match_type', CASE WHEN NOT EXISTS (SELECT 1 FROM r) THEN 'none' ELSE $7 END)::text

@@ -321,7 +321,7 @@ fn lookup(
         false => (IDENTIFIER_LOOKUP_EXACT, "exact"),
         true => (IDENTIFIER_LOOKUP_PARTIAL, "partial"),
     };
-    let v = db::json(
+    db::parsed(
         query,
         &[
             Arg::uuid(user),
@@ -332,8 +332,8 @@ fn lookup(
             Arg::OptText(text.as_deref()),
             Arg::Text(match_type),
         ],
-    )?;
-    db::from_json(v, "identified entities")
+        "identified entities",
+    )
 }
 
 pub fn correct(user: Uuid, req: CorrectRequest) -> Result<CorrectResponse, NeotomaError> {

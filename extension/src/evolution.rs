@@ -20,8 +20,8 @@ use uuid::Uuid;
 /// the action locks.
 pub fn lock_schema(entity_type: &str) -> Result<(), NeotomaError> {
     db::run(
-        "SELECT pg_advisory_xact_lock(hashtextextended('neotoma-type:' || $1, 0))",
-        &[Arg::Text(entity_type)],
+        "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+        &[Arg::Text(&crate::snapshots::type_lock(entity_type))],
     )
 }
 
@@ -30,8 +30,8 @@ pub fn lock_schema(entity_type: &str) -> Result<(), NeotomaError> {
 /// than risk a deadlock with it).
 fn try_lock_schema(entity_type: &str) -> Result<bool, NeotomaError> {
     let v = db::json(
-        "SELECT to_jsonb(pg_try_advisory_xact_lock(hashtextextended('neotoma-type:' || $1, 0)))",
-        &[Arg::Text(entity_type)],
+        "SELECT to_jsonb(pg_try_advisory_xact_lock(hashtextextended($1, 0)))",
+        &[Arg::Text(&crate::snapshots::type_lock(entity_type))],
     )?;
     Ok(v.as_bool().unwrap_or(false))
 }

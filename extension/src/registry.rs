@@ -59,7 +59,7 @@ pub fn read(rows: Value) -> Result<BTreeMap<String, Active>, NeotomaError> {
             .collect()
     });
     if !missing.is_empty() {
-        let definitions: BTreeMap<String, Value> = db::from_json(
+        let mut definitions: BTreeMap<String, Value> = db::from_json(
             db::json(
                 "SELECT coalesce(jsonb_object_agg(id || '/' || xmin::text, definition), '{}')
                  FROM neotoma.entity_schemas
@@ -73,10 +73,10 @@ pub fn read(rows: Value) -> Result<BTreeMap<String, Active>, NeotomaError> {
         )?;
         for n in &missing {
             let key = format!("{}/{}", n.id, n.version);
-            let Some(definition) = definitions.get(&key) else {
+            let Some(definition) = definitions.remove(&key) else {
                 continue;
             };
-            let schema: EntitySchema = db::from_json(definition.clone(), "entity schema")?;
+            let schema: EntitySchema = db::from_json(definition, "entity schema")?;
             PARSED.with(|p| {
                 p.borrow_mut()
                     .insert((n.id, n.version.clone()), Rc::new(schema))

@@ -98,17 +98,36 @@ fn apply_observations(batch: Option<JsonB>) {
     apply_observation_batch(batch.map(|b| b.0.to_string()).as_deref())
 }
 
+/// The advisory lock key of a user's merges (see [`lock_user`]).
+fn user_lock(user: &str) -> String {
+    format!("neotoma-user:{user}")
+}
+
+/// The advisory lock key of an entity type's schema (see
+/// [`lock_types_shared`]; schema changes take it exclusively).
+pub fn type_lock(entity_type: &str) -> String {
+    format!("neotoma-type:{entity_type}")
+}
+
+/// Takes these advisory locks shared, in the order given.
+fn lock_shared(keys: Vec<String>) -> Result<(), NeotomaError> {
+    db::run(
+        "SELECT pg_advisory_xact_lock_shared(hashtextextended(k, 0))
+         FROM unnest($1::text[]) WITH ORDINALITY AS u(k, n) ORDER BY n",
+        &[Arg::Texts(keys)],
+    )
+}
+
 /// Takes the user's merge lock: shared for folds and recomputations,
 /// exclusive for `merge_entities`, so the merge targets a fold reads cannot
 /// change under it.
 pub fn lock_user(user: &str, exclusive: bool) -> Result<(), NeotomaError> {
+    if !exclusive {
+        return lock_shared(vec![user_lock(user)]);
+    }
     db::run(
-        if exclusive {
-            "SELECT pg_advisory_xact_lock(hashtextextended('neotoma-user:' || $1, 0))"
-        } else {
-            "SELECT pg_advisory_xact_lock_shared(hashtextextended('neotoma-user:' || $1, 0))"
-        },
-        &[Arg::Text(user)],
+        "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+        &[Arg::Text(&user_lock(user))],
     )
 }
 
@@ -130,24 +149,17 @@ pub fn lock_types_shared(types: &BTreeSet<String>) -> Result<(), NeotomaError> {
     if types.is_empty() {
         return Ok(());
     }
-    db::run(
-        "SELECT pg_advisory_xact_lock_shared(hashtextextended('neotoma-type:' || t, 0))
-         FROM unnest($1::text[]) AS t ORDER BY t",
-        &[Arg::Texts(types.iter().cloned().collect())],
-    )
+    lock_shared(types.iter().map(|t| type_lock(t)).collect())
 }
 
 /// Takes, in one statement and in the order every writer uses, the user's
 /// merge lock and each type's lock, both shared (see [`lock_user`] and
 /// [`lock_types_shared`]).
 fn lock_user_and_types(user: &str, types: &BTreeSet<String>) -> Result<(), NeotomaError> {
-    let keys: Vec<String> = std::iter::once(format!("neotoma-user:{user}"))
-        .chain(types.iter().map(|t| format!("neotoma-type:{t}")))
-        .collect();
-    db::run(
-        "SELECT pg_advisory_xact_lock_shared(hashtextextended(k, 0))
-         FROM unnest($1::text[]) WITH ORDINALITY AS u(k, n) ORDER BY n",
-        &[Arg::Texts(keys)],
+    lock_shared(
+        std::iter::once(user_lock(user))
+            .chain(types.iter().map(|t| type_lock(t)))
+            .collect(),
     )
 }
 

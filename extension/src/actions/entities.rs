@@ -493,8 +493,10 @@ static RETRIEVE_ENTITIES_OF_TYPE_0_3: std::sync::LazyLock<String> =
 fn counting(query: &str, type_filter: &str) -> String {
     let start = query
         .find("  -- Exact, in constant time")
-        .unwrap_or(query.len());
-    let end = query.find("  'excluded_merged'").unwrap_or(query.len());
+        .expect("the listing query marks its total");
+    let end = query
+        .find("  'excluded_merged'")
+        .expect("the listing query's total ends before excluded_merged");
     format!(
         "{}  'total', (SELECT count(*) FROM neotoma.entities e WHERE e.user_id = $1::uuid{type_filter}
                  AND ($3 = 'true' OR e.merged_into IS NULL)),\n{}",

@@ -16,22 +16,20 @@ use uuid::Uuid;
 const MAX_TRAVERSAL: i64 = 10_000;
 /// Deepest traversal.
 const MAX_HOPS: i64 = 5;
-/// id → {id, entity_type, canonical_name[, snapshot]} of these entities.
-fn entity_summaries(
-    user: &Uuid,
-    ids: Vec<String>,
-    with_snapshots: bool,
-) -> Result<Map<String, Value>, NeotomaError> {
+/// id → {id, entity_type, canonical_name, snapshot} of these entities.
+fn entity_summaries(user: &Uuid, ids: Vec<String>) -> Result<Map<String, Value>, NeotomaError> {
     let v = db::json(
         "SELECT coalesce(jsonb_object_agg(e.id, jsonb_build_object('id', e.id, 'entity_type', e.entity_type,
-                   'canonical_name', e.canonical_name)
-                 || CASE WHEN $3 = 'true' THEN jsonb_build_object('snapshot', coalesce(s.snapshot, '{}')) ELSE '{}' END), '{}')
+                   'canonical_name', e.canonical_name, 'snapshot', coalesce(s.snapshot, '{}'))), '{}')
          FROM neotoma.entities e
          LEFT JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
          WHERE e.user_id = $1::uuid AND e.id = ANY($2)",
-        &[Arg::uuid(user), Arg::Texts(ids), Arg::Text(if with_snapshots { "true" } else { "false" })],
+        &[Arg::uuid(user), Arg::Texts(ids)],
     )?;
-    Ok(v.as_object().cloned().unwrap_or_default())
+    Ok(match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    })
 }
 
 pub fn retrieve_related_entities(
@@ -94,7 +92,7 @@ pub fn related_to(user: &Uuid, ids: &[String]) -> Result<(Objects, Objects), Neo
         .flat_map(|e| [e.source_entity_id.clone(), e.target_entity_id.clone()])
         .filter(|id| !own.contains(id))
         .collect();
-    let summaries = entity_summaries(user, others.iter().cloned().collect(), true)?;
+    let summaries = entity_summaries(user, others.iter().cloned().collect())?;
     let metadata = db::json(
         "SELECT coalesce(jsonb_object_agg(id, snapshot), '{}') FROM neotoma.relationships
          WHERE user_id = $1::uuid AND id::text = ANY($2)",

@@ -148,6 +148,11 @@ BEGIN
     FROM new_observations n));
   RETURN NULL;
 END $$;
+-- A store folds its own observations and writes them with their snapshots
+-- in one statement, during which neotoma._store_folding() is true (only the
+-- extension's code sets it, for that statement); every other insert is
+-- folded here.
 CREATE TRIGGER observations_reduce AFTER INSERT ON neotoma.observations
   REFERENCING NEW TABLE AS new_observations
-  FOR EACH STATEMENT EXECUTE FUNCTION neotoma._observations_inserted();
+  FOR EACH STATEMENT WHEN (NOT neotoma._store_folding())
+  EXECUTE FUNCTION neotoma._observations_inserted();

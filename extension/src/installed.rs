@@ -8,20 +8,39 @@ use neotoma_core::NeotomaError;
 use std::cell::Cell;
 
 thread_local! {
-    /// Seen once, 0.4.0's objects stay: an extension is never downgraded.
+    /// Seen once, a version's objects stay: an extension is never downgraded.
     static AT_LEAST_0_4: Cell<bool> = const { Cell::new(false) };
+    static AT_LEAST_0_5: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether `probe` (a query answering a jsonb boolean) finds the objects
+/// of a version, remembered once it does.
+fn seen(
+    cell: &'static std::thread::LocalKey<Cell<bool>>,
+    probe: &str,
+) -> Result<bool, NeotomaError> {
+    if cell.get() {
+        return Ok(true);
+    }
+    let found = db::json(probe, &[])? == serde_json::Value::Bool(true);
+    cell.set(found);
+    Ok(found)
 }
 
 /// Whether the installed SQL is 0.4.0 or newer (it has
 /// `neotoma.entity_counts` and `neotoma._refresh_statistics()`).
 pub fn at_least_0_4() -> Result<bool, NeotomaError> {
-    if AT_LEAST_0_4.get() {
-        return Ok(true);
-    }
-    let found = db::json(
+    seen(
+        &AT_LEAST_0_4,
         "SELECT to_jsonb(to_regclass('neotoma.entity_counts') IS NOT NULL)",
-        &[],
-    )? == serde_json::Value::Bool(true);
-    AT_LEAST_0_4.set(found);
-    Ok(found)
+    )
+}
+
+/// Whether the installed SQL is 0.5.0 or newer (its observation trigger
+/// leaves a store's own observations to the store: `_store_folding()`).
+pub fn at_least_0_5() -> Result<bool, NeotomaError> {
+    seen(
+        &AT_LEAST_0_5,
+        "SELECT to_jsonb(to_regprocedure('neotoma._store_folding()') IS NOT NULL)",
+    )
 }

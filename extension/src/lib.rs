@@ -30,7 +30,11 @@ extension_sql_file!("../sql/sources.sql", name = "sources", requires = ["base"])
 extension_sql_file!(
     "../sql/entities.sql",
     name = "entities",
-    requires = ["sources", snapshots::apply_observation_batch]
+    requires = [
+        "sources",
+        snapshots::apply_observation_batch,
+        snapshots::store_folding
+    ]
 );
 extension_sql_file!(
     "../sql/schemas.sql",

@@ -28,6 +28,7 @@ use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
 
@@ -155,7 +156,7 @@ pub fn lock_types_shared(types: &BTreeSet<String>) -> Result<(), NeotomaError> {
 /// Takes, in one statement and in the order every writer uses, the user's
 /// merge lock and each type's lock, both shared (see [`lock_user`] and
 /// [`lock_types_shared`]).
-fn lock_user_and_types(user: &str, types: &BTreeSet<String>) -> Result<(), NeotomaError> {
+pub fn lock_user_and_types(user: &str, types: &BTreeSet<String>) -> Result<(), NeotomaError> {
     lock_shared(
         std::iter::once(user_lock(user))
             .chain(types.iter().map(|t| type_lock(t)))
@@ -239,46 +240,209 @@ fn policies_of(schema: Option<&registry::Active>) -> Policies {
         .unwrap_or_default()
 }
 
+/// Where an entity's observations count after merges: the entity itself,
+/// or the entity it was (last) merged into.
+fn target_in(locked: &BTreeMap<String, Locked>, id: &str) -> String {
+    let mut at = id.to_string();
+    while let Some(next) = locked.get(&at).and_then(|e| e.merged_into.clone()) {
+        at = next;
+    }
+    at
+}
+
+/// Entities folded, by id: their type and reducer state.
+type States = BTreeMap<String, (String, SnapshotState)>;
+
+/// Folds observations (each with the entity it was made of) into the
+/// stored states of their targets (`stored`, read after the targets were
+/// locked); answers the states and which entities had a snapshot before
+/// (only those can have identifiers and timeline events to replace).
+fn fold(
+    locked: &BTreeMap<String, Locked>,
+    mut stored: BTreeMap<String, SnapshotState>,
+    schemas: &BTreeMap<String, registry::Active>,
+    mut observations: Vec<(String, Observation)>,
+) -> (States, Vec<String>) {
+    let folded_before: Vec<String> = stored.keys().cloned().collect();
+    let mut states = States::new();
+    for (id, _) in &observations {
+        let target = target_in(locked, id);
+        if let Some(e) = locked.get(&target) {
+            states.entry(target).or_insert_with_key(|t| {
+                (e.entity_type.clone(), stored.remove(t).unwrap_or_default())
+            });
+        }
+    }
+    observations.sort_by(|a, b| (&a.0, &a.1.id).cmp(&(&b.0, &b.1.id)));
+    for (id, observation) in &observations {
+        let Some((entity_type, state)) = states.get_mut(&target_in(locked, id)) else {
+            continue;
+        };
+        let policies = policies_of(schemas.get(entity_type.as_str()));
+        reducer::apply(state, observation, &policies);
+    }
+    (states, folded_before)
+}
+
 fn apply_for_user(user: &str, rows: Vec<Row>) -> Result<(), NeotomaError> {
     let user_id = Uuid::parse_str(user).map_err(|e| NeotomaError::validation(e.to_string()))?;
     let types: BTreeSet<String> = rows.iter().filter_map(|r| r.entity_type.clone()).collect();
     lock_user_and_types(user, &types)?;
     let ids: BTreeSet<String> = rows.iter().map(|r| r.entity_id.clone()).collect();
     let locked = lock_with_targets(user, &ids)?;
-    // Where each observation's entity ends up after merges.
-    let target_of = |id: &str| -> String {
-        let mut at = id.to_string();
-        while let Some(next) = locked.get(&at).and_then(|e| e.merged_into.clone()) {
-            at = next;
-        }
-        at
-    };
-    let target_ids: BTreeSet<String> = ids.iter().map(|id| target_of(id)).collect();
+    let target_ids: BTreeSet<String> = ids.iter().map(|id| target_in(&locked, id)).collect();
     let target_types: Vec<String> = target_ids
         .iter()
         .filter_map(|id| locked.get(id).map(|e| e.entity_type.clone()))
         .collect();
-    let (schemas, mut stored) = fold_inputs(&user_id, &target_types, &target_ids)?;
-    // Only entities folded before can have identifiers and timeline events.
-    let folded_before: Vec<String> = stored.keys().cloned().collect();
-    let mut states: BTreeMap<String, (String, SnapshotState)> = BTreeMap::new();
-    for id in &target_ids {
-        if let Some(e) = locked.get(id) {
-            let state = stored.remove(id).unwrap_or_default();
-            states.insert(id.clone(), (e.entity_type.clone(), state));
+    let (schemas, stored) = fold_inputs(&user_id, &target_types, &target_ids)?;
+    let observations = rows
+        .into_iter()
+        .map(|r| (r.entity_id.clone(), r.observation()))
+        .collect();
+    let (states, folded_before) = fold(&locked, stored, &schemas, observations);
+    store_states(user, &states, &schemas, folded_before)
+}
+
+thread_local! {
+    /// Set while a store writes observations it has folded itself, in the
+    /// same statement as their snapshots: the observation trigger, whose
+    /// WHEN asks `neotoma._store_folding()`, then leaves them alone.
+    static STORE_FOLDING: Cell<bool> = const { Cell::new(false) };
+    /// The role derived rows are written as (the extension's owner).
+    static OWNER: Cell<Option<pg_sys::Oid>> = const { Cell::new(None) };
+}
+
+/// `neotoma._store_folding()`: whether this backend is inside a store's
+/// own write of observations it folded already. Only [`Fold::write`] sets
+/// it, for the statement that writes them with their snapshots; every
+/// other insert of observations is folded by the trigger.
+#[pg_extern(volatile, parallel_safe, name = "_store_folding")]
+pub(crate) fn store_folding() -> bool {
+    STORE_FOLDING.get()
+}
+
+/// The extension's owner, as whom the trigger writes derived rows.
+fn owner() -> Result<pg_sys::Oid, NeotomaError> {
+    if let Some(oid) = OWNER.get() {
+        return Ok(oid);
+    }
+    let v = db::json(
+        "SELECT to_jsonb(proowner::bigint) FROM pg_catalog.pg_proc
+         WHERE oid = 'neotoma._observations_inserted()'::pg_catalog.regprocedure",
+        &[],
+    )?;
+    let oid = v
+        .as_u64()
+        .and_then(|o| u32::try_from(o).ok())
+        .map(pg_sys::Oid::from)
+        .ok_or_else(|| NeotomaError::new(ErrorCode::DbQueryFailed, "the extension has no owner"))?;
+    OWNER.set(Some(oid));
+    Ok(oid)
+}
+
+/// Runs `f` as the extension's owner (what SECURITY DEFINER does for the
+/// trigger), with the trigger told that this backend folds what `f`
+/// inserts; both are undone afterwards, also when `f` fails.
+fn as_folding_owner<R>(f: impl FnOnce() -> Result<R, NeotomaError>) -> Result<R, NeotomaError> {
+    struct Restore {
+        user: pg_sys::Oid,
+        context: std::ffi::c_int,
+    }
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            STORE_FOLDING.set(false);
+            // SAFETY: restores what GetUserIdAndSecContext answered below.
+            unsafe { pg_sys::SetUserIdAndSecContext(self.user, self.context) }
         }
     }
-    let mut rows = rows;
-    rows.sort_by(|a, b| (&a.entity_id, &a.id).cmp(&(&b.entity_id, &b.id)));
-    for row in rows {
-        let target = target_of(&row.entity_id);
-        let Some((entity_type, state)) = states.get_mut(&target) else {
-            continue;
-        };
-        let policies = policies_of(schemas.get(entity_type.as_str()));
-        reducer::apply(state, &row.observation(), &policies);
+    let owner = owner()?;
+    let mut restore = Restore {
+        user: pg_sys::InvalidOid,
+        context: 0,
+    };
+    // SAFETY: plain reads and writes of the backend's current user, as
+    // fmgr_security_definer does around a SECURITY DEFINER function.
+    unsafe {
+        pg_sys::GetUserIdAndSecContext(&mut restore.user, &mut restore.context);
+        pg_sys::SetUserIdAndSecContext(
+            owner,
+            restore.context | pg_sys::SECURITY_LOCAL_USERID_CHANGE as std::ffi::c_int,
+        );
     }
-    store_states(user, &states, &schemas, folded_before)
+    STORE_FOLDING.set(true);
+    f()
+}
+
+/// A store's fold of its own observations, before they are inserted: the
+/// entities they are made of are locked with their merge targets, and the
+/// targets' reducer states read. The caller holds the user's lock and its
+/// entity types' locks already (`crate::ingest::prepare` takes them before
+/// it reads the schemas the fold uses).
+pub struct Fold {
+    user: Uuid,
+    locked: BTreeMap<String, Locked>,
+    stored: BTreeMap<String, SnapshotState>,
+}
+
+/// The derived rows of a fold, as JSON text for `write_snapshots.sql`'s
+/// parameters $2 (snapshots), $3 (identifiers) and $4 (timeline events).
+pub struct DerivedRows {
+    pub snapshots: String,
+    pub identifiers: String,
+    pub events: String,
+}
+
+impl Fold {
+    pub fn begin(user: &Uuid, ids: &BTreeSet<String>) -> Result<Fold, NeotomaError> {
+        let locked = lock_with_targets(&user.to_string(), ids)?;
+        let targets: BTreeSet<String> = ids.iter().map(|id| target_in(&locked, id)).collect();
+        // In a statement of its own, after the lock: it sees every fold
+        // that held the lock before.
+        let stored = db::parsed(
+            "SELECT coalesce(jsonb_object_agg(entity_id, reducer_state), '{}')::text
+             FROM neotoma.entity_snapshots WHERE user_id = $1::uuid AND entity_id = ANY($2)",
+            &[Arg::uuid(user), Arg::Texts(targets.into_iter().collect())],
+            "reducer states",
+        )?;
+        Ok(Fold {
+            user: *user,
+            locked,
+            stored,
+        })
+    }
+
+    /// The entity the observations of `id` count for.
+    pub fn target_of(&self, id: &str) -> String {
+        target_in(&self.locked, id)
+    }
+
+    /// Folds `observations` (each with the entity it is of) with `schemas`
+    /// (those of every type folded) and hands the derived rows to `write`,
+    /// which writes them and the observations in one statement, run as the
+    /// extension's owner with the observation trigger quiet. A store's
+    /// slice is at most [`WRITE_SLICE`] entities: one statement.
+    pub fn write(
+        self,
+        observations: Vec<(String, Observation)>,
+        schemas: &BTreeMap<String, registry::Active>,
+        write: impl FnOnce(DerivedRows) -> Result<(), NeotomaError>,
+    ) -> Result<(), NeotomaError> {
+        let (states, folded_before) = fold(&self.locked, self.stored, schemas, observations);
+        if let Some((_, (missing, _))) = states.iter().find(|(_, (t, _))| !schemas.contains_key(t))
+        {
+            return Err(NeotomaError::new(
+                ErrorCode::DbQueryFailed,
+                format!("no schema was read for the entity type `{missing}`"),
+            ));
+        }
+        let slice: Vec<_> = states.iter().collect();
+        let rows = derived_rows(&self.user, &slice, schemas)?;
+        as_folding_owner(|| {
+            delete_derived(&self.user.to_string(), folded_before)?;
+            write(rows)
+        })
+    }
 }
 
 /// A snapshot row as written to `neotoma.entity_snapshots` (and compared
@@ -332,56 +496,77 @@ fn store_states(
     replaced: Vec<String>,
 ) -> Result<(), NeotomaError> {
     let user_id = Uuid::parse_str(user).map_err(|e| NeotomaError::validation(e.to_string()))?;
-    if !replaced.is_empty() {
-        db::run(
-            "WITH identifiers AS (DELETE FROM neotoma.entity_identifiers
-                                  WHERE user_id = $1::uuid AND entity_id = ANY($2)),
-                  events AS (DELETE FROM neotoma.timeline_events
-                             WHERE user_id = $1::uuid AND entity_id = ANY($2))
-             SELECT 1",
-            &[Arg::Text(user), Arg::Texts(replaced)],
-        )?;
-    }
+    delete_derived(user, replaced)?;
     let states: Vec<_> = states.iter().collect();
     for slice in states.chunks(WRITE_SLICE) {
-        let rendered: Vec<reducer::Rendered> = slice
-            .iter()
-            .map(|(_, (_, state))| reducer::render(state))
-            .collect();
-        let mut snapshot_rows = Vec::with_capacity(slice.len());
-        let mut identifier_rows = Vec::new();
-        let mut event_rows = Vec::new();
-        for ((entity_id, (entity_type, state)), rendered) in slice.iter().zip(&rendered) {
-            let schema = schemas.get(entity_type.as_str()).map(|a| &*a.schema);
-            if let Some(schema) = schema {
-                for (field, value) in identity::identifiers(schema, &rendered.snapshot) {
-                    identifier_rows.push(IdentifierRow {
-                        entity_id,
-                        field,
-                        value,
-                    });
-                }
-                event_rows.extend(event_rows_of(&user_id, schema, entity_id, rendered));
-            }
-            snapshot_rows.push(snapshot_row(
-                entity_id,
-                entity_type,
-                state,
-                rendered,
-                schema,
-            ));
-        }
+        let rows = derived_rows(&user_id, slice, schemas)?;
         db::run(
             WRITE_SNAPSHOTS,
             &[
                 Arg::Text(user),
-                Arg::JsonText(json_text(&snapshot_rows)?),
-                Arg::JsonText(json_text(&identifier_rows)?),
-                Arg::JsonText(json_text(&event_rows)?),
+                Arg::JsonText(rows.snapshots),
+                Arg::JsonText(rows.identifiers),
+                Arg::JsonText(rows.events),
             ],
         )?;
     }
     Ok(())
+}
+
+/// Deletes the identifiers and timeline events of these entities (whose
+/// snapshots are about to be replaced).
+fn delete_derived(user: &str, replaced: Vec<String>) -> Result<(), NeotomaError> {
+    if replaced.is_empty() {
+        return Ok(());
+    }
+    db::run(
+        "WITH identifiers AS (DELETE FROM neotoma.entity_identifiers
+                              WHERE user_id = $1::uuid AND entity_id = ANY($2)),
+              events AS (DELETE FROM neotoma.timeline_events
+                         WHERE user_id = $1::uuid AND entity_id = ANY($2))
+         SELECT 1",
+        &[Arg::Text(user), Arg::Texts(replaced)],
+    )
+}
+
+/// The snapshot, identifier and timeline event rows of these states.
+fn derived_rows(
+    user_id: &Uuid,
+    slice: &[(&String, &(String, SnapshotState))],
+    schemas: &BTreeMap<String, registry::Active>,
+) -> Result<DerivedRows, NeotomaError> {
+    let rendered: Vec<reducer::Rendered> = slice
+        .iter()
+        .map(|(_, (_, state))| reducer::render(state))
+        .collect();
+    let mut snapshot_rows = Vec::with_capacity(slice.len());
+    let mut identifier_rows = Vec::new();
+    let mut event_rows = Vec::new();
+    for ((entity_id, (entity_type, state)), rendered) in slice.iter().zip(&rendered) {
+        let schema = schemas.get(entity_type.as_str()).map(|a| &*a.schema);
+        if let Some(schema) = schema {
+            for (field, value) in identity::identifiers(schema, &rendered.snapshot) {
+                identifier_rows.push(IdentifierRow {
+                    entity_id,
+                    field,
+                    value,
+                });
+            }
+            event_rows.extend(event_rows_of(user_id, schema, entity_id, rendered));
+        }
+        snapshot_rows.push(snapshot_row(
+            entity_id,
+            entity_type,
+            state,
+            rendered,
+            schema,
+        ));
+    }
+    Ok(DerivedRows {
+        snapshots: json_text(&snapshot_rows)?,
+        identifiers: json_text(&identifier_rows)?,
+        events: json_text(&event_rows)?,
+    })
 }
 
 /// Entities whose derived rows one statement writes: a snapshot row is a few
@@ -824,4 +1009,9 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
     }))
 }
 
-const WRITE_SNAPSHOTS: &str = include_str!("../sql/queries/write_snapshots.sql");
+/// The derived rows of a slice of entities (the CTEs of
+/// `write_snapshots.sql`), alone.
+const WRITE_SNAPSHOTS: &str = concat!(
+    include_str!("../sql/queries/write_snapshots.sql"),
+    "\nSELECT 1"
+);

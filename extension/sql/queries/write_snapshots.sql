@@ -1,6 +1,7 @@
--- The derived rows of a batch of entities, written in one statement:
--- their snapshots (written or replaced), identifiers and timeline events
--- (whose earlier rows were deleted before). $1 user; $2 snapshot rows
+-- The derived rows of a batch of entities, as the CTEs of one statement
+-- (which the caller ends, or continues with a store's own rows): their
+-- snapshots (written or replaced), identifiers and timeline events (whose
+-- earlier rows were deleted before). $1 user; $2 snapshot rows
 -- (entity id, type, schema version, snapshot, provenance, field provenance,
 -- reducer state, count, last observation as microseconds); $3 identifier
 -- rows (entity id, field, value); $4 timeline event rows.
@@ -32,4 +33,3 @@ WITH snapshots AS (
   FROM jsonb_to_recordset($4) AS r(id uuid, event_type text, ts bigint, source_id uuid,
        entity_id text, source_field text, observation_id uuid, properties jsonb)
 )
-SELECT 1

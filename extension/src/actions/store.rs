@@ -30,7 +30,17 @@ pub fn store(user: Uuid, req: StoreRequest) -> Result<StoreResponse, NeotomaErro
                     .collect();
                 ids.sort();
                 ids.dedup();
-                let (entities, relationships) = related_to(&user, &ids)?;
+                // Entities this store created have no relationships yet
+                // (relationships refer to existing entities).
+                let created = out
+                    .interpretation
+                    .as_ref()
+                    .map_or(0, |i| i.entities_created as usize);
+                let (entities, relationships) = if created == ids.len() {
+                    (vec![], vec![])
+                } else {
+                    related_to(&user, &ids)?
+                };
                 out.related_entities = Some(entities);
                 out.related_relationships = Some(relationships);
             }

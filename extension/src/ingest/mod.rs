@@ -12,11 +12,11 @@
 //!    ([`files`]);
 //! 4. **prepare**: schema fields split from unknown fields, values checked
 //!    (strict) or coerced (lenient), identities resolved ([`prepare`]);
-//! 5. **write**: entities, observations and raw fragments; the observation
-//!    trigger folds them into snapshots ([`write`]);
+//! 5. **write**: entities, observations and raw fragments, folded into
+//!    snapshots and written with them ([`write`]);
 //! 6. **promote**: unknown fields that now qualify join the user's schema
 //!    (`crate::evolution::auto_promote`);
-//! 7. **finish**: the run's counts and status.
+//! 7. **finish**: the run's counts and status (written with the rows).
 //!
 //! Stages 5 to 7 are [`complete`], the same for every run. What an action
 //! adds around them (related entities in `store`'s answer) is the action's.
@@ -39,6 +39,8 @@ pub fn complete(origin: &Origin, batch: &PreparedBatch) -> Result<Stored, Neotom
     if stored.unknown_fields > 0 {
         crate::evolution::auto_promote(&origin.user, &batch.unknown_keys_by_type())?;
     }
-    runs::finish_run(&origin.user, &origin.run_id, Some(&stored), None)?;
+    if !stored.run_finished {
+        runs::finish_run(&origin.user, &origin.run_id, Some(&stored), None)?;
+    }
     Ok(stored)
 }

@@ -22,10 +22,13 @@ pub struct Prepared {
     pub specificity: f64,
 }
 
-/// Entities ready to store, and how many were left out (lenient mode only).
+/// Entities ready to store, how many were left out (lenient mode only), and
+/// the schemas they were prepared with (which their snapshots are folded
+/// with: the types' locks are held, so they stay the active ones).
 pub struct PreparedBatch {
     pub entities: Vec<Prepared>,
     pub skipped: u64,
+    pub schemas: BTreeMap<String, registry::Active>,
 }
 
 impl PreparedBatch {
@@ -96,6 +99,10 @@ pub fn prepare(
     let mut types: Vec<String> = objects.iter().map(|(_, t, _)| t.clone()).collect();
     types.sort();
     types.dedup();
+    // The user's merge lock and the types' schema locks, shared, before the
+    // schemas are read: no schema change or merge lands between this read
+    // and the fold of what is stored (see `crate::snapshots`).
+    crate::snapshots::lock_user_and_types(&user.to_string(), &types.iter().cloned().collect())?;
     let schemas = registry::active(user, &types)?;
     let mut out = Vec::with_capacity(objects.len());
     for (i, entity_type, obj) in objects {
@@ -164,6 +171,7 @@ pub fn prepare(
     Ok(PreparedBatch {
         entities: out,
         skipped,
+        schemas,
     })
 }
 

@@ -1,14 +1,20 @@
-//! Stage 5: entities (new ones), observations and raw fragments. The
-//! observation trigger folds each statement's observations into snapshots.
+//! Stage 5: entities (new ones), observations and raw fragments, and the
+//! snapshots they make: the store folds its own observations
+//! (`crate::snapshots::Fold`) and writes them with their snapshots in one
+//! statement (on an installed 0.4.0, the observation trigger folds them).
 
 use super::prepare::{Prepared, PreparedBatch};
 use crate::db::{self, Arg};
+use crate::registry::Active;
+use crate::snapshots::{DerivedRows, Fold};
 use neotoma_core::actions::store::StoredEntity;
 use neotoma_core::ids::derived_uuid;
+use neotoma_core::reducer::Observation;
 use neotoma_core::schema::FieldType;
 use neotoma_core::NeotomaError;
+use pgrx::pg_sys;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
 
 /// Where stored entities come from.
@@ -51,11 +57,13 @@ pub struct Stored {
     pub entities_created: u64,
     pub observations_created: u64,
     pub unknown_fields: u64,
+    /// Whether the run's counts and status were written with the rows.
+    pub run_finished: bool,
 }
 
 /// Entities written per statement: a file of many rows is stored in slices
 /// of this size, so memory stays small and every statement's snapshot work
-/// (the observation trigger) stays bounded.
+/// stays bounded (at most one `crate::snapshots` write slice).
 const CHUNK: usize = 100;
 
 pub fn observation_id(o: &Origin, index: usize) -> Uuid {
@@ -74,126 +82,207 @@ pub fn observation_id(o: &Origin, index: usize) -> Uuid {
 /// in slices of [`CHUNK`]; answers what it made.
 pub fn store_entities(origin: &Origin, batch: &PreparedBatch) -> Result<Stored, NeotomaError> {
     crate::statistics::note_rows(batch.entities.len());
+    let folds = crate::installed::at_least_0_5()?;
     let mut stored = Stored::default();
     for (n, chunk) in batch.entities.chunks(CHUNK).enumerate() {
-        let part = store_chunk(origin, chunk, n * CHUNK)?;
-        stored.entities.extend(part.entities);
-        stored.entities_created += part.entities_created;
-        stored.observations_created += part.observations_created;
-        stored.unknown_fields += part.unknown_fields;
+        store_chunk(origin, chunk, n * CHUNK, &batch.schemas, folds, &mut stored)?;
     }
     Ok(stored)
 }
 
+/// The microseconds since the epoch of the transaction's start (`now()`).
+fn transaction_start_micros() -> i64 {
+    // Postgres counts from 2000-01-01; the epoch is 946,684,800 s before.
+    // SAFETY: reads the current transaction's start time.
+    unsafe { pg_sys::GetCurrentTransactionStartTimestamp() + 946_684_800_000_000 }
+}
+
+/// A store's observations ($5 rows; $1 user, $6 source, $7 run, $8 kind,
+/// $9 source priority, $10 observed at in microseconds) and raw fragments
+/// ($11), as CTEs. `r->'value'`, not a record column: a JSON null stays a
+/// JSON null.
+macro_rules! observation_ctes {
+    () => {
+        "observations AS (
+  INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
+      interpretation_run_id, kind, observed_at, specificity_score, source_priority, fields)
+  SELECT $1::uuid, r.id, r.entity_id, r.entity_type, r.schema_version, $6::uuid, $7::uuid, $8,
+         neotoma._from_micros($10), r.specificity_score, $9::int, r.fields
+  FROM jsonb_to_recordset($5) AS r(id uuid, entity_id text, entity_type text, schema_version text,
+       specificity_score double precision, fields jsonb)
+), fragments AS (
+  INSERT INTO neotoma.raw_fragments (user_id, id, source_id, entity_id, observation_id,
+      interpretation_run_id, entity_type, fragment_key, fragment_value, inferred_type)
+  SELECT $1::uuid, (r->>'id')::uuid, $6::uuid, r->>'entity_id', (r->>'observation_id')::uuid,
+         $7::uuid, r->>'entity_type', r->>'key', r->'value', r->>'inferred_type'
+  FROM jsonb_array_elements($11) AS r
+  ON CONFLICT DO NOTHING
+)"
+    };
+}
+
+/// A slice written by a store that folds its own observations (0.5.0 on):
+/// the derived rows of the fold ($2 to $4), the observations and fragments,
+/// and the run's counts so far ($12 entities created, $13 observations,
+/// $14 unknown fields), in one statement.
+const WRITE_FOLDED: &str = concat!(
+    include_str!("../../sql/queries/write_snapshots.sql"),
+    ", ",
+    observation_ctes!(),
+    ", run AS (
+  UPDATE neotoma.interpretation_runs SET status = 'completed', entities_created = $12,
+      observations_created = $13, unknown_fields_count = $14, error = NULL,
+      finished_at = clock_timestamp()
+  WHERE user_id = $1::uuid AND id = $7::uuid)
+SELECT 1"
+);
+
+/// A slice written on an installed 0.4.0 (until `ALTER EXTENSION neotoma
+/// UPDATE`): the observations and fragments only; its observation trigger
+/// folds them. $2 to $4 and $12 to $14 are unused.
+const WRITE_OBSERVED: &str = concat!("WITH ", observation_ctes!(), " SELECT 1");
+
 /// One slice of a batch; `first` is the index of its first entity in the
-/// batch (observation ids derive from it).
+/// batch (observation ids derive from it). `stored` collects what the
+/// batch made so far.
 fn store_chunk(
     origin: &Origin,
     prepared: &[Prepared],
     first: usize,
-) -> Result<Stored, NeotomaError> {
+    schemas: &BTreeMap<String, Active>,
+    folds: bool,
+    stored: &mut Stored,
+) -> Result<(), NeotomaError> {
     let user = origin.user;
     let user_s = user.to_string();
-    let observation_ids: Vec<String> = (0..prepared.len())
-        .map(|i| observation_id(origin, first + i).to_string())
+    let created = insert_entities(&user, prepared)?;
+    let ids: BTreeSet<String> = prepared
+        .iter()
+        .map(|p| p.identity.entity_id.clone())
         .collect();
+    // New observations go to the entity an entity was merged into.
+    let (fold, redirects) = if folds {
+        (Some(Fold::begin(&user, &ids)?), BTreeMap::new())
+    } else {
+        (None, redirects(&user, ids)?)
+    };
+    let target = |p: &Prepared| match &fold {
+        Some(fold) => fold.target_of(&p.identity.entity_id),
+        None => redirects
+            .get(&p.identity.entity_id)
+            .cloned()
+            .unwrap_or_else(|| p.identity.entity_id.clone()),
+    };
+    let observed_at = origin.observed_at.unwrap_or_else(transaction_start_micros);
 
-    // New entities are inserted; entities merged into others are looked up
-    // in the same statement: new observations go to the merge target.
-    let mut entity_rows: BTreeMap<String, Value> = BTreeMap::new();
+    let mut observation_rows = Vec::with_capacity(prepared.len());
+    let mut observations = Vec::with_capacity(prepared.len());
+    let mut fragment_rows = Vec::new();
+    for (i, p) in prepared.iter().enumerate() {
+        let entity_id = target(p);
+        let observation_id = observation_id(origin, first + i).to_string();
+        observation_rows.push(json!({
+            "id": observation_id, "entity_id": entity_id, "entity_type": p.entity_type,
+            "schema_version": p.schema_version, "specificity_score": p.specificity, "fields": p.fields,
+        }));
+        for (key, value) in &p.unknown {
+            fragment_rows.push(json!({
+                "id": derived_uuid("fragment", &[&user_s, &observation_id, key]).to_string(),
+                "entity_id": entity_id, "observation_id": observation_id, "entity_type": p.entity_type,
+                "key": key, "value": value,
+                "inferred_type": FieldType::infer(value).map_or("null", FieldType::as_str),
+            }));
+        }
+        stored.entities.push(StoredEntity {
+            entity_id: entity_id.clone(),
+            entity_type: p.entity_type.clone(),
+            observation_id: observation_id.clone(),
+        });
+        observations.push((
+            entity_id,
+            Observation {
+                id: observation_id,
+                source_id: origin.source_id.to_string(),
+                observed_at,
+                source_priority: origin.source_priority,
+                specificity_score: p.specificity,
+                fields: p.fields.clone(),
+            },
+        ));
+    }
+    stored.entities_created += created;
+    stored.observations_created += prepared.len() as u64;
+    stored.unknown_fields += fragment_rows.len() as u64;
+    let observation_rows = Value::Array(observation_rows);
+    let fragment_rows = Value::Array(fragment_rows);
+    let args = |derived: Option<DerivedRows>| {
+        let (snapshots, identifiers, events) = derived.map_or_else(
+            || ("[]".into(), "[]".into(), "[]".into()),
+            |d| (d.snapshots, d.identifiers, d.events),
+        );
+        vec![
+            Arg::uuid(user),
+            Arg::JsonText(snapshots),
+            Arg::JsonText(identifiers),
+            Arg::JsonText(events),
+            Arg::Json(&observation_rows),
+            Arg::uuid(origin.source_id),
+            Arg::uuid(origin.run_id),
+            Arg::Text(origin.kind),
+            Arg::Int(origin.source_priority as i64),
+            Arg::Int(observed_at),
+            Arg::Json(&fragment_rows),
+            Arg::Int(stored.entities_created as i64),
+            Arg::Int(stored.observations_created as i64),
+            Arg::Int(stored.unknown_fields as i64),
+        ]
+    };
+    match fold {
+        Some(fold) => {
+            fold.write(observations, schemas, |derived| {
+                db::run(WRITE_FOLDED, &args(Some(derived)))
+            })?;
+            stored.run_finished = true;
+        }
+        None => db::run(WRITE_OBSERVED, &args(None))?,
+    }
+    Ok(())
+}
+
+/// Inserts the entities of a slice that are new; answers how many were.
+fn insert_entities(user: &Uuid, prepared: &[Prepared]) -> Result<u64, NeotomaError> {
+    let mut entity_rows: BTreeMap<&str, Value> = BTreeMap::new();
     for p in prepared {
-        entity_rows.entry(p.identity.entity_id.clone()).or_insert_with(|| {
+        entity_rows.entry(&p.identity.entity_id).or_insert_with(|| {
             json!({"id": p.identity.entity_id, "entity_type": p.entity_type,
                    "canonical_name": p.identity.canonical_name, "identity_key": p.identity.identity_key})
         });
     }
-    let ids: Vec<String> = entity_rows.keys().cloned().collect();
-    let mut written = db::json(
+    let created = db::json(
         "WITH ins AS (
            INSERT INTO neotoma.entities (user_id, id, entity_type, canonical_name, identity_key)
            SELECT $1::uuid, r.id, r.entity_type, r.canonical_name, r.identity_key
            FROM jsonb_to_recordset($2) AS r(id text, entity_type text, canonical_name text, identity_key text)
            ORDER BY r.id
            ON CONFLICT (user_id, id) DO NOTHING RETURNING 1)
-         SELECT jsonb_build_object(
-           'created', (SELECT count(*) FROM ins),
-           'redirects', (SELECT coalesce(jsonb_object_agg(id, merged_into), '{}') FROM neotoma.entities
-                         WHERE user_id = $1::uuid AND id = ANY($3) AND merged_into IS NOT NULL))",
+         SELECT to_jsonb(count(*)) FROM ins",
         &[
             Arg::uuid(user),
             Arg::Json(&Value::Array(entity_rows.into_values().collect())),
-            Arg::Texts(ids),
         ],
     )?;
-    let created = written["created"].as_u64().unwrap_or(0);
-    let redirects: BTreeMap<String, String> =
-        db::from_json(written["redirects"].take(), "merge redirects")?;
-    let target = |p: &Prepared| {
-        redirects
-            .get(&p.identity.entity_id)
-            .cloned()
-            .unwrap_or_else(|| p.identity.entity_id.clone())
-    };
+    Ok(created.as_u64().unwrap_or(0))
+}
 
-    let mut observation_rows = Vec::with_capacity(prepared.len());
-    let mut fragment_rows = Vec::new();
-    let mut stored = Vec::with_capacity(prepared.len());
-    for (i, p) in prepared.iter().enumerate() {
-        let entity_id = target(p);
-        observation_rows.push(json!({
-            "id": observation_ids[i], "entity_id": entity_id, "entity_type": p.entity_type,
-            "schema_version": p.schema_version, "specificity_score": p.specificity, "fields": p.fields,
-        }));
-        for (key, value) in &p.unknown {
-            fragment_rows.push(json!({
-                "id": derived_uuid("fragment", &[&user_s, &observation_ids[i], key]).to_string(),
-                "entity_id": entity_id, "observation_id": observation_ids[i], "entity_type": p.entity_type,
-                "key": key, "value": value,
-                "inferred_type": FieldType::infer(value).map_or("null", FieldType::as_str),
-            }));
-        }
-        stored.push(StoredEntity {
-            entity_id,
-            entity_type: p.entity_type.clone(),
-            observation_id: observation_ids[i].clone(),
-        });
-    }
-    if !observation_rows.is_empty() {
-        db::run(
-            "INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
-                 interpretation_run_id, kind, observed_at, specificity_score, source_priority, fields)
-             SELECT $1::uuid, r.id, r.entity_id, r.entity_type, r.schema_version, $2::uuid, $3::uuid, $4,
-                    coalesce(neotoma._from_micros($5), now()), r.specificity_score, $6::int, r.fields
-             FROM jsonb_to_recordset($7) AS r(id uuid, entity_id text, entity_type text, schema_version text,
-                  specificity_score double precision, fields jsonb)",
-            &[
-                Arg::uuid(user),
-                Arg::uuid(origin.source_id),
-                Arg::uuid(origin.run_id),
-                Arg::Text(origin.kind),
-                Arg::OptInt(origin.observed_at),
-                Arg::Int(origin.source_priority as i64),
-                Arg::Json(&Value::Array(observation_rows)),
-            ],
-        )?;
-    }
-    let unknown_fields = fragment_rows.len() as u64;
-    if !fragment_rows.is_empty() {
-        // `r->'value'`, not a record column: a JSON null stays a JSON null.
-        db::run(
-            "INSERT INTO neotoma.raw_fragments (user_id, id, source_id, entity_id, observation_id,
-                 interpretation_run_id, entity_type, fragment_key, fragment_value, inferred_type)
-             SELECT $1::uuid, (r->>'id')::uuid, $2::uuid, r->>'entity_id', (r->>'observation_id')::uuid,
-                    $3::uuid, r->>'entity_type', r->>'key', r->'value', r->>'inferred_type'
-             FROM jsonb_array_elements($4) AS r
-             ON CONFLICT DO NOTHING",
-            &[Arg::uuid(user), Arg::uuid(origin.source_id), Arg::uuid(origin.run_id), Arg::Json(&Value::Array(fragment_rows))],
-        )?;
-    }
-    Ok(Stored {
-        entities: stored,
-        entities_created: created,
-        observations_created: prepared.len() as u64,
-        unknown_fields,
-    })
+/// The entities of `ids` merged into another, and into which (0.4.0's
+/// path: 0.5.0's fold reads them as it locks the entities).
+fn redirects(user: &Uuid, ids: BTreeSet<String>) -> Result<BTreeMap<String, String>, NeotomaError> {
+    db::from_json(
+        db::json(
+            "SELECT coalesce(jsonb_object_agg(id, merged_into), '{}') FROM neotoma.entities
+             WHERE user_id = $1::uuid AND id = ANY($2) AND merged_into IS NOT NULL",
+            &[Arg::uuid(user), Arg::Texts(ids.into_iter().collect())],
+        )?,
+        "merge redirects",
+    )
 }

@@ -45,6 +45,11 @@ pub enum Arg<'a> {
     /// JSON already serialised (large batches are written straight to text,
     /// never built as a `Value`).
     JsonText(String),
+    /// Rows to write, each the JSON text of one row: a `jsonb[]`, which a
+    /// statement reads with `unnest` one row at a time (a `jsonb` array read
+    /// by `jsonb_to_recordset` is unpacked whole into memory many times its
+    /// size first).
+    JsonRows(Vec<String>),
     Int(i64),
     OptInt(Option<i64>),
     Bool(bool),
@@ -66,14 +71,27 @@ struct JsonbFromText(std::ffi::CString);
 
 impl pgrx::datum::IntoDatum for JsonbFromText {
     fn into_datum(self) -> Option<pg_sys::Datum> {
-        // SAFETY: jsonb_in reads a NUL-terminated string and answers a
-        // palloc'd jsonb in the current memory context; the string lives
-        // until it returns.
+        // jsonb_in builds a tree of the whole value, many times the size of
+        // the text, before it packs the jsonb: it runs in a context of its
+        // own, and only the packed jsonb is copied out to the caller's.
+        let caller = PgMemoryContexts::CurrentMemoryContext.value();
+        let mut parsing = PgMemoryContexts::new("neotoma jsonb_in");
+        // SAFETY: jsonb_in reads a NUL-terminated string (alive until it
+        // returns) and answers a palloc'd jsonb in `parsing`; the copy
+        // copies that varlena (it is plain, not toasted) into the caller's context before `parsing` is
+        // deleted (when it drops).
         unsafe {
-            pgrx::fcinfo::direct_function_call_as_datum(
-                pg_sys::jsonb_in,
-                &[Some(pg_sys::Datum::from(self.0.as_ptr()))],
-            )
+            parsing.switch_to(|_| {
+                let parsed = pgrx::fcinfo::direct_function_call_as_datum(
+                    pg_sys::jsonb_in,
+                    &[Some(pg_sys::Datum::from(self.0.as_ptr()))],
+                )?;
+                let source = parsed.cast_mut_ptr::<pg_sys::varlena>();
+                let size = pgrx::varlena::varsize_any(source);
+                let copy = pg_sys::MemoryContextAlloc(caller, size);
+                std::ptr::copy_nonoverlapping(source.cast::<u8>(), copy.cast::<u8>(), size);
+                Some(pg_sys::Datum::from(copy))
+            })
         }
     }
 
@@ -136,6 +154,13 @@ impl Arg<'_> {
             Arg::OptJson(Some(v)) => jsonb(v.to_string()),
             Arg::OptJson(None) => DatumWithOid::null_oid(pg_sys::JSONBOID),
             Arg::JsonText(s) => jsonb(s.clone()),
+            Arg::JsonRows(rows) => rows
+                .iter()
+                // serde escapes NUL: a row never has one (and an empty
+                // text would be refused by jsonb_in, not stored).
+                .map(|r| JsonbFromText(std::ffi::CString::new(r.as_str()).unwrap_or_default()))
+                .collect::<Vec<_>>()
+                .into(),
             Arg::Int(i) => (*i).into(),
             Arg::OptInt(i) => (*i).into(),
             Arg::Bool(b) => (*b).into(),
@@ -149,6 +174,7 @@ impl Arg<'_> {
             Arg::Text(_) | Arg::OptText(_) => BuiltinOid::TEXTOID,
             Arg::Texts(_) | Arg::OptTexts(_) => BuiltinOid::TEXTARRAYOID,
             Arg::Json(_) | Arg::OptJson(_) | Arg::JsonText(_) => BuiltinOid::JSONBOID,
+            Arg::JsonRows(_) => BuiltinOid::JSONBARRAYOID,
             Arg::Int(_) | Arg::OptInt(_) => BuiltinOid::INT8OID,
             Arg::Bool(_) => BuiltinOid::BOOLOID,
             Arg::Bytes(_) => BuiltinOid::BYTEAOID,

@@ -385,12 +385,13 @@ pub struct Fold {
     stored: BTreeMap<String, SnapshotState>,
 }
 
-/// The derived rows of a fold, as JSON text for `write_snapshots.sql`'s
-/// parameters $2 (snapshots), $3 (identifiers) and $4 (timeline events).
+/// The derived rows of a fold, each row as JSON text, for
+/// `write_snapshots.sql`'s parameters $2 (snapshots), $3 (identifiers) and
+/// $4 (timeline events).
 pub struct DerivedRows {
-    pub snapshots: String,
-    pub identifiers: String,
-    pub events: String,
+    pub snapshots: Vec<String>,
+    pub identifiers: Vec<String>,
+    pub events: Vec<String>,
 }
 
 impl Fold {
@@ -480,10 +481,14 @@ pub struct EventRow {
     properties: Value,
 }
 
-/// JSON text of rows (they are plain data: serialising cannot fail).
-fn json_text<T: Serialize>(rows: &T) -> Result<String, NeotomaError> {
-    serde_json::to_string(rows)
-        .map_err(|e| NeotomaError::new(ErrorCode::DbQueryFailed, format!("rows: {e}")))
+/// The JSON text of each row (they are plain data: serialising cannot fail).
+pub fn json_rows<T: Serialize>(rows: &[T]) -> Result<Vec<String>, NeotomaError> {
+    rows.iter()
+        .map(|r| {
+            serde_json::to_string(r)
+                .map_err(|e| NeotomaError::new(ErrorCode::DbQueryFailed, format!("rows: {e}")))
+        })
+        .collect()
 }
 
 /// Writes snapshots (and identifiers, and timeline events) of these
@@ -504,9 +509,9 @@ fn store_states(
             WRITE_SNAPSHOTS,
             &[
                 Arg::Text(user),
-                Arg::JsonText(rows.snapshots),
-                Arg::JsonText(rows.identifiers),
-                Arg::JsonText(rows.events),
+                Arg::JsonRows(rows.snapshots),
+                Arg::JsonRows(rows.identifiers),
+                Arg::JsonRows(rows.events),
             ],
         )?;
     }
@@ -563,9 +568,9 @@ fn derived_rows(
         ));
     }
     Ok(DerivedRows {
-        snapshots: json_text(&snapshot_rows)?,
-        identifiers: json_text(&identifier_rows)?,
-        events: json_text(&event_rows)?,
+        snapshots: json_rows(&snapshot_rows)?,
+        identifiers: json_rows(&identifier_rows)?,
+        events: json_rows(&event_rows)?,
     })
 }
 

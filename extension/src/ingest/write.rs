@@ -6,14 +6,15 @@
 use super::prepare::{Prepared, PreparedBatch};
 use crate::db::{self, Arg};
 use crate::registry::Active;
-use crate::snapshots::{DerivedRows, Fold};
+use crate::snapshots::{json_rows, DerivedRows, Fold};
 use neotoma_core::actions::store::StoredEntity;
 use neotoma_core::ids::derived_uuid;
 use neotoma_core::reducer::Observation;
 use neotoma_core::schema::FieldType;
 use neotoma_core::NeotomaError;
 use pgrx::pg_sys;
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
 
@@ -97,7 +98,7 @@ fn transaction_start_micros() -> i64 {
     unsafe { pg_sys::GetCurrentTransactionStartTimestamp() + 946_684_800_000_000 }
 }
 
-/// A store's observations ($5 rows; $1 user, $6 source, $7 run, $8 kind,
+/// A store's observations ($5 rows, a jsonb[] read one at a time; $1 user, $6 source, $7 run, $8 kind,
 /// $9 source priority, $10 observed at in microseconds) and raw fragments
 /// ($11), as CTEs. `r->'value'`, not a record column: a JSON null stays a
 /// JSON null.
@@ -106,10 +107,10 @@ macro_rules! observation_ctes {
         "observations AS (
   INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
       interpretation_run_id, kind, observed_at, specificity_score, source_priority, fields)
-  SELECT $1::uuid, r.id, r.entity_id, r.entity_type, r.schema_version, $6::uuid, $7::uuid, $8,
-         neotoma._from_micros($10), r.specificity_score, $9::int, r.fields
-  FROM jsonb_to_recordset($5) AS r(id uuid, entity_id text, entity_type text, schema_version text,
-       specificity_score double precision, fields jsonb)
+  SELECT $1::uuid, (r->>'id')::uuid, r->>'entity_id', r->>'entity_type', r->>'schema_version', $6::uuid,
+         $7::uuid, $8, neotoma._from_micros($10), (r->>'specificity_score')::double precision, $9::int,
+         r->'fields'
+  FROM unnest($5::jsonb[]) AS r
 ), fragments AS (
   INSERT INTO neotoma.raw_fragments (user_id, id, source_id, entity_id, observation_id,
       interpretation_run_id, entity_type, fragment_key, fragment_value, inferred_type)
@@ -141,6 +142,17 @@ SELECT 1"
 /// UPDATE`): the observations and fragments only; its observation trigger
 /// folds them. $2 to $4 and $12 to $14 are unused.
 const WRITE_OBSERVED: &str = concat!("WITH ", observation_ctes!(), " SELECT 1");
+
+/// An observation row as the statement reads it.
+#[derive(Serialize)]
+struct ObservationRow<'a> {
+    id: &'a str,
+    entity_id: &'a str,
+    entity_type: &'a str,
+    schema_version: &'a str,
+    specificity_score: f64,
+    fields: &'a Map<String, Value>,
+}
 
 /// One slice of a batch; `first` is the index of its first entity in the
 /// batch (observation ids derive from it). `stored` collects what the
@@ -181,10 +193,14 @@ fn store_chunk(
     for (i, p) in prepared.iter().enumerate() {
         let entity_id = target(p);
         let observation_id = observation_id(origin, first + i).to_string();
-        observation_rows.push(json!({
-            "id": observation_id, "entity_id": entity_id, "entity_type": p.entity_type,
-            "schema_version": p.schema_version, "specificity_score": p.specificity, "fields": p.fields,
-        }));
+        observation_rows.extend(json_rows(&[ObservationRow {
+            id: &observation_id,
+            entity_id: &entity_id,
+            entity_type: &p.entity_type,
+            schema_version: &p.schema_version,
+            specificity_score: p.specificity,
+            fields: &p.fields,
+        }])?);
         for (key, value) in &p.unknown {
             fragment_rows.push(json!({
                 "id": derived_uuid("fragment", &[&user_s, &observation_id, key]).to_string(),
@@ -213,28 +229,31 @@ fn store_chunk(
     stored.entities_created += created;
     stored.observations_created += prepared.len() as u64;
     stored.unknown_fields += fragment_rows.len() as u64;
-    let observation_rows = Value::Array(observation_rows);
     let fragment_rows = Value::Array(fragment_rows);
-    let args = |derived: Option<DerivedRows>| {
-        let (snapshots, identifiers, events) = derived.map_or_else(
-            || ("[]".into(), "[]".into(), "[]".into()),
-            |d| (d.snapshots, d.identifiers, d.events),
-        );
+    let totals = [
+        stored.entities_created,
+        stored.observations_created,
+        stored.unknown_fields,
+    ];
+    let args = move |derived: Option<DerivedRows>| {
+        let (snapshots, identifiers, events) = derived
+            .map(|d| (d.snapshots, d.identifiers, d.events))
+            .unwrap_or_default();
         vec![
             Arg::uuid(user),
-            Arg::JsonText(snapshots),
-            Arg::JsonText(identifiers),
-            Arg::JsonText(events),
-            Arg::Json(&observation_rows),
+            Arg::JsonRows(snapshots),
+            Arg::JsonRows(identifiers),
+            Arg::JsonRows(events),
+            Arg::JsonRows(observation_rows),
             Arg::uuid(origin.source_id),
             Arg::uuid(origin.run_id),
             Arg::Text(origin.kind),
             Arg::Int(origin.source_priority as i64),
             Arg::Int(observed_at),
-            Arg::Json(&fragment_rows),
-            Arg::Int(stored.entities_created as i64),
-            Arg::Int(stored.observations_created as i64),
-            Arg::Int(stored.unknown_fields as i64),
+            Arg::JsonText(fragment_rows.to_string()),
+            Arg::Int(totals[0] as i64),
+            Arg::Int(totals[1] as i64),
+            Arg::Int(totals[2] as i64),
         ]
     };
     match fold {

@@ -203,21 +203,25 @@ pub fn migrate(user: &Uuid, schema: &EntitySchema, fields: &[String]) -> Result<
     if observation_rows.is_empty() {
         return Ok(0);
     }
-    db::run(
-        "INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
-             interpretation_run_id, kind, observed_at, specificity_score, source_priority, fields)
-         SELECT $1::uuid, r.id, r.entity_id, $2, $3, r.source_id, r.run_id, 'migration',
-                neotoma._from_micros(r.observed_at), r.specificity_score, r.source_priority, r.fields
-         FROM jsonb_to_recordset($4) AS r(id uuid, entity_id text, source_id uuid, run_id uuid, observed_at bigint,
-              source_priority int, specificity_score double precision, fields jsonb)
-         ON CONFLICT DO NOTHING",
-        &[
-            Arg::uuid(user),
-            Arg::Text(&schema.entity_type),
-            Arg::Text(&schema.schema_version),
-            Arg::Json(&Value::Array(observation_rows)),
-        ],
-    )?;
+    // A slice per statement: the observation trigger folds each statement's
+    // observations at once, so its memory stays that of one slice.
+    for slice in observation_rows.chunks(crate::snapshots::WRITE_SLICE) {
+        db::run(
+            "INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
+                 interpretation_run_id, kind, observed_at, specificity_score, source_priority, fields)
+             SELECT $1::uuid, r.id, r.entity_id, $2, $3, r.source_id, r.run_id, 'migration',
+                    neotoma._from_micros(r.observed_at), r.specificity_score, r.source_priority, r.fields
+             FROM jsonb_to_recordset($4) AS r(id uuid, entity_id text, source_id uuid, run_id uuid, observed_at bigint,
+                  source_priority int, specificity_score double precision, fields jsonb)
+             ON CONFLICT DO NOTHING",
+            &[
+                Arg::uuid(user),
+                Arg::Text(&schema.entity_type),
+                Arg::Text(&schema.schema_version),
+                Arg::JsonText(serde_json::to_string(slice).unwrap_or_default()),
+            ],
+        )?;
+    }
     db::run(
         "UPDATE neotoma.raw_fragments f SET migrated_at = now(), migrated_observation_id = r.observation_id
          FROM jsonb_to_recordset($2) AS r(id uuid, observation_id uuid)

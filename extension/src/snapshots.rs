@@ -577,7 +577,7 @@ fn derived_rows(
 /// Entities whose derived rows one statement writes: a snapshot row is a few
 /// kB of JSON, and reading JSON into jsonb takes many times its size while
 /// the statement runs, so large folds are written in slices.
-const WRITE_SLICE: usize = 100;
+pub const WRITE_SLICE: usize = 100;
 
 /// Timeline event rows of an entity, as stored in `neotoma.timeline_events`.
 pub fn event_rows_of(

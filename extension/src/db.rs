@@ -41,7 +41,6 @@ pub enum Arg<'a> {
     Texts(Vec<String>),
     OptTexts(Option<Vec<String>>),
     Json(&'a Value),
-    OptJson(Option<&'a Value>),
     /// JSON already serialised (large batches are written straight to text,
     /// never built as a `Value`).
     JsonText(String),
@@ -151,8 +150,6 @@ impl Arg<'_> {
             Arg::Texts(v) => v.clone().into(),
             Arg::OptTexts(v) => v.clone().into(),
             Arg::Json(v) => jsonb(v.to_string()),
-            Arg::OptJson(Some(v)) => jsonb(v.to_string()),
-            Arg::OptJson(None) => DatumWithOid::null_oid(pg_sys::JSONBOID),
             Arg::JsonText(s) => jsonb(s.clone()),
             Arg::JsonRows(rows) => rows
                 .iter()
@@ -173,7 +170,7 @@ impl Arg<'_> {
         PgOid::BuiltIn(match self {
             Arg::Text(_) | Arg::OptText(_) => BuiltinOid::TEXTOID,
             Arg::Texts(_) | Arg::OptTexts(_) => BuiltinOid::TEXTARRAYOID,
-            Arg::Json(_) | Arg::OptJson(_) | Arg::JsonText(_) => BuiltinOid::JSONBOID,
+            Arg::Json(_) | Arg::JsonText(_) => BuiltinOid::JSONBOID,
             Arg::JsonRows(_) => BuiltinOid::JSONBARRAYOID,
             Arg::Int(_) | Arg::OptInt(_) => BuiltinOid::INT8OID,
             Arg::Bool(_) => BuiltinOid::BOOLOID,

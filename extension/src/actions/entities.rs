@@ -253,23 +253,25 @@ pub fn retrieve_entity_by_identifier(
         ));
     }
     let candidates = identifier_candidates(identifier);
-    let mut found = lookup(
-        &user,
-        req.entity_type.as_deref(),
-        identifier,
-        &candidates,
-        false,
-    )?;
-    if found.total == 0 {
-        found = lookup(
-            &user,
-            req.entity_type.as_deref(),
-            identifier,
-            &candidates,
-            true,
-        )?;
-    }
-    Ok(found)
+    // Partial: each kind of field is searched with the form of the
+    // identifier that kind uses.
+    let forms: BTreeMap<IdentifierKind, String> = partial_forms(identifier)
+        .into_iter()
+        .map(|(kind, form)| (kind, contains_pattern(&form)))
+        .collect();
+    db::parsed(
+        IDENTIFIER_LOOKUP,
+        &[
+            Arg::uuid(user),
+            Arg::OptText(req.entity_type.as_deref()),
+            Arg::Texts(candidates),
+            Arg::OptText(forms.get(&IdentifierKind::Phone).map(String::as_str)),
+            Arg::OptText(forms.get(&IdentifierKind::Url).map(String::as_str)),
+            Arg::OptText(forms.get(&IdentifierKind::Text).map(String::as_str)),
+            Arg::Text(identifier),
+        ],
+        "identified entities",
+    )
 }
 
 /// `%value%` for LIKE, with LIKE's own characters escaped.
@@ -280,59 +282,6 @@ fn contains_pattern(value: &str) -> String {
             .replace('\\', "\\\\")
             .replace('%', "\\%")
             .replace('_', "\\_")
-    )
-}
-
-/// Entities whose identifiers equal one of `candidates` (or, with `partial`,
-/// contain the form of the identifier their field's kind uses), best known
-/// first.
-fn lookup(
-    user: &Uuid,
-    entity_type: Option<&str>,
-    identifier: &str,
-    candidates: &[String],
-    partial: bool,
-) -> Result<RetrieveEntityByIdentifierResponse, NeotomaError> {
-    // Partial: each identity field is searched with the form of the
-    // identifier its kind uses (field → LIKE pattern; text for the rest).
-    let (by_field, text) = if partial {
-        let forms: BTreeMap<IdentifierKind, String> = partial_forms(identifier)
-            .into_iter()
-            .map(|(kind, form)| (kind, contains_pattern(&form)))
-            .collect();
-        let mut by_field = Map::new();
-        for active in registry::all_active(*user)?.values() {
-            for rule in &active.schema.identity {
-                for f in rule.fields() {
-                    let pattern = forms.get(&IdentifierKind::of(f));
-                    by_field.insert(f.to_string(), json!(pattern));
-                }
-            }
-        }
-        (
-            Some(Value::Object(by_field)),
-            forms.get(&IdentifierKind::Text).cloned(),
-        )
-    } else {
-        (None, None)
-    };
-    // One statement per kind of match, so that each keeps a plan of its own.
-    let (query, match_type) = match partial {
-        false => (IDENTIFIER_LOOKUP_EXACT, "exact"),
-        true => (IDENTIFIER_LOOKUP_PARTIAL, "partial"),
-    };
-    db::parsed(
-        query,
-        &[
-            Arg::uuid(user),
-            Arg::OptText(entity_type),
-            Arg::Texts(candidates.to_vec()),
-            Arg::OptJson(by_field.as_ref()),
-            Arg::Text(identifier),
-            Arg::OptText(text.as_deref()),
-            Arg::Text(match_type),
-        ],
-        "identified entities",
     )
 }
 
@@ -470,14 +419,7 @@ fn answer(
 }
 
 const FIELD_PROVENANCE: &str = include_str!("../../sql/queries/field_provenance.sql");
-const IDENTIFIER_LOOKUP_EXACT: &str = concat!(
-    include_str!("../../sql/queries/identifier_hits_exact.sql"),
-    include_str!("../../sql/queries/identifier_answer.sql")
-);
-const IDENTIFIER_LOOKUP_PARTIAL: &str = concat!(
-    include_str!("../../sql/queries/identifier_hits_partial.sql"),
-    include_str!("../../sql/queries/identifier_answer.sql")
-);
+const IDENTIFIER_LOOKUP: &str = include_str!("../../sql/queries/identifier_lookup.sql");
 const LIST_OBSERVATIONS: &str = include_str!("../../sql/queries/list_observations.sql");
 const RETRIEVE_ENTITIES: &str = include_str!("../../sql/queries/retrieve_entities.sql");
 const RETRIEVE_ENTITIES_OF_TYPE: &str =

@@ -60,6 +60,20 @@ SELECT r->'match_type' AS how, r->'total' AS total
 FROM neotoma.retrieve_entity_by_identifier('{"identifier": "inv-001", "entity_type": "person"}') AS r;
 SELECT r->'match_type' AS how, r->'total' AS total
 FROM neotoma.retrieve_entity_by_identifier('{"identifier": "nobody at all"}') AS r;
+-- Partial matches use the form of the identifier each kind of field is
+-- stored in: digits for phones, the bare host for web sites.
+SELECT neotoma.store('{"entities": [
+  {"entity_type": "contact", "name": "Pat Phone", "phone": "+1 (555) 010-9999"},
+  {"entity_type": "company", "name": "Acme Widgets", "website": "https://www.acme-widgets.example/"}]}') IS NOT NULL AS stored;
+SELECT r->'match_type' AS how, r->'entities'->0->'canonical_name' AS name, r->'entities'->0->'matched_fields' AS fields
+FROM neotoma.retrieve_entity_by_identifier('{"identifier": "555 010 9999"}') AS r;
+SELECT r->'match_type' AS how, r->'entities'->0->'canonical_name' AS name, r->'entities'->0->'matched_fields' AS fields
+FROM neotoma.retrieve_entity_by_identifier('{"identifier": "HTTP://acme-widgets.example"}') AS r;
+SELECT r->'match_type' AS how, r->'entities'->0->'canonical_name' AS name, r->'entities'->0->'matched_fields' AS fields
+FROM neotoma.retrieve_entity_by_identifier('{"identifier": "acme-widg"}') AS r;
+-- An exact match of another type than asked for falls back to partial.
+SELECT r->'match_type' AS how, r->'total' AS total
+FROM neotoma.retrieve_entity_by_identifier('{"identifier": "+1 555 010 9999", "entity_type": "company"}') AS r;
 
 -- Actions plan their statements generically whatever the session's
 -- plan_cache_mode (each statement has one shape per kind of call, served by

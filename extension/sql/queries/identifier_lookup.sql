@@ -3,7 +3,7 @@
 -- none of those is found, whose identity values contain the form of the
 -- identifier their field's kind uses (the partial scan runs only then: its
 -- condition is a one-time filter). The entities found, by type and name, at
--- most 100, as JSON text.
+-- most 100, as JSON text (built as json: it is read as text).
 -- $1 user, $2 entity type or NULL, $3 exact candidates (text[]), $4 LIKE
 -- pattern for phone fields, $5 for web-site fields, $6 for the others (each
 -- NULL when the identifier has no such form), $7 the identifier as given (an
@@ -52,10 +52,10 @@ r AS (
                      WHERE s.user_id = $1::uuid AND s.entity_id = e.id OFFSET 0) s ON true
   ORDER BY e.entity_type, e.canonical_name, e.id
   LIMIT 100)
-SELECT jsonb_build_object(
-  'entities', coalesce((SELECT jsonb_agg(jsonb_build_object(
+SELECT json_build_object(
+  'entities', coalesce((SELECT json_agg(json_build_object(
         'id', r.id, 'entity_type', r.entity_type, 'canonical_name', r.canonical_name,
-        'snapshot', r.snapshot, 'matched_fields', to_jsonb(r.fields))
+        'snapshot', r.snapshot, 'matched_fields', to_json(r.fields))
       ORDER BY r.entity_type, r.canonical_name, r.id) FROM r), '[]'),
   'total', (SELECT count(*) FROM r),
   'match_type', CASE WHEN NOT EXISTS (SELECT 1 FROM r) THEN 'none' ELSE CASE WHEN (SELECT exact FROM found) THEN 'exact' ELSE 'partial' END END)::text

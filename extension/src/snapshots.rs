@@ -185,9 +185,9 @@ fn lock_with_targets(
     user: &str,
     ids: &BTreeSet<String>,
 ) -> Result<BTreeMap<String, Locked>, NeotomaError> {
-    let v = db::json(
-        "SELECT coalesce(jsonb_agg(jsonb_build_object('id', e.id, 'entity_type', e.entity_type,
-                                                      'merged_into', e.merged_into) ORDER BY e.id), '[]')
+    let locked: Vec<Locked> = db::parsed(
+        "SELECT coalesce(json_agg(json_build_object('id', e.id, 'entity_type', e.entity_type,
+                                                    'merged_into', e.merged_into) ORDER BY e.id), '[]')::text
          FROM (SELECT id, entity_type, merged_into FROM neotoma.entities
                WHERE user_id = $1::uuid
                  AND id = ANY($2 || ARRAY(SELECT merged_into FROM neotoma.entities
@@ -195,8 +195,8 @@ fn lock_with_targets(
                                             AND merged_into IS NOT NULL))
                ORDER BY id FOR NO KEY UPDATE) e",
         &[Arg::Text(user), Arg::Texts(ids.iter().cloned().collect())],
+        "entities",
     )?;
-    let locked: Vec<Locked> = db::from_json(v, "entities")?;
     Ok(locked.into_iter().map(|e| (e.id.clone(), e)).collect())
 }
 

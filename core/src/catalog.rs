@@ -99,6 +99,9 @@ declare_actions! {
     RecordInterpretation = "record_interpretation": store::RecordInterpretationRequest => Value;
     SubmitPayload = "submit_payload": legacy::SubmitPayloadRequest => Value;
     UploadFile = "upload_file": legacy::UploadFileRequest => Value;
+    UpdateRecord = "update_record": legacy::UpdateRecordRequest => Value;
+    RetrieveRecords = "retrieve_records": legacy::RetrieveRecordsRequest => Value;
+    DeleteRecord = "delete_record": legacy::DeleteRecordRequest => Value;
     ListResources = "list_resources": resources::ListResourcesRequest => Value;
     ReadResource = "read_resource": resources::ReadResourceRequest => Value;
 }
@@ -467,6 +470,29 @@ pub fn spec(id: ActionId) -> ActionSpec {
             "Earlier name: stores a local file (file_path) like store does; with \
                 `properties` the file is not interpreted. Use store.",
         )
+        .legacy(),
+        ActionId::UpdateRecord => ActionSpec::new(
+            id,
+            "Update record (deprecated)",
+            "Deprecated (earlier specification): sets the properties of a record \
+                (an entity: `id`) by corrections, one per property. Use correct.",
+        )
+        .legacy(),
+        ActionId::RetrieveRecords => ActionSpec::new(
+            id,
+            "Retrieve records (deprecated)",
+            "Deprecated (earlier specification): entities as records, filtered by \
+                `type`, `properties` and keyword `search` terms. Use retrieve_entities.",
+        )
+        .read_only()
+        .legacy(),
+        ActionId::DeleteRecord => ActionSpec::new(
+            id,
+            "Delete record (deprecated)",
+            "Deprecated (earlier specification): clears every property of a record \
+                (an entity) by corrections; its history stays. Use correct.",
+        )
+        .destructive()
         .legacy(),
         ActionId::ListResources => ActionSpec::new(
             id,

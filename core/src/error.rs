@@ -32,6 +32,8 @@ pub const SQLSTATE: &str = "NT001";
 pub enum ErrorCode {
     ValidationError,
     EntityNotFound,
+    /// A record of the deprecated record actions (an entity) that is not there.
+    RecordNotFound,
     SourceNotFound,
     FileNotFound,
     FileTooLarge,
@@ -82,6 +84,7 @@ impl ErrorCode {
             ErrorCode::Unauthorized => 401,
             ErrorCode::Forbidden => 403,
             ErrorCode::EntityNotFound
+            | ErrorCode::RecordNotFound
             | ErrorCode::SourceNotFound
             | ErrorCode::FileNotFound
             | ErrorCode::FieldNotFound

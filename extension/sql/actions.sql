@@ -349,6 +349,36 @@ END $body$;
 COMMENT ON FUNCTION neotoma.upload_file(jsonb) IS
   'Earlier name: stores a local file (file_path) like store does; with `properties` the file is not interpreted. Use store.';
 
+CREATE OR REPLACE FUNCTION neotoma.update_record(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('update_record', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.update_record(jsonb) IS
+  'Deprecated (earlier specification): sets the properties of a record (an entity: `id`) by corrections, one per property. Use correct.';
+
+CREATE OR REPLACE FUNCTION neotoma.retrieve_records(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('retrieve_records', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.retrieve_records(jsonb) IS
+  'Deprecated (earlier specification): entities as records, filtered by `type`, `properties` and keyword `search` terms. Use retrieve_entities.';
+
+CREATE OR REPLACE FUNCTION neotoma.delete_record(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('delete_record', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.delete_record(jsonb) IS
+  'Deprecated (earlier specification): clears every property of a record (an entity) by corrections; its history stays. Use correct.';
+
 CREATE OR REPLACE FUNCTION neotoma.list_resources(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$
 DECLARE r jsonb := neotoma._invoke('list_resources', coalesce(args, 'null')::text);

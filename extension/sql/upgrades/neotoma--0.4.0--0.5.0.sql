@@ -1,7 +1,9 @@
 -- neotoma 0.4.0 -> 0.5.0: a store folds its own observations and writes them
 -- with their snapshots in one statement; the observation trigger folds
 -- every other insert (its WHEN asks neotoma._store_folding(), which only the
--- extension's code makes true, for that statement).
+-- extension's code makes true, for that statement). The deprecated record
+-- actions of the earlier specification: update_record, retrieve_records,
+-- delete_record.
 \echo Use "ALTER EXTENSION neotoma UPDATE TO '0.5.0'" to load this file. \quit
 
 CREATE FUNCTION neotoma."_store_folding"() RETURNS bool
@@ -15,3 +17,37 @@ CREATE TRIGGER observations_reduce AFTER INSERT ON neotoma.observations
   REFERENCING NEW TABLE AS new_observations
   FOR EACH STATEMENT WHEN (NOT neotoma._store_folding())
   EXECUTE FUNCTION neotoma._observations_inserted();
+
+CREATE OR REPLACE FUNCTION neotoma.update_record(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('update_record', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.update_record(jsonb) IS
+  'Deprecated (earlier specification): sets the properties of a record (an entity: `id`) by corrections, one per property. Use correct.';
+
+CREATE OR REPLACE FUNCTION neotoma.retrieve_records(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('retrieve_records', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.retrieve_records(jsonb) IS
+  'Deprecated (earlier specification): entities as records, filtered by `type`, `properties` and keyword `search` terms. Use retrieve_entities.';
+
+CREATE OR REPLACE FUNCTION neotoma.delete_record(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('delete_record', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.delete_record(jsonb) IS
+  'Deprecated (earlier specification): clears every property of a record (an entity) by corrections; its history stays. Use correct.';
+REVOKE EXECUTE ON FUNCTION neotoma.update_record(jsonb), neotoma.retrieve_records(jsonb),
+  neotoma.delete_record(jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma.update_record(jsonb), neotoma.retrieve_records(jsonb),
+  neotoma.delete_record(jsonb) TO neotoma_user;

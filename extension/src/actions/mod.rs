@@ -19,6 +19,7 @@ mod entities;
 mod files;
 mod legacy;
 mod merge;
+mod records;
 mod relationships;
 mod resources;
 mod schemas;
@@ -149,6 +150,11 @@ fn route(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
         }
         ActionId::SubmitPayload => serve::<a::SubmitPayload, _>(legacy::submit_payload, args),
         ActionId::UploadFile => serve::<a::UploadFile, _>(legacy::upload_file, args),
+        ActionId::UpdateRecord => serve::<a::UpdateRecord, _>(records::update_record, args),
+        ActionId::RetrieveRecords => {
+            serve::<a::RetrieveRecords, _>(records::retrieve_records, args)
+        }
+        ActionId::DeleteRecord => serve::<a::DeleteRecord, _>(records::delete_record, args),
         ActionId::ListResources => serve::<a::ListResources, _>(resources::list_resources, args),
         ActionId::ReadResource => serve::<a::ReadResource, _>(resources::read_resource, args),
     }

@@ -86,13 +86,21 @@ CREATE TRIGGER entities_counted_delete AFTER DELETE ON neotoma.entities
 CREATE TRIGGER entities_counted_truncate AFTER TRUNCATE ON neotoma.entities
   FOR EACH STATEMENT EXECUTE FUNCTION neotoma._count_entities();
 
--- Rebuilds the count rows from the entities (verify(repair => true)). Row
--- level security, forced on the owner too, limits it to the session's
--- user (a superuser rebuilds every user's).
+-- Rebuilds the count rows from the entities (verify(repair => true)): the
+-- session's user's, or, for a superuser session without a user, every
+-- user's. The filter is explicit: the function runs as the extension's
+-- owner, usually a superuser, whom row level security does not restrict.
 CREATE FUNCTION neotoma._recount_entities() RETURNS void
 LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
-  DELETE FROM neotoma.entity_counts;
+  DELETE FROM neotoma.entity_counts
+  WHERE user_id = (SELECT neotoma.current_user_id())
+     OR ((SELECT neotoma.current_user_id()) IS NULL
+         AND (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = session_user));
   INSERT INTO neotoma.entity_counts (user_id, entity_type, current, total)
   SELECT user_id, entity_type, count(*) FILTER (WHERE merged_into IS NULL), count(*)
-  FROM neotoma.entities GROUP BY user_id, entity_type;
+  FROM neotoma.entities
+  WHERE user_id = (SELECT neotoma.current_user_id())
+     OR ((SELECT neotoma.current_user_id()) IS NULL
+         AND (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = session_user))
+  GROUP BY user_id, entity_type;
 $$;

@@ -3,7 +3,9 @@
 -- every other insert (its WHEN asks neotoma._store_folding(), which only the
 -- extension's code makes true, for that statement). The deprecated record
 -- actions of the earlier specification: update_record, retrieve_records,
--- delete_record.
+-- delete_record. neotoma._recount_entities() rebuilds the session's user's
+-- counts only (it rebuilt every user's: it runs as the owner, usually a
+-- superuser, whom row level security does not restrict).
 \echo Use "ALTER EXTENSION neotoma UPDATE TO '0.5.0'" to load this file. \quit
 
 CREATE FUNCTION neotoma."_store_folding"() RETURNS bool
@@ -51,3 +53,18 @@ REVOKE EXECUTE ON FUNCTION neotoma.update_record(jsonb), neotoma.retrieve_record
   neotoma.delete_record(jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION neotoma.update_record(jsonb), neotoma.retrieve_records(jsonb),
   neotoma.delete_record(jsonb) TO neotoma_user;
+
+CREATE OR REPLACE FUNCTION neotoma._recount_entities() RETURNS void
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+  DELETE FROM neotoma.entity_counts
+  WHERE user_id = (SELECT neotoma.current_user_id())
+     OR ((SELECT neotoma.current_user_id()) IS NULL
+         AND (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = session_user));
+  INSERT INTO neotoma.entity_counts (user_id, entity_type, current, total)
+  SELECT user_id, entity_type, count(*) FILTER (WHERE merged_into IS NULL), count(*)
+  FROM neotoma.entities
+  WHERE user_id = (SELECT neotoma.current_user_id())
+     OR ((SELECT neotoma.current_user_id()) IS NULL
+         AND (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = session_user))
+  GROUP BY user_id, entity_type;
+$$;

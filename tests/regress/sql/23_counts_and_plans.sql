@@ -44,6 +44,16 @@ SET ROLE neotoma_regress_agent;
 SELECT m->>'what' AS what, m->'expected' AS expected, m->'stored' AS stored
 FROM jsonb_array_elements(neotoma.verify()->'mismatches') m WHERE m->>'what' = 'entity_counts';
 SELECT (neotoma.verify(repair => true))->'repaired' AS repaired, (neotoma.verify())->'ok' AS ok_after;
+-- A user's repair rebuilds that user's counts only: another user's rows
+-- (here a wrong one, planted by a superuser) are not the user's to touch.
+RESET ROLE;
+INSERT INTO neotoma.entity_counts VALUES ('23000000-0000-0000-0000-0000000000ff', 'person', 7, 7);
+SET ROLE neotoma_regress_agent;
+SELECT neotoma._recount_entities();
+RESET ROLE;
+SELECT current, total FROM neotoma.entity_counts WHERE user_id = '23000000-0000-0000-0000-0000000000ff';
+DELETE FROM neotoma.entity_counts WHERE user_id = '23000000-0000-0000-0000-0000000000ff';
+SET ROLE neotoma_regress_agent;
 
 -- A write runs with generic plans and without sequential scans, and gives
 -- the session its settings back, also when it fails.

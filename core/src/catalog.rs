@@ -2,7 +2,7 @@
 //! client needs to call it. The gateway builds its tool list from this (read
 //! through `neotoma.action_catalog()`), so adding an action never touches it.
 
-use crate::actions::{entities, graph, legacy, resources, schemas, store, system};
+use crate::actions::{analytics, entities, graph, legacy, resources, schemas, store, system};
 use crate::canonical::{canonical_json, sha256_hex};
 use crate::request::schema_for;
 use schemars::JsonSchema;
@@ -99,6 +99,7 @@ declare_actions! {
     RecordInterpretation = "record_interpretation": store::RecordInterpretationRequest => Value;
     SubmitPayload = "submit_payload": legacy::SubmitPayloadRequest => Value;
     UploadFile = "upload_file": legacy::UploadFileRequest => Value;
+    GetProductAnalytics = "get_product_analytics": analytics::GetProductAnalyticsRequest => Value;
     UpdateRecord = "update_record": legacy::UpdateRecordRequest => Value;
     RetrieveRecords = "retrieve_records": legacy::RetrieveRecordsRequest => Value;
     DeleteRecord = "delete_record": legacy::DeleteRecordRequest => Value;
@@ -471,6 +472,18 @@ pub fn spec(id: ActionId) -> ActionSpec {
                 `properties` the file is not interpreted. Use store.",
         )
         .legacy(),
+        ActionId::GetProductAnalytics => ActionSpec::new(
+            id,
+            "Product analytics (operators)",
+            "Product metrics computed from the memory itself, across users, for operators only: \
+                activation (e.g. activation_first_upload_rate), retention (day_1_retention, \
+                week_1_retention, month_1_retention), usage (daily_active_users, \
+                weekly_active_users, avg_uploads_per_user_per_week), the signup → upload → \
+                extraction → entity → timeline funnel, and weekly cohorts, over time_range \
+                (default the last 30 days). Aggregates only. Returns {metric_type, metric_name, \
+                value (a number or [{date, value}]), time_range, metadata}.",
+        )
+        .read_only(),
         ActionId::UpdateRecord => ActionSpec::new(
             id,
             "Update record (deprecated)",

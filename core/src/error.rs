@@ -34,6 +34,8 @@ pub enum ErrorCode {
     EntityNotFound,
     /// A record of the deprecated record actions (an entity) that is not there.
     RecordNotFound,
+    /// A product metric that does not exist (or is not recorded here).
+    MetricNotFound,
     SourceNotFound,
     FileNotFound,
     FileTooLarge,
@@ -85,6 +87,7 @@ impl ErrorCode {
             ErrorCode::Forbidden => 403,
             ErrorCode::EntityNotFound
             | ErrorCode::RecordNotFound
+            | ErrorCode::MetricNotFound
             | ErrorCode::SourceNotFound
             | ErrorCode::FileNotFound
             | ErrorCode::FieldNotFound

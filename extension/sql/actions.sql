@@ -349,6 +349,16 @@ END $body$;
 COMMENT ON FUNCTION neotoma.upload_file(jsonb) IS
   'Earlier name: stores a local file (file_path) like store does; with `properties` the file is not interpreted. Use store.';
 
+CREATE OR REPLACE FUNCTION neotoma.get_product_analytics(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('get_product_analytics', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.get_product_analytics(jsonb) IS
+  'Product metrics computed from the memory itself, across users, for operators only: activation (e.g. activation_first_upload_rate), retention (day_1_retention, week_1_retention, month_1_retention), usage (daily_active_users, weekly_active_users, avg_uploads_per_user_per_week), the signup → upload → extraction → entity → timeline funnel, and weekly cohorts, over time_range (default the last 30 days). Aggregates only. Returns {metric_type, metric_name, value (a number or [{date, value}]), time_range, metadata}.';
+
 CREATE OR REPLACE FUNCTION neotoma.update_record(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$
 DECLARE r jsonb := neotoma._invoke('update_record', coalesce(args, 'null')::text);

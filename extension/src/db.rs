@@ -345,6 +345,13 @@ pub fn run(sql: &str, args: &[Arg]) -> Result<(), NeotomaError> {
     execute(sql, args, None, |_| Ok(()))
 }
 
+/// The transaction's start (`now()`), in microseconds since the epoch.
+pub fn transaction_start_micros() -> i64 {
+    // Postgres counts from 2000-01-01; the epoch is 946,684,800 s before.
+    // SAFETY: reads the current transaction's start time.
+    unsafe { pg_sys::GetCurrentTransactionStartTimestamp() + 946_684_800_000_000 }
+}
+
 /// Reads a JSON value into a type; a mismatch is an internal error.
 pub fn from_json<T: serde::de::DeserializeOwned>(v: Value, what: &str) -> Result<T, NeotomaError> {
     serde_json::from_value(v)

@@ -309,8 +309,6 @@ thread_local! {
     /// same statement as their snapshots: the observation trigger, whose
     /// WHEN asks `neotoma._store_folding()`, then leaves them alone.
     static STORE_FOLDING: Cell<bool> = const { Cell::new(false) };
-    /// The role derived rows are written as (the extension's owner).
-    static OWNER: Cell<Option<pg_sys::Oid>> = const { Cell::new(None) };
 }
 
 /// `neotoma._store_folding()`: whether this backend is inside a store's
@@ -322,56 +320,21 @@ pub(crate) fn store_folding() -> bool {
     STORE_FOLDING.get()
 }
 
-/// The extension's owner, as whom the trigger writes derived rows.
-fn owner() -> Result<pg_sys::Oid, NeotomaError> {
-    if let Some(oid) = OWNER.get() {
-        return Ok(oid);
-    }
-    let v = db::json(
-        "SELECT to_jsonb(proowner::bigint) FROM pg_catalog.pg_proc
-         WHERE oid = 'neotoma._observations_inserted()'::pg_catalog.regprocedure",
-        &[],
-    )?;
-    let oid = v
-        .as_u64()
-        .and_then(|o| u32::try_from(o).ok())
-        .map(pg_sys::Oid::from)
-        .ok_or_else(|| NeotomaError::new(ErrorCode::DbQueryFailed, "the extension has no owner"))?;
-    OWNER.set(Some(oid));
-    Ok(oid)
-}
-
 /// Runs `f` as the extension's owner (what SECURITY DEFINER does for the
 /// trigger), with the trigger told that this backend folds what `f`
 /// inserts; both are undone afterwards, also when `f` fails.
 fn as_folding_owner<R>(f: impl FnOnce() -> Result<R, NeotomaError>) -> Result<R, NeotomaError> {
-    struct Restore {
-        user: pg_sys::Oid,
-        context: std::ffi::c_int,
-    }
-    impl Drop for Restore {
+    struct Quiet;
+    impl Drop for Quiet {
         fn drop(&mut self) {
             STORE_FOLDING.set(false);
-            // SAFETY: restores what GetUserIdAndSecContext answered below.
-            unsafe { pg_sys::SetUserIdAndSecContext(self.user, self.context) }
         }
     }
-    let owner = owner()?;
-    let mut restore = Restore {
-        user: pg_sys::InvalidOid,
-        context: 0,
-    };
-    // SAFETY: plain reads and writes of the backend's current user, as
-    // fmgr_security_definer does around a SECURITY DEFINER function.
-    unsafe {
-        pg_sys::GetUserIdAndSecContext(&mut restore.user, &mut restore.context);
-        pg_sys::SetUserIdAndSecContext(
-            owner,
-            restore.context | pg_sys::SECURITY_LOCAL_USERID_CHANGE as std::ffi::c_int,
-        );
-    }
-    STORE_FOLDING.set(true);
-    f()
+    crate::owner::as_owner(|| {
+        let _quiet = Quiet;
+        STORE_FOLDING.set(true);
+        f()
+    })
 }
 
 /// A store's fold of its own observations, before they are inserted: the

@@ -29,7 +29,7 @@ EXPECTED_TOOLS = {
     "correct", "create_relationship", "list_relationships", "get_relationship_snapshot",
     "retrieve_related_entities", "retrieve_graph_neighborhood", "list_timeline_events", "merge_entities",
     "analyze_schema_candidates", "get_schema_recommendations", "update_schema_incremental", "register_schema",
-    "reinterpret", "retrieve_file_url",
+    "reinterpret", "retrieve_file_url", "get_product_analytics",
 }  # fmt: skip
 
 INIT = {

@@ -1,5 +1,6 @@
 //! Request and response types of every action, one module per concern.
 
+pub mod analytics;
 pub mod common;
 pub mod entities;
 pub mod graph;

@@ -3,7 +3,8 @@
 -- every other insert (its WHEN asks neotoma._store_folding(), which only the
 -- extension's code makes true, for that statement). The deprecated record
 -- actions of the earlier specification: update_record, retrieve_records,
--- delete_record. neotoma._recount_entities() rebuilds the session's user's
+-- delete_record; get_product_analytics, for operators.
+-- neotoma._recount_entities() rebuilds the session's user's
 -- counts only (it rebuilt every user's: it runs as the owner, usually a
 -- superuser, whom row level security does not restrict).
 \echo Use "ALTER EXTENSION neotoma UPDATE TO '0.5.0'" to load this file. \quit
@@ -49,10 +50,19 @@ BEGIN
 END $body$;
 COMMENT ON FUNCTION neotoma.delete_record(jsonb) IS
   'Deprecated (earlier specification): clears every property of a record (an entity) by corrections; its history stays. Use correct.';
-REVOKE EXECUTE ON FUNCTION neotoma.update_record(jsonb), neotoma.retrieve_records(jsonb),
-  neotoma.delete_record(jsonb) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION neotoma.update_record(jsonb), neotoma.retrieve_records(jsonb),
-  neotoma.delete_record(jsonb) TO neotoma_user;
+CREATE OR REPLACE FUNCTION neotoma.get_product_analytics(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('get_product_analytics', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.get_product_analytics(jsonb) IS
+  'Product metrics computed from the memory itself, across users, for operators only: activation (e.g. activation_first_upload_rate), retention (day_1_retention, week_1_retention, month_1_retention), usage (daily_active_users, weekly_active_users, avg_uploads_per_user_per_week), the signup → upload → extraction → entity → timeline funnel, and weekly cohorts, over time_range (default the last 30 days). Aggregates only. Returns {metric_type, metric_name, value (a number or [{date, value}]), time_range, metadata}.';
+REVOKE EXECUTE ON FUNCTION neotoma.get_product_analytics(jsonb), neotoma.update_record(jsonb),
+  neotoma.retrieve_records(jsonb), neotoma.delete_record(jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma.get_product_analytics(jsonb), neotoma.update_record(jsonb),
+  neotoma.retrieve_records(jsonb), neotoma.delete_record(jsonb) TO neotoma_user;
 
 CREATE OR REPLACE FUNCTION neotoma._recount_entities() RETURNS void
 LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$

@@ -15,6 +15,7 @@ use neotoma_core::{ErrorCode, NeotomaError};
 use serde_json::Value;
 use uuid::Uuid;
 
+mod analytics;
 mod entities;
 mod files;
 mod legacy;
@@ -150,6 +151,9 @@ fn route(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
         }
         ActionId::SubmitPayload => serve::<a::SubmitPayload, _>(legacy::submit_payload, args),
         ActionId::UploadFile => serve::<a::UploadFile, _>(legacy::upload_file, args),
+        ActionId::GetProductAnalytics => {
+            serve::<a::GetProductAnalytics, _>(analytics::get_product_analytics, args)
+        }
         ActionId::UpdateRecord => serve::<a::UpdateRecord, _>(records::update_record, args),
         ActionId::RetrieveRecords => {
             serve::<a::RetrieveRecords, _>(records::retrieve_records, args)

@@ -12,7 +12,6 @@ use neotoma_core::ids::derived_uuid;
 use neotoma_core::reducer::Observation;
 use neotoma_core::schema::FieldType;
 use neotoma_core::NeotomaError;
-use pgrx::pg_sys;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -89,13 +88,6 @@ pub fn store_entities(origin: &Origin, batch: &PreparedBatch) -> Result<Stored, 
         store_chunk(origin, chunk, n * CHUNK, &batch.schemas, folds, &mut stored)?;
     }
     Ok(stored)
-}
-
-/// The microseconds since the epoch of the transaction's start (`now()`).
-fn transaction_start_micros() -> i64 {
-    // Postgres counts from 2000-01-01; the epoch is 946,684,800 s before.
-    // SAFETY: reads the current transaction's start time.
-    unsafe { pg_sys::GetCurrentTransactionStartTimestamp() + 946_684_800_000_000 }
 }
 
 /// A store's observations ($5 rows, a jsonb[] read one at a time; $1 user, $6 source, $7 run, $8 kind,
@@ -185,7 +177,9 @@ fn store_chunk(
             .cloned()
             .unwrap_or_else(|| p.identity.entity_id.clone()),
     };
-    let observed_at = origin.observed_at.unwrap_or_else(transaction_start_micros);
+    let observed_at = origin
+        .observed_at
+        .unwrap_or_else(db::transaction_start_micros);
 
     let mut observation_rows = Vec::with_capacity(prepared.len());
     let mut observations = Vec::with_capacity(prepared.len());

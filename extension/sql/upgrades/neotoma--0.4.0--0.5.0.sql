@@ -66,15 +66,15 @@ GRANT EXECUTE ON FUNCTION neotoma.get_product_analytics(jsonb), neotoma.update_r
 
 CREATE OR REPLACE FUNCTION neotoma._recount_entities() RETURNS void
 LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
-  DELETE FROM neotoma.entity_counts
-  WHERE user_id = (SELECT neotoma.current_user_id())
-     OR ((SELECT neotoma.current_user_id()) IS NULL
-         AND (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = session_user));
+  WITH scope AS (
+    SELECT (SELECT neotoma.current_user_id()) AS user_id,
+           (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = session_user) AS everyone),
+  cleared AS (
+    DELETE FROM neotoma.entity_counts c USING scope s
+    WHERE c.user_id = s.user_id OR (s.user_id IS NULL AND s.everyone))
   INSERT INTO neotoma.entity_counts (user_id, entity_type, current, total)
-  SELECT user_id, entity_type, count(*) FILTER (WHERE merged_into IS NULL), count(*)
-  FROM neotoma.entities
-  WHERE user_id = (SELECT neotoma.current_user_id())
-     OR ((SELECT neotoma.current_user_id()) IS NULL
-         AND (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = session_user))
-  GROUP BY user_id, entity_type;
+  SELECT e.user_id, e.entity_type, count(*) FILTER (WHERE e.merged_into IS NULL), count(*)
+  FROM neotoma.entities e, scope s
+  WHERE e.user_id = s.user_id OR (s.user_id IS NULL AND s.everyone)
+  GROUP BY e.user_id, e.entity_type;
 $$;

@@ -104,9 +104,10 @@ pub async fn serve(
         config,
     );
     // The last layer added runs first: the token, then body limits, then
-    // the session's owner.
+    // the session's owner, then the answer to a session's end.
     let mcp = axum::Router::new()
         .nest_service("/mcp", mcp)
+        .layer(axum::middleware::from_fn(session_deleted))
         .layer(axum::middleware::from_fn_with_state(
             sessions,
             sessions::bind_sessions,
@@ -153,6 +154,21 @@ pub async fn serve(
 /// MCP sees the request.
 pub fn refuse(status: StatusCode, error: NeotomaError) -> Response {
     (status, Json(error.envelope(None))).into_response()
+}
+
+/// A session ended by DELETE is answered 200, as the MCP SDKs' own servers
+/// answer it (rmcp answers 202 Accepted, which their clients report as a
+/// failed termination).
+async fn session_deleted(request: Request, next: Next) -> Response {
+    let delete = request.method() == axum::http::Method::DELETE;
+    let response = next.run(request).await;
+    if !delete || response.status() != StatusCode::ACCEPTED {
+        return response;
+    }
+    let (mut parts, _) = response.into_parts();
+    parts.status = StatusCode::OK;
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, axum::body::Body::empty())
 }
 
 /// Refuses bodies larger than any request needs before reading them, and

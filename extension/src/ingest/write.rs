@@ -181,20 +181,11 @@ fn store_chunk(
         .observed_at
         .unwrap_or_else(db::transaction_start_micros);
 
-    let mut observation_rows = Vec::with_capacity(prepared.len());
     let mut observations = Vec::with_capacity(prepared.len());
     let mut fragment_rows = Vec::new();
     for (i, p) in prepared.iter().enumerate() {
         let entity_id = target(p);
         let observation_id = observation_id(origin, first + i).to_string();
-        observation_rows.extend(json_rows(&[ObservationRow {
-            id: &observation_id,
-            entity_id: &entity_id,
-            entity_type: &p.entity_type,
-            schema_version: &p.schema_version,
-            specificity_score: p.specificity,
-            fields: &p.fields,
-        }])?);
         for (key, value) in &p.unknown {
             fragment_rows.push(json!({
                 "id": derived_uuid("fragment", &[&user_s, &observation_id, key]).to_string(),
@@ -220,6 +211,20 @@ fn store_chunk(
             },
         ));
     }
+    let observation_rows = json_rows(
+        &prepared
+            .iter()
+            .zip(&observations)
+            .map(|(p, (entity_id, o))| ObservationRow {
+                id: &o.id,
+                entity_id,
+                entity_type: &p.entity_type,
+                schema_version: &p.schema_version,
+                specificity_score: o.specificity_score,
+                fields: &o.fields,
+            })
+            .collect::<Vec<_>>(),
+    )?;
     stored.entities_created += created;
     stored.observations_created += prepared.len() as u64;
     stored.unknown_fields += fragment_rows.len() as u64;

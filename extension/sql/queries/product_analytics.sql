@@ -18,28 +18,29 @@ firsts AS (SELECT user_id, min(created_at) AS signup FROM neotoma.sources GROUP 
 signups AS (
   SELECT f.user_id, f.signup, (f.signup AT TIME ZONE 'UTC')::date AS day
   FROM firsts f, bounds b WHERE f.signup >= b.lo AND f.signup < b.hi),
+-- Each user's steps; a step is looked up only for the metric that needs it.
 steps AS (
   SELECT s.user_id, s.signup, s.day,
-    EXISTS (SELECT 1 FROM neotoma.sources x WHERE x.user_id = s.user_id AND x.source_type = 'file'
+    $1 = 'activation_first_upload_rate' AND EXISTS (SELECT 1 FROM neotoma.sources x WHERE x.user_id = s.user_id AND x.source_type = 'file'
             AND x.created_at < s.signup + interval '1 day') AS upload_1d,
-    EXISTS (SELECT 1 FROM neotoma.interpretation_runs r WHERE r.user_id = s.user_id
+    $1 = 'activation_first_extraction_rate' AND EXISTS (SELECT 1 FROM neotoma.interpretation_runs r WHERE r.user_id = s.user_id
             AND r.interpreter <> 'structured' AND r.status = 'completed'
             AND r.started_at < s.signup + interval '1 day') AS extraction_1d,
-    EXISTS (SELECT 1 FROM neotoma.entities e WHERE e.user_id = s.user_id
+    $1 = 'activation_first_entity_rate' AND EXISTS (SELECT 1 FROM neotoma.entities e WHERE e.user_id = s.user_id
             AND e.created_at < s.signup + interval '1 day') AS entity_1d,
-    EXISTS (SELECT 1 FROM neotoma.timeline_events t
+    $1 = 'activation_first_event_rate' AND EXISTS (SELECT 1 FROM neotoma.timeline_events t
             JOIN neotoma.observations o ON o.user_id = t.user_id AND o.id = t.observation_id
             WHERE t.user_id = s.user_id AND o.created_at < s.signup + interval '1 day') AS event_1d,
-    EXISTS (SELECT 1 FROM neotoma.sources x WHERE x.user_id = s.user_id AND x.source_type = 'file') AS upload,
-    EXISTS (SELECT 1 FROM neotoma.interpretation_runs r WHERE r.user_id = s.user_id
+    $1 = 'signup_to_timeline' AND EXISTS (SELECT 1 FROM neotoma.sources x WHERE x.user_id = s.user_id AND x.source_type = 'file') AS upload,
+    $1 = 'signup_to_timeline' AND EXISTS (SELECT 1 FROM neotoma.interpretation_runs r WHERE r.user_id = s.user_id
             AND r.interpreter <> 'structured' AND r.status = 'completed') AS extraction,
-    EXISTS (SELECT 1 FROM neotoma.entities e WHERE e.user_id = s.user_id) AS entity,
-    EXISTS (SELECT 1 FROM neotoma.timeline_events t WHERE t.user_id = s.user_id) AS event,
-    EXISTS (SELECT 1 FROM neotoma.sources x WHERE x.user_id = s.user_id
+    $1 = 'signup_to_timeline' AND EXISTS (SELECT 1 FROM neotoma.entities e WHERE e.user_id = s.user_id) AS entity,
+    $1 = 'signup_to_timeline' AND EXISTS (SELECT 1 FROM neotoma.timeline_events t WHERE t.user_id = s.user_id) AS event,
+    $1 = 'day_1_retention' AND EXISTS (SELECT 1 FROM neotoma.sources x WHERE x.user_id = s.user_id
             AND (x.created_at AT TIME ZONE 'UTC')::date = s.day + 1) AS back_day_1,
-    EXISTS (SELECT 1 FROM neotoma.sources x WHERE x.user_id = s.user_id
+    $1 = 'week_1_retention' AND EXISTS (SELECT 1 FROM neotoma.sources x WHERE x.user_id = s.user_id
             AND x.created_at >= s.signup + interval '7 days' AND x.created_at < s.signup + interval '14 days') AS back_week_1,
-    EXISTS (SELECT 1 FROM neotoma.sources x WHERE x.user_id = s.user_id
+    $1 = 'month_1_retention' AND EXISTS (SELECT 1 FROM neotoma.sources x WHERE x.user_id = s.user_id
             AND x.created_at >= s.signup + interval '30 days' AND x.created_at < s.signup + interval '60 days') AS back_month_1
   FROM signups s
   WHERE $1 LIKE 'activation%' OR $1 LIKE '%retention' OR $1 = 'signup_to_timeline'),

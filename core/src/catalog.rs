@@ -2,7 +2,9 @@
 //! client needs to call it. The gateway builds its tool list from this (read
 //! through `neotoma.action_catalog()`), so adding an action never touches it.
 
-use crate::actions::{analytics, entities, graph, legacy, resources, schemas, store, system};
+use crate::actions::{
+    analytics, entities, graph, legacy, metrics, plaid, resources, schemas, store, system,
+};
 use crate::canonical::{canonical_json, sha256_hex};
 use crate::request::schema_for;
 use schemars::JsonSchema;
@@ -100,6 +102,13 @@ declare_actions! {
     SubmitPayload = "submit_payload": legacy::SubmitPayloadRequest => Value;
     UploadFile = "upload_file": legacy::UploadFileRequest => Value;
     GetProductAnalytics = "get_product_analytics": analytics::GetProductAnalyticsRequest => Value;
+    GetTechnicalMetrics = "get_technical_metrics": metrics::GetTechnicalMetricsRequest => Value;
+    PlaidCreateLinkToken = "plaid_create_link_token": plaid::PlaidCreateLinkTokenRequest => Value;
+    PlaidExchangePublicToken = "plaid_exchange_public_token": plaid::PlaidExchangePublicTokenRequest => Value;
+    PlaidSync = "plaid_sync": plaid::PlaidSyncRequest => Value;
+    PlaidListItems = "plaid_list_items": plaid::PlaidListItemsRequest => Value;
+    RecordPlaidItem = "record_plaid_item": plaid::RecordPlaidItemRequest => Value;
+    RecordPlaidSync = "record_plaid_sync": plaid::RecordPlaidSyncRequest => Value;
     UpdateRecord = "update_record": legacy::UpdateRecordRequest => Value;
     RetrieveRecords = "retrieve_records": legacy::RetrieveRecordsRequest => Value;
     DeleteRecord = "delete_record": legacy::DeleteRecordRequest => Value;
@@ -213,7 +222,25 @@ impl ActionSpec {
             "aliases": self.aliases,
             "tool": self.tool,
             "legacy": self.legacy,
+            "measured_as": measured_as(self.id),
         })
+    }
+}
+
+/// Which of the seed's gateway metrics (seed 001 §3.28) time an action:
+/// `record_upload` (storing source material) or `search`.
+pub fn measured_as(id: ActionId) -> Option<&'static str> {
+    use ActionId::*;
+    match id {
+        Store | SubmitPayload | UploadFile => Some("record_upload"),
+        RetrieveEntities
+        | RetrieveEntityByIdentifier
+        | ListTimelineEvents
+        | RetrieveRelatedEntities
+        | RetrieveGraphNeighborhood
+        | ListRelationships
+        | RetrieveRecords => Some("search"),
+        _ => None,
     }
 }
 
@@ -484,6 +511,73 @@ pub fn spec(id: ActionId) -> ActionSpec {
                 value (a number or [{date, value}]), time_range, metadata}.",
         )
         .read_only(),
+        ActionId::GetTechnicalMetrics => ActionSpec::new(
+            id,
+            "Technical metrics (operators)",
+            "Operational metrics of this server from its Prometheus, for operators only: \
+                neotoma_record_upload_duration_ms and neotoma_search_duration_ms (histograms, \
+                label action), neotoma_record_upload_total (labels action, status), \
+                neotoma_extraction_errors_total (label error_code), neotoma_mcp_error_rate, \
+                neotoma_graph_orphan_nodes_total, neotoma_db_connection_pool_usage. Aggregation \
+                avg (default), p50, p95, p99, sum, count, max or min over time_range (default the \
+                last hour) in steps of `step` (e.g. 1m, 1h). Returns {metric_name, values: \
+                [{timestamp, value}], aggregation, time_range, metadata: {unit, description, \
+                query}}.",
+        )
+        .read_only()
+        .not_idempotent(),
+        ActionId::PlaidCreateLinkToken => ActionSpec::new(
+            id,
+            "Plaid: create a Link token",
+            "Start connecting a bank account through Plaid: returns a short-lived \
+                {link_token, expiration} for Plaid Link (products default [\"transactions\"]; \
+                pass access_token for Link's update mode). Then call \
+                plaid_exchange_public_token with the public token Link gives. PLAID_NOT_CONFIGURED \
+                when the server has no Plaid credentials.",
+        )
+        .not_idempotent(),
+        ActionId::PlaidExchangePublicToken => ActionSpec::new(
+            id,
+            "Plaid: connect an item",
+            "Finish connecting a bank through Plaid: exchanges Link's public_token for an \
+                access token (stored encrypted, never returned), records the item, its \
+                institution and accounts (as entities), and with trigger_initial_sync also syncs \
+                its transactions. Returns {plaid_item: {id, item_id, institution_name, \
+                accounts}, sync_summary?}.",
+        ),
+        ActionId::PlaidSync => ActionSpec::new(
+            id,
+            "Plaid: sync transactions",
+            "Sync the transactions of a connected Plaid item (plaid_item_id or item_id), or of \
+                every item (sync_all), from where the last sync stopped (force_full_sync reads \
+                everything again). New transactions become `transaction` entities (identified by \
+                Plaid's transaction_id, so nothing is duplicated), changes add observations, \
+                removed ones are marked status \"removed\". Returns {syncs: [{plaid_item_id, \
+                item_id, status, summary: {added, modified, removed}, next_cursor, error?}], \
+                total_synced_items}.",
+        )
+        .not_idempotent(),
+        ActionId::PlaidListItems => ActionSpec::new(
+            id,
+            "Plaid: list items",
+            "List the connected Plaid items (banks), without their access tokens: {items: \
+                [{id, item_id, institution_id, institution_name, products, \
+                last_successful_sync, status}]}.",
+        )
+        .read_only(),
+        ActionId::RecordPlaidItem => ActionSpec::new(
+            id,
+            "Record a Plaid item",
+            "Used by the MCP gateway: records an item it linked with Plaid.",
+        )
+        .internal(),
+        ActionId::RecordPlaidSync => ActionSpec::new(
+            id,
+            "Record a Plaid sync",
+            "Used by the MCP gateway: records what a sync of an item read from Plaid.",
+        )
+        .internal()
+        .not_idempotent(),
         ActionId::UpdateRecord => ActionSpec::new(
             id,
             "Update record (deprecated)",

@@ -61,6 +61,21 @@ pub enum ErrorCode {
     SigningFailed,
     AnalysisFailed,
     ServiceUnavailable,
+    /// Plaid (seed 001 §3.22–3.25): no credentials configured.
+    PlaidNotConfigured,
+    /// Plaid answered an error, or could not be reached.
+    PlaidApiError,
+    /// A public token Plaid refuses (invalid or expired).
+    PlaidInvalidToken,
+    PlaidItemNotFound,
+    /// A provider sync (seed 001 §3.24, §3.27) that could not complete.
+    SyncFailed,
+    ProviderNotFound,
+    ConnectorNotFound,
+    /// Prometheus answered an error to a metrics query (seed 001 §3.28).
+    PrometheusQueryFailed,
+    /// No Prometheus is configured, or it cannot be reached.
+    MetricsServiceUnavailable,
 }
 
 impl ErrorCode {
@@ -82,7 +97,8 @@ impl ErrorCode {
             | ErrorCode::InvalidRelationshipType
             | ErrorCode::CycleDetected
             | ErrorCode::EntityAlreadyMerged
-            | ErrorCode::UserIdRequired => 400,
+            | ErrorCode::UserIdRequired
+            | ErrorCode::PlaidInvalidToken => 400,
             ErrorCode::Unauthorized => 401,
             ErrorCode::Forbidden => 403,
             ErrorCode::EntityNotFound
@@ -92,24 +108,33 @@ impl ErrorCode {
             | ErrorCode::FileNotFound
             | ErrorCode::FieldNotFound
             | ErrorCode::NotFound
-            | ErrorCode::SchemaNotFound => 404,
+            | ErrorCode::SchemaNotFound
+            | ErrorCode::PlaidItemNotFound
+            | ErrorCode::ProviderNotFound
+            | ErrorCode::ConnectorNotFound => 404,
             ErrorCode::SchemaExists => 409,
             ErrorCode::QuotaExceeded | ErrorCode::RateLimitExceeded => 429,
-            ErrorCode::ServiceUnavailable => 503,
+            ErrorCode::ServiceUnavailable
+            | ErrorCode::PlaidNotConfigured
+            | ErrorCode::MetricsServiceUnavailable => 503,
             ErrorCode::FileReadError
             | ErrorCode::DbInsertFailed
             | ErrorCode::DbUpdateFailed
             | ErrorCode::DbDeleteFailed
             | ErrorCode::DbQueryFailed
             | ErrorCode::SigningFailed
-            | ErrorCode::AnalysisFailed => 500,
+            | ErrorCode::AnalysisFailed
+            | ErrorCode::PlaidApiError
+            | ErrorCode::SyncFailed
+            | ErrorCode::PrometheusQueryFailed => 500,
         }
     }
 
     /// Whether the seed says a caller may retry the same request: server-side
-    /// failures (5xx) and rate limits.
+    /// failures (5xx, except a missing configuration) and rate limits.
     pub fn retryable(self) -> bool {
-        self.http_status() >= 500 || self == ErrorCode::RateLimitExceeded
+        (self.http_status() >= 500 && self != ErrorCode::PlaidNotConfigured)
+            || self == ErrorCode::RateLimitExceeded
     }
 }
 

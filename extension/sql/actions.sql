@@ -359,6 +359,76 @@ END $body$;
 COMMENT ON FUNCTION neotoma.get_product_analytics(jsonb) IS
   'Product metrics computed from the memory itself, across users, for operators only: activation (e.g. activation_first_upload_rate), retention (day_1_retention, week_1_retention, month_1_retention), usage (daily_active_users, weekly_active_users, avg_uploads_per_user_per_week), the signup → upload → extraction → entity → timeline funnel, and weekly cohorts, over time_range (default the last 30 days). Aggregates only. Returns {metric_type, metric_name, value (a number or [{date, value}]), time_range, metadata}.';
 
+CREATE OR REPLACE FUNCTION neotoma.get_technical_metrics(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('get_technical_metrics', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.get_technical_metrics(jsonb) IS
+  'Operational metrics of this server from its Prometheus, for operators only: neotoma_record_upload_duration_ms and neotoma_search_duration_ms (histograms, label action), neotoma_record_upload_total (labels action, status), neotoma_extraction_errors_total (label error_code), neotoma_mcp_error_rate, neotoma_graph_orphan_nodes_total, neotoma_db_connection_pool_usage. Aggregation avg (default), p50, p95, p99, sum, count, max or min over time_range (default the last hour) in steps of `step` (e.g. 1m, 1h). Returns {metric_name, values: [{timestamp, value}], aggregation, time_range, metadata: {unit, description, query}}.';
+
+CREATE OR REPLACE FUNCTION neotoma.plaid_create_link_token(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('plaid_create_link_token', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.plaid_create_link_token(jsonb) IS
+  'Start connecting a bank account through Plaid: returns a short-lived {link_token, expiration} for Plaid Link (products default ["transactions"]; pass access_token for Link''s update mode). Then call plaid_exchange_public_token with the public token Link gives. PLAID_NOT_CONFIGURED when the server has no Plaid credentials.';
+
+CREATE OR REPLACE FUNCTION neotoma.plaid_exchange_public_token(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('plaid_exchange_public_token', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.plaid_exchange_public_token(jsonb) IS
+  'Finish connecting a bank through Plaid: exchanges Link''s public_token for an access token (stored encrypted, never returned), records the item, its institution and accounts (as entities), and with trigger_initial_sync also syncs its transactions. Returns {plaid_item: {id, item_id, institution_name, accounts}, sync_summary?}.';
+
+CREATE OR REPLACE FUNCTION neotoma.plaid_sync(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('plaid_sync', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.plaid_sync(jsonb) IS
+  'Sync the transactions of a connected Plaid item (plaid_item_id or item_id), or of every item (sync_all), from where the last sync stopped (force_full_sync reads everything again). New transactions become `transaction` entities (identified by Plaid''s transaction_id, so nothing is duplicated), changes add observations, removed ones are marked status "removed". Returns {syncs: [{plaid_item_id, item_id, status, summary: {added, modified, removed}, next_cursor, error?}], total_synced_items}.';
+
+CREATE OR REPLACE FUNCTION neotoma.plaid_list_items(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('plaid_list_items', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.plaid_list_items(jsonb) IS
+  'List the connected Plaid items (banks), without their access tokens: {items: [{id, item_id, institution_id, institution_name, products, last_successful_sync, status}]}.';
+
+CREATE OR REPLACE FUNCTION neotoma.record_plaid_item(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('record_plaid_item', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.record_plaid_item(jsonb) IS
+  'Used by the MCP gateway: records an item it linked with Plaid.';
+
+CREATE OR REPLACE FUNCTION neotoma.record_plaid_sync(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('record_plaid_sync', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.record_plaid_sync(jsonb) IS
+  'Used by the MCP gateway: records what a sync of an item read from Plaid.';
+
 CREATE OR REPLACE FUNCTION neotoma.update_record(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$
 DECLARE r jsonb := neotoma._invoke('update_record', coalesce(args, 'null')::text);

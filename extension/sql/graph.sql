@@ -54,3 +54,16 @@ CREATE TABLE neotoma.graph_write_locks (
 );
 CREATE TRIGGER relationship_observations_append_only BEFORE UPDATE OR DELETE ON neotoma.relationship_observations
   FOR EACH ROW EXECUTE FUNCTION neotoma._refuse_change();
+
+-- Entities (not merged away) that no live relationship links to another
+-- entity, across every user: the gateway exports the count as
+-- neotoma_graph_orphan_nodes_total. A number only, for the gateway's role.
+CREATE FUNCTION neotoma.graph_orphan_count() RETURNS bigint
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+  SELECT count(*) FROM neotoma.entities e
+  WHERE e.merged_into IS NULL
+    AND NOT EXISTS (SELECT 1 FROM neotoma.relationships r
+                    WHERE r.user_id = e.user_id AND r.source_entity_id = e.id AND r.merged_into IS NULL)
+    AND NOT EXISTS (SELECT 1 FROM neotoma.relationships r
+                    WHERE r.user_id = e.user_id AND r.target_entity_id = e.id AND r.merged_into IS NULL)
+$$;

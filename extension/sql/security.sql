@@ -10,7 +10,7 @@ BEGIN
                            'entity_snapshots', 'entity_identifiers', 'raw_fragments', 'relationships',
                            'relationship_observations', 'timeline_events', 'entity_merges',
                            'schema_recommendations', 'api_tokens', 'files', 'signing_keys',
-                           'graph_write_locks', 'entity_counts'] LOOP
+                           'graph_write_locks', 'entity_counts', 'connectors'] LOOP
     EXECUTE format('ALTER TABLE neotoma.%I ENABLE ROW LEVEL SECURITY', t);
     EXECUTE format('ALTER TABLE neotoma.%I FORCE ROW LEVEL SECURITY', t);
     EXECUTE format('CREATE POLICY %I ON neotoma.%I USING (user_id = (SELECT neotoma.current_user_id())) '
@@ -64,6 +64,11 @@ GRANT USAGE ON SCHEMA neotoma TO neotoma_user;
 REVOKE ALL ON ALL TABLES IN SCHEMA neotoma FROM PUBLIC;
 GRANT SELECT ON ALL TABLES IN SCHEMA neotoma TO neotoma_user;
 REVOKE ALL ON neotoma.api_tokens, neotoma.signing_keys FROM neotoma_user;
+-- Connectors: every column but the secret.
+REVOKE ALL ON neotoma.connectors FROM neotoma_user;
+GRANT SELECT (user_id, id, provider, external_id, settings, cursor, status, last_error,
+              last_successful_sync, created_at, updated_at) ON neotoma.connectors TO neotoma_user;
+GRANT INSERT, UPDATE ON neotoma.connectors TO neotoma_user;
 GRANT INSERT ON neotoma.sources, neotoma.interpretation_runs, neotoma.entities, neotoma.observations,
   neotoma.raw_fragments, neotoma.entity_schemas, neotoma.relationships, neotoma.relationship_observations,
   neotoma.entity_merges, neotoma.files, neotoma.schema_recommendations, neotoma.graph_write_locks
@@ -81,9 +86,9 @@ REVOKE EXECUTE ON FUNCTION neotoma._apply_observations(text), neotoma._observati
   neotoma.authenticate_token(text),
   neotoma.signed_file(uuid, uuid, bigint, uuid, text), neotoma.rotate_signing_key(boolean),
   neotoma.create_api_token(uuid, text, text, text, double precision), neotoma.revoke_api_token(uuid),
-  neotoma.list_api_tokens() FROM neotoma_user;
-GRANT EXECUTE ON FUNCTION neotoma.authenticate_token(text), neotoma.signed_file(uuid, uuid, bigint, uuid, text)
-  TO neotoma_service;
+  neotoma.list_api_tokens(), neotoma.graph_orphan_count() FROM neotoma_user;
+GRANT EXECUTE ON FUNCTION neotoma.authenticate_token(text), neotoma.signed_file(uuid, uuid, bigint, uuid, text),
+  neotoma.graph_orphan_count() TO neotoma_service;
 GRANT EXECUTE ON FUNCTION neotoma.rotate_signing_key(boolean),
   neotoma.create_api_token(uuid, text, text, text, double precision), neotoma.revoke_api_token(uuid),
   neotoma.list_api_tokens() TO neotoma_operator;

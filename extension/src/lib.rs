@@ -71,6 +71,11 @@ extension_sql_file!(
 );
 extension_sql_file!("../sql/tokens.sql", name = "tokens", requires = ["base"]);
 extension_sql_file!(
+    "../sql/connectors.sql",
+    name = "connectors",
+    requires = ["base"]
+);
+extension_sql_file!(
     "../sql/actions.sql",
     name = "actions",
     requires = ["base", catalog::invoke_text]

@@ -19,6 +19,8 @@ pub struct Action {
     pub legacy: bool,
     /// Arguments naming a local file the gateway reads and passes as content.
     pub read_files: Vec<ReadFile>,
+    /// Which of the seed's metrics time it (`record_upload`, `search`).
+    pub measured_as: Option<String>,
     pub tool: Tool,
 }
 
@@ -141,6 +143,7 @@ impl Catalog {
                 callable: e["tool"].as_bool().unwrap_or(true),
                 legacy: e["legacy"].as_bool().unwrap_or(false),
                 read_files,
+                measured_as: e["measured_as"].as_str().map(str::to_string),
                 tool,
             });
             for alias in e["aliases"].as_array().into_iter().flatten() {

@@ -191,6 +191,35 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     pub allowed_origins: Vec<String>,
+    /// Prometheus server that get_technical_metrics queries (base URL, e.g.
+    /// http://127.0.0.1:9090); it should scrape this gateway's /metrics.
+    #[arg(long, env = "NEOTOMA_PROMETHEUS_URL")]
+    pub prometheus_url: Option<String>,
+    /// Plaid API (https://sandbox.plaid.com, https://production.plaid.com).
+    #[arg(
+        long,
+        env = "NEOTOMA_PLAID_URL",
+        default_value = "https://sandbox.plaid.com"
+    )]
+    pub plaid_url: String,
+    /// Plaid client_id (with --plaid-secret; without them the plaid_*
+    /// actions answer PLAID_NOT_CONFIGURED).
+    #[arg(long, env = "NEOTOMA_PLAID_CLIENT_ID")]
+    pub plaid_client_id: Option<String>,
+    /// Plaid secret.
+    #[arg(long, env = "NEOTOMA_PLAID_SECRET", hide_env_values = true)]
+    pub plaid_secret: Option<String>,
+    /// Transactions per Plaid /transactions/sync page (1 to 500).
+    #[arg(long, env = "NEOTOMA_PLAID_PAGE_SIZE", default_value_t = 100)]
+    pub plaid_page_size: u32,
+    /// File holding the key that encrypts connector secrets (Plaid access
+    /// tokens, IMAP passwords) before they reach the database
+    /// [default: <embedded data dir>/secrets.key, made on first use].
+    #[arg(long, env = "NEOTOMA_SECRETS_KEY_FILE")]
+    pub secrets_key_file: Option<PathBuf>,
+    /// Longest wait for an outside service (Plaid, IMAP, Prometheus), in seconds.
+    #[arg(long, env = "NEOTOMA_SERVICE_TIMEOUT_SECS", default_value_t = 30)]
+    pub service_timeout_secs: u64,
     #[command(flatten)]
     pub embedded: EmbeddedArgs,
 }

@@ -210,10 +210,10 @@ impl Database {
         }))
     }
 
-    /// Connections in use and idle, for metrics.
-    pub fn pool_status(&self) -> (usize, usize) {
+    /// Connections in use and idle, and the pool's size, for metrics.
+    pub fn pool_status(&self) -> (usize, usize, usize) {
         let s = self.pool.status();
-        (s.size.saturating_sub(s.available), s.available)
+        (s.size.saturating_sub(s.available), s.available, s.max_size)
     }
 
     /// Runs `sql_function(args)` for `caller`, in one transaction (a single

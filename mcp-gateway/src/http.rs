@@ -337,13 +337,40 @@ async fn signed_file(
     }
 }
 
+/// How long a count of orphan entities is served before it is asked again
+/// (it reads every entity: not on every scrape).
+const ORPHANS_EVERY: std::time::Duration = std::time::Duration::from_secs(15);
+
 /// Prometheus text format.
 async fn metrics(State(state): State<Arc<AppState>>) -> impl IntoResponse {
-    let (in_use, idle) = state.db.pool_status();
+    refresh_orphan_count(&state).await;
+    let (in_use, idle, max) = state.db.pool_status();
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        state.metrics.render(in_use, idle),
+        state.metrics.render(in_use, idle, max),
     )
+}
+
+/// Asks the database for `neotoma_graph_orphan_nodes_total` when the last
+/// answer is older than [`ORPHANS_EVERY`]; a failure keeps the last value.
+async fn refresh_orphan_count(state: &AppState) {
+    {
+        let Ok(mut last) = state.metrics.orphans_counted.lock() else {
+            return;
+        };
+        if last.is_some_and(|t| t.elapsed() < ORPHANS_EVERY) {
+            return;
+        }
+        *last = Some(std::time::Instant::now());
+    }
+    match state
+        .db
+        .query_json("SELECT to_jsonb(neotoma.graph_orphan_count())")
+        .await
+    {
+        Ok(v) => state.metrics.orphan_nodes.set(v.as_i64().unwrap_or(0)),
+        Err(e) => tracing::debug!(error = %e, "could not count orphan entities"),
+    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ mod interpreter;
 mod limits;
 mod metrics;
 mod server;
+mod services;
 mod sessions;
 
 use anyhow::Context;
@@ -212,6 +213,23 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         model,
         max_file_bytes: args.max_file_mb * 1024 * 1024,
         file_roots,
+        services: services::Services::new(&services::ServiceOptions {
+            prometheus_url: args.prometheus_url.clone(),
+            plaid: services::plaid::PlaidOptions {
+                url: args.plaid_url.clone(),
+                client_id: args.plaid_client_id.clone(),
+                secret: args.plaid_secret.clone(),
+                page_size: args.plaid_page_size,
+            },
+            secrets_key_file: args.secrets_key_file.clone().unwrap_or_else(|| {
+                args.embedded
+                    .data_dir
+                    .clone()
+                    .unwrap_or_else(embedded::default_data_dir)
+                    .join("secrets.key")
+            }),
+            timeout: std::time::Duration::from_secs(args.service_timeout_secs.max(1)),
+        })?,
         large_calls: tokio::sync::Semaphore::new(args.max_large_requests.max(1)),
     });
     let shutdown = CancellationToken::new();

@@ -54,6 +54,8 @@ pub struct AppState {
     pub max_file_bytes: u64,
     /// Directories `file_path` may name (--file-root).
     pub file_roots: FileRoots,
+    /// Prometheus, Plaid, IMAP: what some actions ask the gateway to reach.
+    pub services: crate::services::Services,
     /// Calls carrying files that may run at once (--max-large-requests):
     /// each holds a few copies of its file in memory.
     pub large_calls: tokio::sync::Semaphore,
@@ -128,6 +130,13 @@ impl Gateway {
             crate::http::release_memory();
         }
         let mut result = result?;
+        if let Some(work) = result.as_object_mut().and_then(|r| r.remove("external")) {
+            result = self
+                .state
+                .services
+                .complete(work, result, &caller, &self.state.db)
+                .await?;
+        }
         if let Some(work) = result
             .as_object_mut()
             .and_then(|r| r.remove("external_interpretation"))
@@ -341,7 +350,13 @@ impl ServerHandler for Gateway {
         let caller = self.caller_for(&cx);
         let user = caller.user;
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let outcome = match self.state.catalog.get(&name).filter(|a| a.callable) {
+        let action = self
+            .state
+            .catalog
+            .get(&name)
+            .filter(|a| a.callable)
+            .cloned();
+        let outcome = match &action {
             Some(action) => {
                 let progress = cx.meta.get_progress_token().map(|t| (t, cx.peer.clone()));
                 self.run_with_progress(action, args, caller, progress).await
@@ -352,20 +367,16 @@ impl ServerHandler for Gateway {
             .with("tool", name.as_str())),
         };
         let elapsed = started.elapsed();
+        let measured_as = action.as_ref().and_then(|a| a.measured_as.as_deref());
         let m = &self.state.metrics;
-        m.latency
-            .with_label_values(&[&name])
-            .observe(elapsed.as_secs_f64());
+        m.observe_call(&name, measured_as, elapsed, &outcome);
         let elapsed_ms = elapsed.as_secs_f64() * 1000.0;
         Ok(match outcome {
             Ok(value) => {
-                m.calls.with_label_values(&[&name, "ok"]).inc();
                 tracing::info!(trace_id, tool = name, %user, elapsed_ms, "tool call ok");
                 CallToolResult::structured(value)
             }
             Err(e) => {
-                m.calls.with_label_values(&[&name, "error"]).inc();
-                m.errors.with_label_values(&[&name, e.code.as_str()]).inc();
                 tracing::warn!(trace_id, tool = name, %user, elapsed_ms, code = %e.code, message = %e.message, "tool call failed");
                 tool_error(&e, &trace_id)
             }

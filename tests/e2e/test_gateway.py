@@ -29,7 +29,8 @@ EXPECTED_TOOLS = {
     "correct", "create_relationship", "list_relationships", "get_relationship_snapshot",
     "retrieve_related_entities", "retrieve_graph_neighborhood", "list_timeline_events", "merge_entities",
     "analyze_schema_candidates", "get_schema_recommendations", "update_schema_incremental", "register_schema",
-    "reinterpret", "retrieve_file_url", "get_product_analytics",
+    "reinterpret", "retrieve_file_url", "get_product_analytics", "get_technical_metrics",
+    "plaid_create_link_token", "plaid_exchange_public_token", "plaid_sync", "plaid_list_items",
 }  # fmt: skip
 
 INIT = {

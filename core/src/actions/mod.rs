@@ -5,6 +5,8 @@ pub mod common;
 pub mod entities;
 pub mod graph;
 pub mod legacy;
+pub mod metrics;
+pub mod plaid;
 pub mod resources;
 pub mod schemas;
 pub mod store;

@@ -20,6 +20,8 @@ mod entities;
 mod files;
 mod legacy;
 mod merge;
+mod metrics;
+mod plaid;
 mod records;
 mod relationships;
 mod resources;
@@ -154,6 +156,19 @@ fn route(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
         ActionId::GetProductAnalytics => {
             serve::<a::GetProductAnalytics, _>(analytics::get_product_analytics, args)
         }
+        ActionId::GetTechnicalMetrics => {
+            serve::<a::GetTechnicalMetrics, _>(metrics::get_technical_metrics, args)
+        }
+        ActionId::PlaidCreateLinkToken => {
+            serve::<a::PlaidCreateLinkToken, _>(plaid::plaid_create_link_token, args)
+        }
+        ActionId::PlaidExchangePublicToken => {
+            serve::<a::PlaidExchangePublicToken, _>(plaid::plaid_exchange_public_token, args)
+        }
+        ActionId::PlaidSync => serve::<a::PlaidSync, _>(plaid::plaid_sync, args),
+        ActionId::PlaidListItems => serve::<a::PlaidListItems, _>(plaid::plaid_list_items, args),
+        ActionId::RecordPlaidItem => serve::<a::RecordPlaidItem, _>(plaid::record_plaid_item, args),
+        ActionId::RecordPlaidSync => serve::<a::RecordPlaidSync, _>(plaid::record_plaid_sync, args),
         ActionId::UpdateRecord => serve::<a::UpdateRecord, _>(records::update_record, args),
         ActionId::RetrieveRecords => {
             serve::<a::RetrieveRecords, _>(records::retrieve_records, args)

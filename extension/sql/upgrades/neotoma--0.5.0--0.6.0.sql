@@ -1,0 +1,143 @@
+-- neotoma 0.5.0 -> 0.6.0: get_technical_metrics (seed 001 §3.28, for
+-- operators; the gateway runs its Prometheus query) and
+-- neotoma.graph_orphan_count(), which the gateway exports as
+-- neotoma_graph_orphan_nodes_total. Plaid (seed 001 §3.22–3.25): the
+-- table neotoma.connectors (secrets readable by no user), the plaid_*
+-- actions and the gateway's record_plaid_item / record_plaid_sync; the
+-- seeded entity type `account`.
+\echo Use "ALTER EXTENSION neotoma UPDATE TO '0.6.0'" to load this file. \quit
+
+CREATE OR REPLACE FUNCTION neotoma.get_technical_metrics(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('get_technical_metrics', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.get_technical_metrics(jsonb) IS
+  'Operational metrics of this server from its Prometheus, for operators only: neotoma_record_upload_duration_ms and neotoma_search_duration_ms (histograms, label action), neotoma_record_upload_total (labels action, status), neotoma_extraction_errors_total (label error_code), neotoma_mcp_error_rate, neotoma_graph_orphan_nodes_total, neotoma_db_connection_pool_usage. Aggregation avg (default), p50, p95, p99, sum, count, max or min over time_range (default the last hour) in steps of `step` (e.g. 1m, 1h). Returns {metric_name, values: [{timestamp, value}], aggregation, time_range, metadata: {unit, description, query}}.';
+
+REVOKE EXECUTE ON FUNCTION neotoma.get_technical_metrics(jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma.get_technical_metrics(jsonb) TO neotoma_user;
+-- Entities (not merged away) that no live relationship links to another
+-- entity, across every user: the gateway exports the count as
+-- neotoma_graph_orphan_nodes_total. A number only, for the gateway's role.
+CREATE FUNCTION neotoma.graph_orphan_count() RETURNS bigint
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+  SELECT count(*) FROM neotoma.entities e
+  WHERE e.merged_into IS NULL
+    AND NOT EXISTS (SELECT 1 FROM neotoma.relationships r
+                    WHERE r.user_id = e.user_id AND r.source_entity_id = e.id AND r.merged_into IS NULL)
+    AND NOT EXISTS (SELECT 1 FROM neotoma.relationships r
+                    WHERE r.user_id = e.user_id AND r.target_entity_id = e.id AND r.merged_into IS NULL)
+$$;
+REVOKE EXECUTE ON FUNCTION neotoma.graph_orphan_count() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma.graph_orphan_count() TO neotoma_service;
+
+-- Connections to outside providers (seed 001 §3.22–3.27): a Plaid item, an
+-- e-mail account. What a sync needs, and its secret (a Plaid access token,
+-- a password) only as ciphertext: the gateway encrypts it (AES-256-GCM,
+-- under a key the database never sees) before it gets here. No user may
+-- read `secret`, not even its own: the extension hands it to the gateway's
+-- role (neotoma_service) inside the work of a sync, and to nobody else.
+CREATE TABLE neotoma.connectors (
+  user_id              uuid        NOT NULL,
+  id                   uuid        NOT NULL,
+  provider             text        NOT NULL,
+  -- The provider's id of the connection (Plaid's item_id; user@host/mailbox).
+  external_id          text        NOT NULL,
+  -- What is not secret: institution, products, accounts; host, port, mailbox.
+  settings             jsonb       NOT NULL DEFAULT '{}',
+  secret               bytea,
+  -- Where the next incremental sync starts (Plaid's cursor; UIDVALIDITY:UID).
+  cursor               text,
+  status               text        NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'error', 'revoked')),
+  last_error           text,
+  last_successful_sync timestamptz,
+  created_at           timestamptz NOT NULL DEFAULT now(),
+  updated_at           timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (user_id, id),
+  UNIQUE (user_id, provider, external_id)
+);
+COMMENT ON TABLE neotoma.connectors IS
+  'Connections to outside providers (Plaid items, e-mail accounts); secrets are encrypted by the gateway and readable by no user.';
+ALTER TABLE neotoma.connectors ENABLE ROW LEVEL SECURITY;
+ALTER TABLE neotoma.connectors FORCE ROW LEVEL SECURITY;
+CREATE POLICY connectors_own_rows ON neotoma.connectors USING (user_id = (SELECT neotoma.current_user_id()))
+  WITH CHECK (user_id = (SELECT neotoma.current_user_id()));
+REVOKE ALL ON neotoma.connectors FROM PUBLIC;
+GRANT SELECT (user_id, id, provider, external_id, settings, cursor, status, last_error,
+              last_successful_sync, created_at, updated_at) ON neotoma.connectors TO neotoma_user;
+GRANT INSERT, UPDATE ON neotoma.connectors TO neotoma_user;
+
+CREATE OR REPLACE FUNCTION neotoma.plaid_create_link_token(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('plaid_create_link_token', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.plaid_create_link_token(jsonb) IS
+  'Start connecting a bank account through Plaid: returns a short-lived {link_token, expiration} for Plaid Link (products default ["transactions"]; pass access_token for Link''s update mode). Then call plaid_exchange_public_token with the public token Link gives. PLAID_NOT_CONFIGURED when the server has no Plaid credentials.';
+
+CREATE OR REPLACE FUNCTION neotoma.plaid_exchange_public_token(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('plaid_exchange_public_token', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.plaid_exchange_public_token(jsonb) IS
+  'Finish connecting a bank through Plaid: exchanges Link''s public_token for an access token (stored encrypted, never returned), records the item, its institution and accounts (as entities), and with trigger_initial_sync also syncs its transactions. Returns {plaid_item: {id, item_id, institution_name, accounts}, sync_summary?}.';
+
+CREATE OR REPLACE FUNCTION neotoma.plaid_sync(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('plaid_sync', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.plaid_sync(jsonb) IS
+  'Sync the transactions of a connected Plaid item (plaid_item_id or item_id), or of every item (sync_all), from where the last sync stopped (force_full_sync reads everything again). New transactions become `transaction` entities (identified by Plaid''s transaction_id, so nothing is duplicated), changes add observations, removed ones are marked status "removed". Returns {syncs: [{plaid_item_id, item_id, status, summary: {added, modified, removed}, next_cursor, error?}], total_synced_items}.';
+
+CREATE OR REPLACE FUNCTION neotoma.plaid_list_items(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('plaid_list_items', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.plaid_list_items(jsonb) IS
+  'List the connected Plaid items (banks), without their access tokens: {items: [{id, item_id, institution_id, institution_name, products, last_successful_sync, status}]}.';
+
+CREATE OR REPLACE FUNCTION neotoma.record_plaid_item(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('record_plaid_item', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.record_plaid_item(jsonb) IS
+  'Used by the MCP gateway: records an item it linked with Plaid.';
+
+CREATE OR REPLACE FUNCTION neotoma.record_plaid_sync(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('record_plaid_sync', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.record_plaid_sync(jsonb) IS
+  'Used by the MCP gateway: records what a sync of an item read from Plaid.';
+
+REVOKE EXECUTE ON FUNCTION neotoma.plaid_create_link_token(jsonb), neotoma.plaid_exchange_public_token(jsonb), neotoma.plaid_sync(jsonb), neotoma.plaid_list_items(jsonb), neotoma.record_plaid_item(jsonb), neotoma.record_plaid_sync(jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma.plaid_create_link_token(jsonb), neotoma.plaid_exchange_public_token(jsonb), neotoma.plaid_sync(jsonb), neotoma.plaid_list_items(jsonb), neotoma.record_plaid_item(jsonb), neotoma.record_plaid_sync(jsonb) TO neotoma_user;
+
+-- The seeded type `account` (bank and card accounts, from Plaid).
+INSERT INTO neotoma.entity_schemas (user_id, id, entity_type, schema_version, description, definition, active)
+SELECT neotoma.global_user_id(), (s->>'id')::uuid, s->>'entity_type', s->>'schema_version',
+       s->>'description', s->'definition', true
+FROM jsonb_array_elements(neotoma._builtin_schemas()) AS s
+WHERE s->>'entity_type' = 'account'
+  AND NOT EXISTS (SELECT FROM neotoma.entity_schemas x
+                  WHERE x.user_id = neotoma.global_user_id() AND x.entity_type = 'account');

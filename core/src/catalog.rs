@@ -3,7 +3,8 @@
 //! through `neotoma.action_catalog()`), so adding an action never touches it.
 
 use crate::actions::{
-    analytics, entities, graph, legacy, metrics, plaid, resources, schemas, store, system,
+    analytics, entities, graph, legacy, metrics, plaid, providers, resources, schemas, store,
+    system,
 };
 use crate::canonical::{canonical_json, sha256_hex};
 use crate::request::schema_for;
@@ -109,6 +110,12 @@ declare_actions! {
     PlaidListItems = "plaid_list_items": plaid::PlaidListItemsRequest => Value;
     RecordPlaidItem = "record_plaid_item": plaid::RecordPlaidItemRequest => Value;
     RecordPlaidSync = "record_plaid_sync": plaid::RecordPlaidSyncRequest => Value;
+    ListProviderCatalog = "list_provider_catalog": providers::ListProviderCatalogRequest => Value;
+    ConnectProvider = "connect_provider": providers::ConnectProviderRequest => Value;
+    ListConnectors = "list_connectors": providers::ListConnectorsRequest => Value;
+    SyncProviderImports = "sync_provider_imports": providers::SyncProviderImportsRequest => Value;
+    RecordConnector = "record_connector": providers::RecordConnectorRequest => Value;
+    RecordProviderSync = "record_provider_sync": providers::RecordProviderSyncRequest => Value;
     UpdateRecord = "update_record": legacy::UpdateRecordRequest => Value;
     RetrieveRecords = "retrieve_records": legacy::RetrieveRecordsRequest => Value;
     DeleteRecord = "delete_record": legacy::DeleteRecordRequest => Value;
@@ -575,6 +582,58 @@ pub fn spec(id: ActionId) -> ActionSpec {
             id,
             "Record a Plaid sync",
             "Used by the MCP gateway: records what a sync of an item read from Plaid.",
+        )
+        .internal()
+        .not_idempotent(),
+        ActionId::ListProviderCatalog => ActionSpec::new(
+            id,
+            "List providers",
+            "List the outside sources this memory can import from, with their status \
+                (available, beta, coming_soon), capabilities and how they authenticate: plaid \
+                (banks), imap (any e-mail account), gmail (IMAP with an app password), and what \
+                is coming. Returns {providers: [{id, name, description, capabilities, auth_type, \
+                oauth_scopes?, popularity_score, status}]}.",
+        )
+        .read_only(),
+        ActionId::ConnectProvider => ActionSpec::new(
+            id,
+            "Connect a provider",
+            "Connect an e-mail account to import its messages: provider imap with settings \
+                {host, port?, tls? (default true), username, password, mailbox? (default INBOX)}, or \
+                gmail with {username, password: an app password}. The login is checked first; the \
+                password is stored encrypted and never returned. Returns {connector_id, provider, \
+                external_id, settings, status}. Then call sync_provider_imports.",
+        ),
+        ActionId::ListConnectors => ActionSpec::new(
+            id,
+            "List connectors",
+            "List your connectors (e-mail accounts, Plaid items), optionally of one provider, \
+                without secrets: {connectors: [{connector_id, provider, external_id, settings, \
+                status, last_error, last_successful_sync, created_at}]}.",
+        )
+        .read_only(),
+        ActionId::SyncProviderImports => ActionSpec::new(
+            id,
+            "Sync provider imports",
+            "Import what is new from a provider: for imap/gmail every message since the last \
+                sync (sync_type initial: from the first) becomes a source read by the e-mail \
+                interpreter (a note and its contacts), at most limit × max_pages messages per call \
+                (default 50 × 10; the rest next time); for plaid, plaid_sync of every item. One \
+                connector with connector_id, else all of the provider's. Returns {sync_run_id, \
+                provider, status, stats: {records_added, records_updated, errors}, started_at, \
+                completed_at}.",
+        )
+        .not_idempotent(),
+        ActionId::RecordConnector => ActionSpec::new(
+            id,
+            "Record a connector",
+            "Used by the MCP gateway: records a connector whose login it checked.",
+        )
+        .internal(),
+        ActionId::RecordProviderSync => ActionSpec::new(
+            id,
+            "Record a provider sync",
+            "Used by the MCP gateway: records what a sync read from the provider.",
         )
         .internal()
         .not_idempotent(),

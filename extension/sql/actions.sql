@@ -429,6 +429,66 @@ END $body$;
 COMMENT ON FUNCTION neotoma.record_plaid_sync(jsonb) IS
   'Used by the MCP gateway: records what a sync of an item read from Plaid.';
 
+CREATE OR REPLACE FUNCTION neotoma.list_provider_catalog(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('list_provider_catalog', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.list_provider_catalog(jsonb) IS
+  'List the outside sources this memory can import from, with their status (available, beta, coming_soon), capabilities and how they authenticate: plaid (banks), imap (any e-mail account), gmail (IMAP with an app password), and what is coming. Returns {providers: [{id, name, description, capabilities, auth_type, oauth_scopes?, popularity_score, status}]}.';
+
+CREATE OR REPLACE FUNCTION neotoma.connect_provider(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('connect_provider', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.connect_provider(jsonb) IS
+  'Connect an e-mail account to import its messages: provider imap with settings {host, port?, tls? (default true), username, password, mailbox? (default INBOX)}, or gmail with {username, password: an app password}. The login is checked first; the password is stored encrypted and never returned. Returns {connector_id, provider, external_id, settings, status}. Then call sync_provider_imports.';
+
+CREATE OR REPLACE FUNCTION neotoma.list_connectors(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('list_connectors', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.list_connectors(jsonb) IS
+  'List your connectors (e-mail accounts, Plaid items), optionally of one provider, without secrets: {connectors: [{connector_id, provider, external_id, settings, status, last_error, last_successful_sync, created_at}]}.';
+
+CREATE OR REPLACE FUNCTION neotoma.sync_provider_imports(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('sync_provider_imports', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.sync_provider_imports(jsonb) IS
+  'Import what is new from a provider: for imap/gmail every message since the last sync (sync_type initial: from the first) becomes a source read by the e-mail interpreter (a note and its contacts), at most limit × max_pages messages per call (default 50 × 10; the rest next time); for plaid, plaid_sync of every item. One connector with connector_id, else all of the provider''s. Returns {sync_run_id, provider, status, stats: {records_added, records_updated, errors}, started_at, completed_at}.';
+
+CREATE OR REPLACE FUNCTION neotoma.record_connector(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('record_connector', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.record_connector(jsonb) IS
+  'Used by the MCP gateway: records a connector whose login it checked.';
+
+CREATE OR REPLACE FUNCTION neotoma.record_provider_sync(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('record_provider_sync', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.record_provider_sync(jsonb) IS
+  'Used by the MCP gateway: records what a sync read from the provider.';
+
 CREATE OR REPLACE FUNCTION neotoma.update_record(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$
 DECLARE r jsonb := neotoma._invoke('update_record', coalesce(args, 'null')::text);

@@ -25,3 +25,16 @@ CREATE TABLE neotoma.connectors (
 );
 COMMENT ON TABLE neotoma.connectors IS
   'Connections to outside providers (Plaid items, e-mail accounts); secrets are encrypted by the gateway and readable by no user.';
+
+-- Sync runs of provider imports (sync_provider_imports): what each read.
+CREATE TABLE neotoma.sync_runs (
+  user_id      uuid        NOT NULL,
+  id           uuid        NOT NULL,
+  provider     text        NOT NULL,
+  status       text        NOT NULL CHECK (status IN ('running', 'completed', 'failed')),
+  stats        jsonb       NOT NULL DEFAULT '{}',
+  error        text,
+  started_at   timestamptz NOT NULL,
+  completed_at timestamptz,
+  PRIMARY KEY (user_id, id)
+);

@@ -10,7 +10,7 @@ BEGIN
                            'entity_snapshots', 'entity_identifiers', 'raw_fragments', 'relationships',
                            'relationship_observations', 'timeline_events', 'entity_merges',
                            'schema_recommendations', 'api_tokens', 'files', 'signing_keys',
-                           'graph_write_locks', 'entity_counts', 'connectors'] LOOP
+                           'graph_write_locks', 'entity_counts', 'connectors', 'sync_runs'] LOOP
     EXECUTE format('ALTER TABLE neotoma.%I ENABLE ROW LEVEL SECURITY', t);
     EXECUTE format('ALTER TABLE neotoma.%I FORCE ROW LEVEL SECURITY', t);
     EXECUTE format('CREATE POLICY %I ON neotoma.%I USING (user_id = (SELECT neotoma.current_user_id())) '
@@ -68,7 +68,7 @@ REVOKE ALL ON neotoma.api_tokens, neotoma.signing_keys FROM neotoma_user;
 REVOKE ALL ON neotoma.connectors FROM neotoma_user;
 GRANT SELECT (user_id, id, provider, external_id, settings, cursor, status, last_error,
               last_successful_sync, created_at, updated_at) ON neotoma.connectors TO neotoma_user;
-GRANT INSERT, UPDATE ON neotoma.connectors TO neotoma_user;
+GRANT INSERT, UPDATE ON neotoma.connectors, neotoma.sync_runs TO neotoma_user;
 GRANT INSERT ON neotoma.sources, neotoma.interpretation_runs, neotoma.entities, neotoma.observations,
   neotoma.raw_fragments, neotoma.entity_schemas, neotoma.relationships, neotoma.relationship_observations,
   neotoma.entity_merges, neotoma.files, neotoma.schema_recommendations, neotoma.graph_write_locks

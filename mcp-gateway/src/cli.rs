@@ -217,6 +217,11 @@ pub struct ServeArgs {
     /// [default: <embedded data dir>/secrets.key, made on first use].
     #[arg(long, env = "NEOTOMA_SECRETS_KEY_FILE")]
     pub secrets_key_file: Option<PathBuf>,
+    /// Let HTTP callers connect providers (IMAP servers) at private or
+    /// loopback addresses; by default only stdio callers may (a stranger
+    /// must not make this server reach its own network).
+    #[arg(long, env = "NEOTOMA_ALLOW_PRIVATE_HOSTS")]
+    pub allow_private_hosts: bool,
     /// Longest wait for an outside service (Plaid, IMAP, Prometheus), in seconds.
     #[arg(long, env = "NEOTOMA_SERVICE_TIMEOUT_SECS", default_value_t = 30)]
     pub service_timeout_secs: u64,

@@ -229,6 +229,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                     .join("secrets.key")
             }),
             timeout: std::time::Duration::from_secs(args.service_timeout_secs.max(1)),
+            allow_private_hosts: args.allow_private_hosts,
         })?,
         large_calls: tokio::sync::Semaphore::new(args.max_large_requests.max(1)),
     });

@@ -7,6 +7,7 @@ pub mod graph;
 pub mod legacy;
 pub mod metrics;
 pub mod plaid;
+pub mod providers;
 pub mod resources;
 pub mod schemas;
 pub mod store;

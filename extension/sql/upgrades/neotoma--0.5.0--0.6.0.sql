@@ -4,7 +4,10 @@
 -- neotoma_graph_orphan_nodes_total. Plaid (seed 001 §3.22–3.25): the
 -- table neotoma.connectors (secrets readable by no user), the plaid_*
 -- actions and the gateway's record_plaid_item / record_plaid_sync; the
--- seeded entity type `account`.
+-- seeded entity type `account`. Provider imports (§3.26–3.27):
+-- list_provider_catalog, connect_provider, list_connectors,
+-- sync_provider_imports, the gateway's record_connector and
+-- record_provider_sync, and the table neotoma.sync_runs.
 \echo Use "ALTER EXTENSION neotoma UPDATE TO '0.6.0'" to load this file. \quit
 
 CREATE OR REPLACE FUNCTION neotoma.get_technical_metrics(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
@@ -141,3 +144,85 @@ FROM jsonb_array_elements(neotoma._builtin_schemas()) AS s
 WHERE s->>'entity_type' = 'account'
   AND NOT EXISTS (SELECT FROM neotoma.entity_schemas x
                   WHERE x.user_id = neotoma.global_user_id() AND x.entity_type = 'account');
+
+-- Sync runs of provider imports (sync_provider_imports): what each read.
+CREATE TABLE neotoma.sync_runs (
+  user_id      uuid        NOT NULL,
+  id           uuid        NOT NULL,
+  provider     text        NOT NULL,
+  status       text        NOT NULL CHECK (status IN ('running', 'completed', 'failed')),
+  stats        jsonb       NOT NULL DEFAULT '{}',
+  error        text,
+  started_at   timestamptz NOT NULL,
+  completed_at timestamptz,
+  PRIMARY KEY (user_id, id)
+);
+ALTER TABLE neotoma.sync_runs ENABLE ROW LEVEL SECURITY;
+ALTER TABLE neotoma.sync_runs FORCE ROW LEVEL SECURITY;
+CREATE POLICY sync_runs_own_rows ON neotoma.sync_runs USING (user_id = (SELECT neotoma.current_user_id()))
+  WITH CHECK (user_id = (SELECT neotoma.current_user_id()));
+REVOKE ALL ON neotoma.sync_runs FROM PUBLIC;
+GRANT SELECT, INSERT, UPDATE ON neotoma.sync_runs TO neotoma_user;
+
+CREATE OR REPLACE FUNCTION neotoma.list_provider_catalog(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('list_provider_catalog', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.list_provider_catalog(jsonb) IS
+  'List the outside sources this memory can import from, with their status (available, beta, coming_soon), capabilities and how they authenticate: plaid (banks), imap (any e-mail account), gmail (IMAP with an app password), and what is coming. Returns {providers: [{id, name, description, capabilities, auth_type, oauth_scopes?, popularity_score, status}]}.';
+
+CREATE OR REPLACE FUNCTION neotoma.connect_provider(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('connect_provider', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.connect_provider(jsonb) IS
+  'Connect an e-mail account to import its messages: provider imap with settings {host, port?, tls? (default true), username, password, mailbox? (default INBOX)}, or gmail with {username, password: an app password}. The login is checked first; the password is stored encrypted and never returned. Returns {connector_id, provider, external_id, settings, status}. Then call sync_provider_imports.';
+
+CREATE OR REPLACE FUNCTION neotoma.list_connectors(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('list_connectors', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.list_connectors(jsonb) IS
+  'List your connectors (e-mail accounts, Plaid items), optionally of one provider, without secrets: {connectors: [{connector_id, provider, external_id, settings, status, last_error, last_successful_sync, created_at}]}.';
+
+CREATE OR REPLACE FUNCTION neotoma.sync_provider_imports(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('sync_provider_imports', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.sync_provider_imports(jsonb) IS
+  'Import what is new from a provider: for imap/gmail every message since the last sync (sync_type initial: from the first) becomes a source read by the e-mail interpreter (a note and its contacts), at most limit × max_pages messages per call (default 50 × 10; the rest next time); for plaid, plaid_sync of every item. One connector with connector_id, else all of the provider''s. Returns {sync_run_id, provider, status, stats: {records_added, records_updated, errors}, started_at, completed_at}.';
+
+CREATE OR REPLACE FUNCTION neotoma.record_connector(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('record_connector', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.record_connector(jsonb) IS
+  'Used by the MCP gateway: records a connector whose login it checked.';
+
+CREATE OR REPLACE FUNCTION neotoma.record_provider_sync(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('record_provider_sync', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.record_provider_sync(jsonb) IS
+  'Used by the MCP gateway: records what a sync read from the provider.';
+
+REVOKE EXECUTE ON FUNCTION neotoma.list_provider_catalog(jsonb), neotoma.connect_provider(jsonb), neotoma.list_connectors(jsonb), neotoma.sync_provider_imports(jsonb), neotoma.record_connector(jsonb), neotoma.record_provider_sync(jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma.list_provider_catalog(jsonb), neotoma.connect_provider(jsonb), neotoma.list_connectors(jsonb), neotoma.sync_provider_imports(jsonb), neotoma.record_connector(jsonb), neotoma.record_provider_sync(jsonb) TO neotoma_user;

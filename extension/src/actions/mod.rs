@@ -22,6 +22,7 @@ mod legacy;
 mod merge;
 mod metrics;
 mod plaid;
+mod providers;
 mod records;
 mod relationships;
 mod resources;
@@ -169,6 +170,22 @@ fn route(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
         ActionId::PlaidListItems => serve::<a::PlaidListItems, _>(plaid::plaid_list_items, args),
         ActionId::RecordPlaidItem => serve::<a::RecordPlaidItem, _>(plaid::record_plaid_item, args),
         ActionId::RecordPlaidSync => serve::<a::RecordPlaidSync, _>(plaid::record_plaid_sync, args),
+        ActionId::ListProviderCatalog => {
+            serve::<a::ListProviderCatalog, _>(providers::list_provider_catalog, args)
+        }
+        ActionId::ConnectProvider => {
+            serve::<a::ConnectProvider, _>(providers::connect_provider, args)
+        }
+        ActionId::ListConnectors => serve::<a::ListConnectors, _>(providers::list_connectors, args),
+        ActionId::SyncProviderImports => {
+            serve::<a::SyncProviderImports, _>(providers::sync_provider_imports, args)
+        }
+        ActionId::RecordConnector => {
+            serve::<a::RecordConnector, _>(providers::record_connector, args)
+        }
+        ActionId::RecordProviderSync => {
+            serve::<a::RecordProviderSync, _>(providers::record_provider_sync, args)
+        }
         ActionId::UpdateRecord => serve::<a::UpdateRecord, _>(records::update_record, args),
         ActionId::RetrieveRecords => {
             serve::<a::RetrieveRecords, _>(records::retrieve_records, args)

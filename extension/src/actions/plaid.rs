@@ -5,25 +5,18 @@
 //! what Plaid said as entities through the store pipeline — each sync page
 //! a source, a transaction's identity Plaid's transaction_id.
 
+use super::providers::{save_connector, sealed, sealed_secrets};
 use super::relationships::create_relationship;
 use crate::db::{self, Arg};
-use crate::{ingest, owner, settings};
+use crate::ingest;
 use neotoma_core::actions::graph::CreateRelationshipRequest;
 use neotoma_core::actions::plaid::*;
 use neotoma_core::actions::store::{StoreProvenance, StoreRequest, StoredEntity};
-use neotoma_core::ids::derived_uuid;
 use neotoma_core::time::format_micros;
 use neotoma_core::{ErrorCode, NeotomaError};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use uuid::Uuid;
-
-const PROVIDER: &str = "plaid";
-
-/// The id of `user`'s Plaid item `item_id`: the same item, the same id.
-fn plaid_item_id(user: &Uuid, item_id: &str) -> Uuid {
-    derived_uuid("connector", &[&user.to_string(), PROVIDER, item_id])
-}
 
 pub fn plaid_create_link_token(
     user: Uuid,
@@ -128,20 +121,8 @@ pub fn plaid_sync(user: Uuid, req: PlaidSyncRequest) -> Result<Value, NeotomaErr
         .iter()
         .filter_map(|i| i["id"].as_str().map(str::to_string))
         .collect();
-    // The encrypted tokens go to the gateway's role only: nobody else can
-    // use them, and no one else sees them.
-    let secrets: BTreeMap<String, String> = if settings::trusted() {
-        let v = owner::as_owner(|| {
-            db::json(
-                "SELECT coalesce(jsonb_object_agg(id, translate(encode(secret, 'base64'), E'\n', '')), '{}')
-                 FROM neotoma.connectors WHERE user_id = $1::uuid AND id = ANY($2::uuid[]) AND secret IS NOT NULL",
-                &[Arg::uuid(user), Arg::Texts(ids)],
-            )
-        })?;
-        db::from_json(v, "connector secrets")?
-    } else {
-        BTreeMap::new()
-    };
+    // The sealed tokens go to the gateway's role only.
+    let secrets = sealed_secrets(&user, ids)?;
     let force = req.force_full_sync.unwrap_or(false);
     let work: Vec<Value> = found
         .iter()
@@ -237,7 +218,7 @@ fn store_accounts(
 
 pub fn record_plaid_item(user: Uuid, req: RecordPlaidItemRequest) -> Result<Value, NeotomaError> {
     check_item_ids(None, Some(&req.item_id))?;
-    let secret = base64_decode(&req.access_token_ciphertext)?;
+    let secret = sealed("access_token_ciphertext", &req.access_token_ciphertext)?;
     if let Some(j) = req
         .accounts
         .iter()
@@ -248,7 +229,6 @@ pub fn record_plaid_item(user: Uuid, req: RecordPlaidItemRequest) -> Result<Valu
             "an account without account_id",
         ));
     }
-    let id = plaid_item_id(&user, &req.item_id);
     let accounts: Vec<Value> = req
         .accounts
         .iter()
@@ -258,22 +238,7 @@ pub fn record_plaid_item(user: Uuid, req: RecordPlaidItemRequest) -> Result<Valu
         "institution_id": req.institution_id, "institution_name": req.institution_name,
         "products": req.products, "accounts": accounts,
     });
-    owner::as_owner(|| {
-        db::run(
-            "INSERT INTO neotoma.connectors (user_id, id, provider, external_id, settings, secret)
-             VALUES ($1::uuid, $2::uuid, 'plaid', $3, $4::jsonb, $5)
-             ON CONFLICT (user_id, provider, external_id) DO UPDATE
-               SET settings = EXCLUDED.settings, secret = EXCLUDED.secret, status = 'active',
-                   last_error = NULL, updated_at = now()",
-            &[
-                Arg::uuid(user),
-                Arg::uuid(id),
-                Arg::Text(&req.item_id),
-                Arg::Json(&settings),
-                Arg::Bytes(&secret),
-            ],
-        )
-    })?;
+    let id = save_connector(&user, "plaid", &req.item_id, &settings, &secret)?;
     let entity_ids = store_accounts(
         &user,
         &req.accounts,
@@ -293,12 +258,6 @@ pub fn record_plaid_item(user: Uuid, req: RecordPlaidItemRequest) -> Result<Valu
         "institution_name": req.institution_name.unwrap_or_default(),
         "accounts": accounts,
     }}))
-}
-
-fn base64_decode(s: &str) -> Result<Vec<u8>, NeotomaError> {
-    neotoma_core::interpret::decode_base64(s)
-        .filter(|b| !b.is_empty())
-        .ok_or_else(|| NeotomaError::invalid_field("access_token_ciphertext", "not base64"))
 }
 
 pub fn record_plaid_sync(user: Uuid, req: RecordPlaidSyncRequest) -> Result<Value, NeotomaError> {

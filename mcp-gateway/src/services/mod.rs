@@ -5,6 +5,7 @@
 //! hands what it got to one SQL function that records it in one
 //! transaction.
 
+pub mod imap;
 pub mod plaid;
 pub mod prometheus;
 pub mod secrets;
@@ -22,11 +23,14 @@ pub struct ServiceOptions {
     pub plaid: plaid::PlaidOptions,
     pub secrets_key_file: PathBuf,
     pub timeout: Duration,
+    /// HTTP callers may connect providers at private or loopback addresses.
+    pub allow_private_hosts: bool,
 }
 
 pub struct Services {
     prometheus: Option<prometheus::Prometheus>,
     plaid: Option<plaid::Plaid>,
+    imap: imap::Imap,
     secrets: secrets::Secrets,
 }
 
@@ -39,6 +43,10 @@ impl Services {
                 .as_ref()
                 .map(|url| prometheus::Prometheus::new(url, http.clone())),
             plaid: plaid::Plaid::new(&opts.plaid, http),
+            imap: imap::Imap {
+                timeout: opts.timeout,
+                allow_private_hosts: opts.allow_private_hosts,
+            },
             secrets: secrets::Secrets::new(opts.secrets_key_file.clone()),
         })
     }
@@ -62,7 +70,20 @@ impl Services {
                     db,
                     secrets: &self.secrets,
                 };
-                plaid::complete(self.plaid.as_ref(), &ctx, &work).await
+                let done = plaid::complete(self.plaid.as_ref(), &ctx, &work).await;
+                match work.get("provider_run") {
+                    // sync_provider_imports for plaid: the run's row and answer.
+                    Some(run) => record_plaid_run(run, done, caller, db).await,
+                    None => done,
+                }
+            }
+            Some("imap") => {
+                let ctx = imap::Context {
+                    caller,
+                    db,
+                    secrets: &self.secrets,
+                };
+                imap::complete(&self.imap, &ctx, &work).await
             }
             other => Err(NeotomaError::new(
                 neotoma_core::ErrorCode::ServiceUnavailable,
@@ -72,4 +93,43 @@ impl Services {
             )),
         }
     }
+}
+
+/// Records a plaid sync run by sync_provider_imports: its counts, or why
+/// it failed.
+async fn record_plaid_run(
+    run: &Value,
+    done: Result<Value, NeotomaError>,
+    caller: &Caller,
+    db: &Database,
+) -> Result<Value, NeotomaError> {
+    let mut record = serde_json::json!({"provider": "plaid", "started_at": run["started_at"]});
+    match done {
+        Ok(synced) => {
+            let syncs = synced["syncs"].as_array().cloned().unwrap_or_default();
+            let sum = |k: &str| -> u64 {
+                syncs
+                    .iter()
+                    .map(|s| s["summary"][k].as_u64().unwrap_or(0))
+                    .sum()
+            };
+            let failed = syncs.iter().filter(|s| s["status"] != "success").count();
+            record["stats"] = serde_json::json!({
+                "records_added": sum("added"),
+                "records_updated": sum("modified") + sum("removed"),
+                "errors": failed,
+            });
+            if failed > 0 && failed == syncs.len() {
+                record["error"] = syncs[0]["error"].clone();
+            }
+        }
+        Err(e) if e.code == neotoma_core::ErrorCode::PlaidNotConfigured => return Err(e),
+        Err(e) => {
+            record["stats"] =
+                serde_json::json!({"records_added": 0, "records_updated": 0, "errors": 1});
+            record["error"] = serde_json::json!(e.message);
+        }
+    }
+    db.call("neotoma.record_provider_sync", caller, &record, true)
+        .await
 }

@@ -3,8 +3,8 @@
 //! through `neotoma.action_catalog()`), so adding an action never touches it.
 
 use crate::actions::{
-    analytics, entities, graph, legacy, metrics, plaid, providers, resources, schemas, store,
-    system,
+    analytics, entities, graph, legacy, lifecycle, metrics, plaid, providers, resources, schemas,
+    store, system,
 };
 use crate::canonical::{canonical_json, sha256_hex};
 use crate::request::schema_for;
@@ -93,6 +93,8 @@ declare_actions! {
     RetrieveGraphNeighborhood = "retrieve_graph_neighborhood": graph::RetrieveGraphNeighborhoodRequest => Value;
     ListTimelineEvents = "list_timeline_events": graph::ListTimelineEventsRequest => graph::ListTimelineEventsResponse;
     MergeEntities = "merge_entities": graph::MergeEntitiesRequest => graph::MergeEntitiesResponse;
+    DeleteEntity = "delete_entity": lifecycle::DeleteEntityRequest => lifecycle::LifecycleResponse;
+    RestoreEntity = "restore_entity": lifecycle::RestoreEntityRequest => lifecycle::LifecycleResponse;
     AnalyzeSchemaCandidates = "analyze_schema_candidates": schemas::AnalyzeSchemaCandidatesRequest => schemas::AnalyzeSchemaCandidatesResponse;
     GetSchemaRecommendations = "get_schema_recommendations": schemas::GetSchemaRecommendationsRequest => schemas::GetSchemaRecommendationsResponse;
     UpdateSchemaIncremental = "update_schema_incremental": schemas::UpdateSchemaIncrementalRequest => schemas::UpdateSchemaIncrementalResponse;
@@ -427,6 +429,25 @@ pub fn spec(id: ActionId) -> ActionSpec {
         )
         .not_idempotent()
         .destructive(),
+        ActionId::DeleteEntity => ActionSpec::new(
+            id,
+            "Delete an entity",
+            "Delete an entity: it disappears from retrieve_entities, lookups and snapshots \
+                (include_deleted shows it, with deleted_at and the reason) until restore_entity \
+                brings it back exactly as it was. Nothing is erased: the deletion is an \
+                observation of its own (list_observations shows it). Deleting a deleted entity is \
+                an error. Returns {entity_id, entity_type, deleted, deleted_at, reason, \
+                observation_id}.",
+        )
+        .destructive(),
+        ActionId::RestoreEntity => ActionSpec::new(
+            id,
+            "Restore an entity",
+            "Bring back a deleted entity exactly as it was before its deletion (recorded as a \
+                restoration observation). Restoring an entity that is not deleted is an error. \
+                Returns {entity_id, entity_type, deleted: false, deleted_at: null, reason, \
+                observation_id}.",
+        ),
         ActionId::AnalyzeSchemaCandidates => ActionSpec::new(
             id,
             "Analyze schema candidates",
@@ -559,7 +580,7 @@ pub fn spec(id: ActionId) -> ActionSpec {
                 every item (sync_all), from where the last sync stopped (force_full_sync reads \
                 everything again). New transactions become `transaction` entities (identified by \
                 Plaid's transaction_id, so nothing is duplicated), changes add observations, \
-                removed ones are marked status \"removed\". Returns {syncs: [{plaid_item_id, \
+                removed ones are deleted (their history stays). Returns {syncs: [{plaid_item_id, \
                 item_id, status, summary: {added, modified, removed}, next_cursor, error?}], \
                 total_synced_items}.",
         )

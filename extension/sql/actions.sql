@@ -249,6 +249,26 @@ END $body$;
 COMMENT ON FUNCTION neotoma.merge_entities(jsonb) IS
   'Merge a duplicate entity (from_entity_id) into another of the same type (to_entity_id): its observations, relationships and events count for the target from now on, the target''s snapshot is recomputed, and the duplicate is hidden (retrieving it redirects to the target). Nothing is deleted; the merge is logged with its reason. Merging an entity twice is ENTITY_ALREADY_MERGED.';
 
+CREATE OR REPLACE FUNCTION neotoma.delete_entity(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('delete_entity', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.delete_entity(jsonb) IS
+  'Delete an entity: it disappears from retrieve_entities, lookups and snapshots (include_deleted shows it, with deleted_at and the reason) until restore_entity brings it back exactly as it was. Nothing is erased: the deletion is an observation of its own (list_observations shows it). Deleting a deleted entity is an error. Returns {entity_id, entity_type, deleted, deleted_at, reason, observation_id}.';
+
+CREATE OR REPLACE FUNCTION neotoma.restore_entity(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('restore_entity', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.restore_entity(jsonb) IS
+  'Bring back a deleted entity exactly as it was before its deletion (recorded as a restoration observation). Restoring an entity that is not deleted is an error. Returns {entity_id, entity_type, deleted: false, deleted_at: null, reason, observation_id}.';
+
 CREATE OR REPLACE FUNCTION neotoma.analyze_schema_candidates(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$
 DECLARE r jsonb := neotoma._invoke('analyze_schema_candidates', coalesce(args, 'null')::text);
@@ -397,7 +417,7 @@ BEGIN
   RETURN r->'ok';
 END $body$;
 COMMENT ON FUNCTION neotoma.plaid_sync(jsonb) IS
-  'Sync the transactions of a connected Plaid item (plaid_item_id or item_id), or of every item (sync_all), from where the last sync stopped (force_full_sync reads everything again). New transactions become `transaction` entities (identified by Plaid''s transaction_id, so nothing is duplicated), changes add observations, removed ones are marked status "removed". Returns {syncs: [{plaid_item_id, item_id, status, summary: {added, modified, removed}, next_cursor, error?}], total_synced_items}.';
+  'Sync the transactions of a connected Plaid item (plaid_item_id or item_id), or of every item (sync_all), from where the last sync stopped (force_full_sync reads everything again). New transactions become `transaction` entities (identified by Plaid''s transaction_id, so nothing is duplicated), changes add observations, removed ones are deleted (their history stays). Returns {syncs: [{plaid_item_id, item_id, status, summary: {added, modified, removed}, next_cursor, error?}], total_synced_items}.';
 
 CREATE OR REPLACE FUNCTION neotoma.plaid_list_items(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$

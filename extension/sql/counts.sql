@@ -9,8 +9,8 @@
 CREATE TABLE neotoma.entity_counts (
   user_id     uuid   NOT NULL,
   entity_type text   NOT NULL,
-  current     bigint NOT NULL,  -- entities not merged into another
-  total       bigint NOT NULL   -- every entity, merged ones included
+  current     bigint NOT NULL,  -- entities neither merged into another nor deleted
+  total       bigint NOT NULL   -- every entity not deleted, merged ones included
 );
 CREATE INDEX entity_counts_type ON neotoma.entity_counts (user_id, entity_type);
 
@@ -31,23 +31,27 @@ BEGIN
   ELSIF TG_OP = 'INSERT' THEN
     WITH d AS (
       INSERT INTO neotoma.entity_counts (user_id, entity_type, current, total)
-      SELECT user_id, entity_type, count(*) FILTER (WHERE merged_into IS NULL), count(*)
+      SELECT user_id, entity_type, count(*) FILTER (WHERE merged_into IS NULL AND deleted_at IS NULL),
+             count(*) FILTER (WHERE deleted_at IS NULL)
       FROM new_entities GROUP BY user_id, entity_type
       RETURNING user_id, entity_type)
     SELECT array_agg(user_id), array_agg(entity_type) INTO users, types FROM d;
   ELSIF TG_OP = 'UPDATE' THEN
     WITH d AS (
       INSERT INTO neotoma.entity_counts (user_id, entity_type, current, total)
-      SELECT n.user_id, n.entity_type, sum((n.merged_into IS NULL)::int - (o.merged_into IS NULL)::int), 0
+      SELECT n.user_id, n.entity_type,
+             sum((n.merged_into IS NULL AND n.deleted_at IS NULL)::int - (o.merged_into IS NULL AND o.deleted_at IS NULL)::int),
+             sum((n.deleted_at IS NULL)::int - (o.deleted_at IS NULL)::int)
       FROM old_entities o JOIN new_entities n ON n.user_id = o.user_id AND n.id = o.id
-      WHERE (n.merged_into IS NULL) <> (o.merged_into IS NULL)
+      WHERE (n.merged_into IS NULL) <> (o.merged_into IS NULL) OR (n.deleted_at IS NULL) <> (o.deleted_at IS NULL)
       GROUP BY n.user_id, n.entity_type
       RETURNING user_id, entity_type)
     SELECT array_agg(user_id), array_agg(entity_type) INTO users, types FROM d;
   ELSE
     WITH d AS (
       INSERT INTO neotoma.entity_counts (user_id, entity_type, current, total)
-      SELECT user_id, entity_type, -count(*) FILTER (WHERE merged_into IS NULL), -count(*)
+      SELECT user_id, entity_type, -count(*) FILTER (WHERE merged_into IS NULL AND deleted_at IS NULL),
+             -count(*) FILTER (WHERE deleted_at IS NULL)
       FROM old_entities GROUP BY user_id, entity_type
       RETURNING user_id, entity_type)
     SELECT array_agg(user_id), array_agg(entity_type) INTO users, types FROM d;
@@ -101,7 +105,8 @@ LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS 
     DELETE FROM neotoma.entity_counts c USING scope s
     WHERE c.user_id = s.user_id OR (s.user_id IS NULL AND s.everyone))
   INSERT INTO neotoma.entity_counts (user_id, entity_type, current, total)
-  SELECT e.user_id, e.entity_type, count(*) FILTER (WHERE e.merged_into IS NULL), count(*)
+  SELECT e.user_id, e.entity_type, count(*) FILTER (WHERE e.merged_into IS NULL AND e.deleted_at IS NULL),
+         count(*) FILTER (WHERE e.deleted_at IS NULL)
   FROM neotoma.entities e, scope s
   WHERE e.user_id = s.user_id OR (s.user_id IS NULL AND s.everyone)
   GROUP BY e.user_id, e.entity_type;

@@ -3,7 +3,9 @@
 
 -- Entities: the things observations are about. The id is derived from
 -- (user, type, normalised identity); a merged entity keeps its row and points
--- at the entity it was merged into.
+-- at the entity it was merged into. A deleted entity keeps its row too:
+-- deleted_at and deleted_reason come from its latest deletion or restoration
+-- observation (set by the observation trigger; verify() checks them).
 CREATE TABLE neotoma.entities (
   user_id        uuid        NOT NULL,
   id             text        NOT NULL,
@@ -13,10 +15,13 @@ CREATE TABLE neotoma.entities (
   merged_into    text,
   merged_at      timestamptz,
   created_at     timestamptz NOT NULL DEFAULT now(),
+  deleted_at     timestamptz,
+  deleted_reason text,
   PRIMARY KEY (user_id, id)
 );
 CREATE INDEX entities_type ON neotoma.entities (user_id, entity_type);
 CREATE INDEX entities_merged_into ON neotoma.entities (user_id, merged_into) WHERE merged_into IS NOT NULL;
+CREATE INDEX entities_deleted ON neotoma.entities (user_id, id) WHERE deleted_at IS NOT NULL;
 
 -- Observations: immutable facts one source gave about one entity.
 CREATE TABLE neotoma.observations (
@@ -27,7 +32,9 @@ CREATE TABLE neotoma.observations (
   schema_version        text        NOT NULL,
   source_id             uuid        NOT NULL,
   interpretation_run_id uuid,
-  kind                  text        NOT NULL DEFAULT 'store' CHECK (kind IN ('store', 'correction', 'interpretation', 'migration')),
+  -- deletion and restoration carry no fields of the entity (`reason` only):
+  -- they decide whether it is deleted, and the reducer leaves them out.
+  kind                  text        NOT NULL DEFAULT 'store' CHECK (kind IN ('store', 'correction', 'interpretation', 'migration', 'deletion', 'restoration')),
   observed_at           timestamptz NOT NULL,
   specificity_score     double precision NOT NULL DEFAULT 0,
   source_priority       integer     NOT NULL DEFAULT 100,
@@ -145,7 +152,18 @@ BEGIN
              'source_priority', n.source_priority, 'specificity_score', n.specificity_score,
              'fields', n.fields)
            ORDER BY n.user_id, n.entity_id, n.id)::text
-    FROM new_observations n));
+    FROM new_observations n WHERE n.kind NOT IN ('deletion', 'restoration')));
+  -- Deleted or not: what the latest deletion or restoration of each entity says.
+  UPDATE neotoma.entities e
+  SET deleted_at = CASE WHEN l.kind = 'deletion' THEN l.observed_at END,
+      deleted_reason = CASE WHEN l.kind = 'deletion' THEN l.fields->>'reason' END
+  FROM (SELECT DISTINCT ON (o.user_id, o.entity_id) o.user_id, o.entity_id, o.kind, o.observed_at, o.fields
+        FROM neotoma.observations o
+        WHERE (o.user_id, o.entity_id) IN (SELECT n.user_id, n.entity_id FROM new_observations n
+                                           WHERE n.kind IN ('deletion', 'restoration'))
+          AND o.kind IN ('deletion', 'restoration')
+        ORDER BY o.user_id, o.entity_id, o.observed_at DESC, o.id DESC) l
+  WHERE e.user_id = l.user_id AND e.id = l.entity_id;
   RETURN NULL;
 END $$;
 -- A store folds its own observations and writes them with their snapshots

@@ -5,7 +5,7 @@ CREATE TABLE neotoma.sources (
   user_id          uuid        NOT NULL,
   id               uuid        NOT NULL,
   content_hash     text        NOT NULL,
-  source_type      text        NOT NULL CHECK (source_type IN ('structured', 'file', 'correction', 'relationship', 'migration')),
+  source_type      text        NOT NULL CHECK (source_type IN ('structured', 'file', 'correction', 'relationship', 'migration', 'lifecycle')),
   mime_type        text,
   original_filename text,
   file_size        bigint,

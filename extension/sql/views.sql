@@ -2,19 +2,20 @@
 -- security_invoker, so the querying session's row level security applies (a
 -- view otherwise reads its tables as the view's owner, often a superuser).
 
--- One row per entity: its current snapshot and whether it was merged away.
+-- One row per entity: its current snapshot, whether it was merged away,
+-- and whether (since when, why) it is deleted.
 CREATE VIEW neotoma.entity_overview WITH (security_invoker = true) AS
 SELECT e.user_id, e.id AS entity_id, e.entity_type, e.canonical_name,
        coalesce(s.snapshot, '{}') AS snapshot,
        coalesce(s.observation_count, 0) AS observation_count,
        s.last_observation_at, s.schema_version,
-       e.merged_into, e.merged_at, e.created_at
+       e.merged_into, e.merged_at, e.created_at, e.deleted_at, e.deleted_reason
 FROM neotoma.entities e
 LEFT JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id;
 COMMENT ON VIEW neotoma.entity_overview IS
-  'One row per entity: type, name, current snapshot, observation count; merged_into is set for merged entities.';
+  'One row per entity: type, name, current snapshot, observation count; merged_into is set for merged entities, deleted_at and deleted_reason for deleted ones.';
 
--- One row per field of each current (not merged) entity, with the
+-- One row per field of each current (not merged, not deleted) entity, with the
 -- observation and source its value came from.
 CREATE VIEW neotoma.entity_fields WITH (security_invoker = true) AS
 SELECT e.user_id, e.id AS entity_id, e.entity_type, e.canonical_name,
@@ -27,11 +28,11 @@ FROM neotoma.entities e
 JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
 CROSS JOIN LATERAL jsonb_each(s.snapshot) AS f
 CROSS JOIN LATERAL (SELECT s.field_provenance -> f.key) AS fp(p)
-WHERE e.merged_into IS NULL;
+WHERE e.merged_into IS NULL AND e.deleted_at IS NULL;
 COMMENT ON VIEW neotoma.entity_fields IS
   'One row per field of each current entity: value (jsonb and text) and its provenance (observation, source, time, priority).';
 
--- Current relationships with the names of both ends.
+-- Current relationships with the names of both ends (none while an end is deleted).
 CREATE VIEW neotoma.relationship_overview WITH (security_invoker = true) AS
 SELECT r.user_id, r.id AS relationship_id, r.relationship_type,
        r.source_entity_id, se.entity_type AS source_entity_type, se.canonical_name AS source_name,
@@ -40,17 +41,18 @@ SELECT r.user_id, r.id AS relationship_id, r.relationship_type,
 FROM neotoma.relationships r
 JOIN neotoma.entities se ON se.user_id = r.user_id AND se.id = r.source_entity_id
 JOIN neotoma.entities te ON te.user_id = r.user_id AND te.id = r.target_entity_id
-WHERE r.merged_into IS NULL;
+WHERE r.merged_into IS NULL AND se.deleted_at IS NULL AND te.deleted_at IS NULL;
 COMMENT ON VIEW neotoma.relationship_overview IS
   'Current relationships (not re-keyed by a merge) with the type and name of both entities and the reduced metadata.';
 
--- Timeline events with the entity they are about.
+-- Timeline events with the entity they are about (not of deleted entities).
 CREATE VIEW neotoma.timeline WITH (security_invoker = true) AS
 SELECT t.user_id, t.id AS event_id, t.event_timestamp, t.event_type,
        t.entity_id, e.entity_type, e.canonical_name,
        t.source_field, t.source_id, t.observation_id, t.properties
 FROM neotoma.timeline_events t
-JOIN neotoma.entities e ON e.user_id = t.user_id AND e.id = t.entity_id;
+JOIN neotoma.entities e ON e.user_id = t.user_id AND e.id = t.entity_id
+WHERE e.deleted_at IS NULL;
 COMMENT ON VIEW neotoma.timeline IS
   'Timeline events (derived from date fields) with the type and name of their entity.';
 

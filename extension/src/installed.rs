@@ -11,6 +11,7 @@ thread_local! {
     /// Seen once, a version's objects stay: an extension is never downgraded.
     static AT_LEAST_0_4: Cell<bool> = const { Cell::new(false) };
     static AT_LEAST_0_5: Cell<bool> = const { Cell::new(false) };
+    static AT_LEAST_0_6: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Whether `probe` (a query answering a jsonb boolean) finds the objects
@@ -43,4 +44,26 @@ pub fn at_least_0_5() -> Result<bool, NeotomaError> {
         &AT_LEAST_0_5,
         "SELECT to_jsonb(to_regprocedure('neotoma._store_folding()') IS NOT NULL)",
     )
+}
+
+/// Whether the installed SQL is 0.6.0 or newer (entities can be deleted:
+/// `entities.deleted_at`). A column, not a function: 0.1 and 0.2 make a
+/// function for every action the library knows.
+pub fn at_least_0_6() -> Result<bool, NeotomaError> {
+    seen(
+        &AT_LEAST_0_6,
+        "SELECT to_jsonb(EXISTS (SELECT FROM pg_catalog.pg_attribute
+                                 WHERE attrelid = 'neotoma.entities'::regclass
+                                   AND attname = 'deleted_at' AND NOT attisdropped))",
+    )
+}
+
+/// A query without its lines marked `-- 0.6` (those about deleted
+/// entities), for a database before 0.6.0, which has none.
+pub fn before_0_6(query: &str) -> String {
+    query
+        .lines()
+        .filter(|l| !l.trim_end().ends_with("-- 0.6"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

@@ -16,6 +16,7 @@ mod evolution;
 mod ids;
 mod ingest;
 mod installed;
+mod lifecycle;
 mod owner;
 mod registry;
 mod settings;

@@ -603,7 +603,7 @@ const OBSERVATIONS_OF: &str = "
              'source_priority', o.source_priority, 'specificity_score', o.specificity_score,
              'fields', o.fields) ORDER BY o.id), '[]')
     FROM neotoma.observations o
-    WHERE o.user_id = $1::uuid
+    WHERE o.user_id = $1::uuid AND o.kind NOT IN ('deletion', 'restoration')
       AND o.entity_id = ANY(ARRAY[$2::text] || ARRAY(SELECT id FROM neotoma.entities
                                    WHERE user_id = $1::uuid AND merged_into = $2))
       AND ($3::bigint IS NULL OR o.observed_at <= neotoma._from_micros($3))";
@@ -812,20 +812,29 @@ fn verify_relationships() -> Result<(u64, Vec<Value>), NeotomaError> {
 /// entities of every (user, type) the session can see; with `repair`,
 /// replaces the count rows of those that differ.
 fn verify_counts(repair: bool) -> Result<Vec<Value>, NeotomaError> {
+    // Deleted entities (0.6.0 on) are counted in neither.
+    let live = if crate::installed::at_least_0_6()? {
+        "deleted_at IS NULL"
+    } else {
+        "true"
+    };
     let v = db::json(
-        "SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', user_id, 'entity_type', entity_type,
+        &format!(
+            "SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', user_id, 'entity_type', entity_type,
                    'what', 'entity_counts', 'expected', jsonb_build_object('current', ac, 'total', at),
                    'stored', jsonb_build_object('current', cc, 'total', ct))
                  ORDER BY user_id, entity_type), '[]')
          FROM (SELECT user_id, entity_type, coalesce(a.current, 0) AS ac, coalesce(a.total, 0) AS at,
                       coalesce(c.current, 0) AS cc, coalesce(c.total, 0) AS ct
-               FROM (SELECT user_id, entity_type, count(*) FILTER (WHERE merged_into IS NULL) AS current,
-                            count(*) AS total
+               FROM (SELECT user_id, entity_type,
+                            count(*) FILTER (WHERE merged_into IS NULL AND {live}) AS current,
+                            count(*) FILTER (WHERE {live}) AS total
                      FROM neotoma.entities GROUP BY user_id, entity_type) a
                FULL JOIN (SELECT user_id, entity_type, sum(current) AS current, sum(total) AS total
                           FROM neotoma.entity_counts GROUP BY user_id, entity_type) c
                  USING (user_id, entity_type)) x
-         WHERE ac <> cc OR at <> ct",
+         WHERE ac <> cc OR at <> ct"
+        ),
         &[],
     )?;
     let mismatches: Vec<Value> = db::from_json(v, "entity counts")?;
@@ -964,6 +973,14 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
     let (relationships_checked, relationship_mismatches) = verify_relationships()?;
     mismatch_count += relationship_mismatches.len() as u64;
     mismatches.extend(relationship_mismatches.into_iter().take(100));
+    if crate::installed::at_least_0_6()? {
+        let lifecycle = crate::lifecycle::mismatches()?;
+        if repair && !lifecycle.is_empty() {
+            crate::lifecycle::repair()?;
+        }
+        mismatch_count += lifecycle.len() as u64;
+        mismatches.extend(lifecycle.into_iter().take(100));
+    }
     let count_mismatches = verify_counts(repair)?;
     mismatch_count += count_mismatches.len() as u64;
     mismatches.extend(count_mismatches.into_iter().take(100));

@@ -28,6 +28,7 @@ EXPECTED_TOOLS = {
     "retrieve_field_provenance", "retrieve_entities", "retrieve_entity_by_identifier", "list_entity_types",
     "correct", "create_relationship", "list_relationships", "get_relationship_snapshot",
     "retrieve_related_entities", "retrieve_graph_neighborhood", "list_timeline_events", "merge_entities",
+    "delete_entity", "restore_entity",
     "analyze_schema_candidates", "get_schema_recommendations", "update_schema_incremental", "register_schema",
     "reinterpret", "retrieve_file_url", "get_product_analytics", "get_technical_metrics",
     "plaid_create_link_token", "plaid_exchange_public_token", "plaid_sync", "plaid_list_items",
@@ -52,6 +53,8 @@ async def test_every_action_is_a_tool_with_annotations(http_gateway) -> None:
         assert t.input_schema["type"] == "object"
         assert t.annotations.read_only_hint is not None
     assert tools["merge_entities"].annotations.destructive_hint is True
+    assert tools["delete_entity"].annotations.destructive_hint is True
+    assert tools["restore_entity"].annotations.destructive_hint is False
     assert tools["store"].annotations.read_only_hint is False
     assert tools["retrieve_entities"].annotations.idempotent_hint is True
 

@@ -83,6 +83,10 @@ async def test_every_published_output_schema_is_what_the_action_returns(start_ga
                              "interpretation_config": {"entity_type": "person", "code_version": "2"}}),
             ("retrieve_file_url", {"file_path": stored_file["storage_path"]}),
             ("merge_entities", {"from_entity_id": ana2, "to_entity_id": ana, "merge_reason": "same person"}),
+            ("delete_entity", {"entity_id": inv, "reason": "checking schemas"}),
+            ("retrieve_entities", {"entity_type": "invoice", "include_deleted": True}),
+            ("retrieve_entity_snapshot", {"entity_id": inv, "include_deleted": True}),
+            ("restore_entity", {"entity_id": inv}),
         ]
         missing = set(published) - {name for name, _ in fixtures}
         assert not missing, f"tools with an outputSchema but no fixture here: {sorted(missing)}"

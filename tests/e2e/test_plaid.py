@@ -42,8 +42,9 @@ def plaid_env(plaid: PlaidStandin, tmp_path: Path) -> dict[str, str]:
     }
 
 
-async def transactions(client) -> dict[str, dict]:
-    listed = ok(await client.call_tool("retrieve_entities", {"entity_type": "transaction", "limit": 100}))
+async def transactions(client, include_deleted: bool = False) -> dict[str, dict]:
+    listed = ok(await client.call_tool("retrieve_entities", {"entity_type": "transaction", "limit": 100,
+                                                             "include_deleted": include_deleted}))
     return {e["snapshot"]["transaction_id"]: e for e in listed["entities"]}
 
 
@@ -99,7 +100,7 @@ async def test_plaid_items_sync_into_the_truth_model(start_gateway, plaid, tmp_p
         assert items["items"][0]["last_successful_sync"]
 
         # A change and a removal: an observation each, no new entity; the
-        # removed one keeps its history.
+        # removed one is deleted (out of the listings) and keeps its history.
         plaid.modify_transaction("item-alice", "tx2", amount=25.5)
         plaid.remove_transaction("item-alice", "tx3")
         synced = ok(await a.call_tool("plaid_sync", {"item_id": "item-alice"}))
@@ -107,17 +108,20 @@ async def test_plaid_items_sync_into_the_truth_model(start_gateway, plaid, tmp_p
         assert synced["syncs"][0]["summary"] == {"added": 0, "modified": 1, "removed": 1}
         assert synced["syncs"][0]["next_cursor"]
         txs = await transactions(a)
-        assert len(txs) == 5 and txs["tx2"]["snapshot"]["amount"] == 25.5
-        assert txs["tx3"]["snapshot"]["status"] == "removed"
-        history = ok(await a.call_tool("list_observations", {"entity_id": txs["tx3"]["id"]}))
+        assert sorted(txs) == ["tx1", "tx2", "tx4", "tx5"] and txs["tx2"]["snapshot"]["amount"] == 25.5
+        removed = (await transactions(a, include_deleted=True))["tx3"]
+        assert removed["snapshot"]["status"] == "removed" and removed["deleted_reason"] == "removed by Plaid"
+        assert error(await a.call_tool("retrieve_entity_snapshot", {"entity_id": removed["id"]}))["code"] == "ENTITY_NOT_FOUND"
+        history = ok(await a.call_tool("list_observations", {"entity_id": removed["id"]}))
         said = [o["fields"].get("status") for o in history["observations"] if o["kind"] == "store"]
         assert said == ["removed", "posted"]
+        assert [o["kind"] for o in history["observations"]][0] == "deletion"
         again = ok(await a.call_tool("plaid_sync", {"plaid_item_id": item["id"]}))
         assert again["syncs"][0]["summary"] == {"added": 0, "modified": 0, "removed": 0}
         # A full sync reads everything again and creates nothing new.
         full = ok(await a.call_tool("plaid_sync", {"item_id": "item-alice", "force_full_sync": True}))
         assert full["syncs"][0]["summary"]["added"] == 4
-        assert len(await transactions(a)) == 5
+        assert len(await transactions(a)) == 4 and len(await transactions(a, include_deleted=True)) == 5
 
         # Plaid fails: the error, and nothing of that sync is written.
         plaid.add_transaction("item-alice", {"transaction_id": "tx6", "account_id": "acc-checking", "amount": 60.0,

@@ -15,6 +15,8 @@ pub struct RetrieveEntitySnapshotRequest {
     pub entity_id: String,
     /// ISO 8601 time: the snapshot as of then, from the observations observed up to it.
     pub at: Option<String>,
+    /// Answer a deleted entity too (with deleted_at) instead of ENTITY_NOT_FOUND.
+    pub include_deleted: Option<bool>,
     /// Acting user (UUID); optional when the connection identifies the user.
     pub user_id: Option<String>,
 }
@@ -41,6 +43,9 @@ pub struct EntitySnapshotResponse {
     /// Present when the requested entity was merged into this one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub redirected_from: Option<String>,
+    /// Present when the entity is deleted (asked with include_deleted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted_at: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -138,6 +143,8 @@ pub struct RetrieveEntitiesRequest {
     pub include_snapshots: Option<bool>,
     /// Include entities merged into others (default false).
     pub include_merged: Option<bool>,
+    /// Include deleted entities, with deleted_at and deleted_reason (default false).
+    pub include_deleted: Option<bool>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -152,6 +159,11 @@ pub struct EntitySummary {
     /// Set on merged entities: where they went.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merged_into: Option<String>,
+    /// Set on deleted entities (include_deleted): when, and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted_reason: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]

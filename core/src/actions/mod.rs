@@ -5,6 +5,7 @@ pub mod common;
 pub mod entities;
 pub mod graph;
 pub mod legacy;
+pub mod lifecycle;
 pub mod metrics;
 pub mod plaid;
 pub mod providers;

@@ -17,7 +17,9 @@ WITH exact AS (
   WHERE i.user_id = $1::uuid AND i.value = ANY($3)
   UNION ALL
   SELECT $7, 'id'),
--- An identifier of a merged entity finds the entity it was merged into.
+-- An identifier of a merged entity finds the entity it was merged into;
+-- deleted entities are found by nothing (lines marked 0.6: a database
+-- before 0.6.0 has no deletions, and the library leaves them out there).
 exact_hits AS (
   SELECT coalesce(e.merged_into, e.id) AS entity_id, x.field
   FROM exact x
@@ -27,6 +29,7 @@ found AS (
   SELECT EXISTS (SELECT 1 FROM exact_hits x
                  JOIN LATERAL (SELECT 1 FROM neotoma.entities e
                                WHERE e.user_id = $1::uuid AND e.id = x.entity_id AND e.merged_into IS NULL
+                                 AND e.deleted_at IS NULL -- 0.6
                                  AND ($2::text IS NULL OR e.entity_type = $2) OFFSET 0) e ON true) AS exact),
 partial_hits AS (
   SELECT coalesce(e.merged_into, e.id) AS entity_id, i.field
@@ -47,6 +50,7 @@ r AS (
   FROM m
   JOIN LATERAL (SELECT e.id, e.entity_type, e.canonical_name FROM neotoma.entities e
                 WHERE e.user_id = $1::uuid AND e.id = m.entity_id AND e.merged_into IS NULL
+                  AND e.deleted_at IS NULL -- 0.6
                   AND ($2::text IS NULL OR e.entity_type = $2) OFFSET 0) e ON true
   LEFT JOIN LATERAL (SELECT s.snapshot FROM neotoma.entity_snapshots s
                      WHERE s.user_id = $1::uuid AND s.entity_id = e.id OFFSET 0) s ON true

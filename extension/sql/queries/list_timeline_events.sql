@@ -11,7 +11,11 @@ WITH t AS NOT MATERIALIZED (
     AND t.event_timestamp >= coalesce(neotoma._from_micros($3), '-infinity')
     AND t.event_timestamp < coalesce(neotoma._from_micros($4), 'infinity')
     AND ($5::text IS NULL OR t.source_id = $5::uuid)
-    AND ($6::text IS NULL OR t.entity_id = $6))
+    AND ($6::text IS NULL OR t.entity_id = $6)
+    -- Not of deleted entities (the index entities_deleted holds only those).
+    AND NOT EXISTS (SELECT 1 FROM neotoma.entities d WHERE d.user_id = t.user_id AND d.id = t.entity_id -- 0.6
+                    AND d.deleted_at IS NOT NULL) -- 0.6
+    )
 -- (json, not jsonb: the answer leaves as text, so it is never converted.)
 SELECT json_build_object(
   'events', coalesce((SELECT json_agg(json_build_object('id', p.id, 'event_type', p.event_type,

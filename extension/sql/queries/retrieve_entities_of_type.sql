@@ -1,6 +1,6 @@
 -- retrieve_entities of one type: a page of entities, most recently observed
 -- first. $1 user, $2 entity type, $3 include merged ('true'/'false'), $4
--- include snapshots, $5 limit, $6 offset. The page is read in the order of
+-- include snapshots, $5 limit, $6 offset, $7 include deleted. The page is read in the order of
 -- the index entity_snapshots_recent, so the first pages cost the same
 -- whatever the number of entities; only its rows are then read whole. (Of
 -- any type: retrieve_entities.sql. The two differ only in the type filter,
@@ -9,10 +9,12 @@
 -- verify() reports one missing).
 WITH page AS (
   SELECT s.entity_id AS id, s.last_observation_at, e.entity_type, e.canonical_name, e.merged_into
+    , e.deleted_at, e.deleted_reason -- 0.6
   FROM neotoma.entity_snapshots s
   JOIN neotoma.entities e ON e.user_id = s.user_id AND e.id = s.entity_id
   WHERE s.user_id = $1::uuid AND s.entity_type = $2
     AND ($3 = 'true' OR e.merged_into IS NULL)
+    AND ($7 = 'true' OR e.deleted_at IS NULL) -- 0.6
   ORDER BY s.last_observation_at DESC NULLS LAST, s.entity_id
   LIMIT $5 OFFSET $6)
 -- Built as json text (the answer is read as text): an entity without a
@@ -25,7 +27,9 @@ SELECT json_build_object(
              'observation_count', s.observation_count,
              'last_observation_at', neotoma._iso(page.last_observation_at),
              'snapshot', CASE WHEN $4 = 'true' THEN s.snapshot END,
-             'merged_into', page.merged_into)
+             'merged_into', page.merged_into
+             , 'deleted_at', neotoma._iso(page.deleted_at), 'deleted_reason', page.deleted_reason -- 0.6
+             )
            ORDER BY page.last_observation_at DESC NULLS LAST, page.id)
     FROM page
     -- Each row's snapshot by key (OFFSET 0 keeps it a probe: a hash join

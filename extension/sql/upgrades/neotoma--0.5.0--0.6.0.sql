@@ -7,7 +7,11 @@
 -- seeded entity type `account`. Provider imports (§3.26–3.27):
 -- list_provider_catalog, connect_provider, list_connectors,
 -- sync_provider_imports, the gateway's record_connector and
--- record_provider_sync, and the table neotoma.sync_runs.
+-- record_provider_sync, and the table neotoma.sync_runs. Deleting and
+-- restoring entities (delete_entity, restore_entity): observations of kind
+-- deletion / restoration from `lifecycle` sources, which the observation
+-- trigger turns into entities.deleted_at / deleted_reason; deleted entities
+-- are counted in neither total.
 \echo Use "ALTER EXTENSION neotoma UPDATE TO '0.6.0'" to load this file. \quit
 
 CREATE OR REPLACE FUNCTION neotoma.get_technical_metrics(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
@@ -101,7 +105,7 @@ BEGIN
   RETURN r->'ok';
 END $body$;
 COMMENT ON FUNCTION neotoma.plaid_sync(jsonb) IS
-  'Sync the transactions of a connected Plaid item (plaid_item_id or item_id), or of every item (sync_all), from where the last sync stopped (force_full_sync reads everything again). New transactions become `transaction` entities (identified by Plaid''s transaction_id, so nothing is duplicated), changes add observations, removed ones are marked status "removed". Returns {syncs: [{plaid_item_id, item_id, status, summary: {added, modified, removed}, next_cursor, error?}], total_synced_items}.';
+  'Sync the transactions of a connected Plaid item (plaid_item_id or item_id), or of every item (sync_all), from where the last sync stopped (force_full_sync reads everything again). New transactions become `transaction` entities (identified by Plaid''s transaction_id, so nothing is duplicated), changes add observations, removed ones are deleted (their history stays). Returns {syncs: [{plaid_item_id, item_id, status, summary: {added, modified, removed}, next_cursor, error?}], total_synced_items}.';
 
 CREATE OR REPLACE FUNCTION neotoma.plaid_list_items(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$
@@ -226,3 +230,181 @@ COMMENT ON FUNCTION neotoma.record_provider_sync(jsonb) IS
 
 REVOKE EXECUTE ON FUNCTION neotoma.list_provider_catalog(jsonb), neotoma.connect_provider(jsonb), neotoma.list_connectors(jsonb), neotoma.sync_provider_imports(jsonb), neotoma.record_connector(jsonb), neotoma.record_provider_sync(jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION neotoma.list_provider_catalog(jsonb), neotoma.connect_provider(jsonb), neotoma.list_connectors(jsonb), neotoma.sync_provider_imports(jsonb), neotoma.record_connector(jsonb), neotoma.record_provider_sync(jsonb) TO neotoma_user;
+
+-- Deletion and restoration.
+ALTER TABLE neotoma.sources DROP CONSTRAINT sources_source_type_check,
+  ADD CONSTRAINT sources_source_type_check
+  CHECK (source_type IN ('structured', 'file', 'correction', 'relationship', 'migration', 'lifecycle'));
+ALTER TABLE neotoma.observations DROP CONSTRAINT observations_kind_check,
+  ADD CONSTRAINT observations_kind_check
+  CHECK (kind IN ('store', 'correction', 'interpretation', 'migration', 'deletion', 'restoration'));
+ALTER TABLE neotoma.entities ADD COLUMN deleted_at timestamptz, ADD COLUMN deleted_reason text;
+CREATE INDEX entities_deleted ON neotoma.entities (user_id, id) WHERE deleted_at IS NOT NULL;
+CREATE OR REPLACE FUNCTION neotoma._observations_inserted() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+BEGIN
+  PERFORM neotoma._apply_observations((
+    SELECT jsonb_agg(jsonb_build_object(
+             'user_id', n.user_id, 'id', n.id, 'entity_id', n.entity_id, 'entity_type', n.entity_type,
+             'source_id', n.source_id, 'observed_at', neotoma._micros(n.observed_at),
+             'source_priority', n.source_priority, 'specificity_score', n.specificity_score,
+             'fields', n.fields)
+           ORDER BY n.user_id, n.entity_id, n.id)::text
+    FROM new_observations n WHERE n.kind NOT IN ('deletion', 'restoration')));
+  -- Deleted or not: what the latest deletion or restoration of each entity says.
+  UPDATE neotoma.entities e
+  SET deleted_at = CASE WHEN l.kind = 'deletion' THEN l.observed_at END,
+      deleted_reason = CASE WHEN l.kind = 'deletion' THEN l.fields->>'reason' END
+  FROM (SELECT DISTINCT ON (o.user_id, o.entity_id) o.user_id, o.entity_id, o.kind, o.observed_at, o.fields
+        FROM neotoma.observations o
+        WHERE (o.user_id, o.entity_id) IN (SELECT n.user_id, n.entity_id FROM new_observations n
+                                           WHERE n.kind IN ('deletion', 'restoration'))
+          AND o.kind IN ('deletion', 'restoration')
+        ORDER BY o.user_id, o.entity_id, o.observed_at DESC, o.id DESC) l
+  WHERE e.user_id = l.user_id AND e.id = l.entity_id;
+  RETURN NULL;
+END $$;
+CREATE OR REPLACE FUNCTION neotoma._count_entities() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+DECLARE
+  users uuid[];
+  types text[];
+BEGIN
+  IF TG_OP = 'TRUNCATE' THEN
+    TRUNCATE neotoma.entity_counts;
+    RETURN NULL;
+  ELSIF TG_OP = 'INSERT' THEN
+    WITH d AS (
+      INSERT INTO neotoma.entity_counts (user_id, entity_type, current, total)
+      SELECT user_id, entity_type, count(*) FILTER (WHERE merged_into IS NULL AND deleted_at IS NULL),
+             count(*) FILTER (WHERE deleted_at IS NULL)
+      FROM new_entities GROUP BY user_id, entity_type
+      RETURNING user_id, entity_type)
+    SELECT array_agg(user_id), array_agg(entity_type) INTO users, types FROM d;
+  ELSIF TG_OP = 'UPDATE' THEN
+    WITH d AS (
+      INSERT INTO neotoma.entity_counts (user_id, entity_type, current, total)
+      SELECT n.user_id, n.entity_type,
+             sum((n.merged_into IS NULL AND n.deleted_at IS NULL)::int - (o.merged_into IS NULL AND o.deleted_at IS NULL)::int),
+             sum((n.deleted_at IS NULL)::int - (o.deleted_at IS NULL)::int)
+      FROM old_entities o JOIN new_entities n ON n.user_id = o.user_id AND n.id = o.id
+      WHERE (n.merged_into IS NULL) <> (o.merged_into IS NULL) OR (n.deleted_at IS NULL) <> (o.deleted_at IS NULL)
+      GROUP BY n.user_id, n.entity_type
+      RETURNING user_id, entity_type)
+    SELECT array_agg(user_id), array_agg(entity_type) INTO users, types FROM d;
+  ELSE
+    WITH d AS (
+      INSERT INTO neotoma.entity_counts (user_id, entity_type, current, total)
+      SELECT user_id, entity_type, -count(*) FILTER (WHERE merged_into IS NULL AND deleted_at IS NULL),
+             -count(*) FILTER (WHERE deleted_at IS NULL)
+      FROM old_entities GROUP BY user_id, entity_type
+      RETURNING user_id, entity_type)
+    SELECT array_agg(user_id), array_agg(entity_type) INTO users, types FROM d;
+  END IF;
+  -- Looking for (user, type) pairs with many rows costs more than the
+  -- deltas themselves, so one statement in 16, at random, looks: the rows
+  -- of a pair stay few (their number does not change the sum).
+  IF users IS NOT NULL AND random() < 0.0625 THEN
+    WITH busy AS (
+      SELECT c.user_id, c.entity_type
+      FROM neotoma.entity_counts c
+      JOIN unnest(users, types) AS t(user_id, entity_type)
+        ON t.user_id = c.user_id AND t.entity_type = c.entity_type
+      GROUP BY c.user_id, c.entity_type HAVING count(*) > 32),
+    folded AS (
+      DELETE FROM neotoma.entity_counts c
+      WHERE c.ctid IN (SELECT x.ctid FROM neotoma.entity_counts x
+                       JOIN busy b ON b.user_id = x.user_id AND b.entity_type = x.entity_type
+                       FOR UPDATE OF x SKIP LOCKED)
+      RETURNING c.user_id, c.entity_type, c.current, c.total)
+    INSERT INTO neotoma.entity_counts (user_id, entity_type, current, total)
+    SELECT user_id, entity_type, sum(current), sum(total) FROM folded GROUP BY user_id, entity_type;
+  END IF;
+  RETURN NULL;
+END $$;
+
+CREATE OR REPLACE FUNCTION neotoma._recount_entities() RETURNS void
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+  WITH scope AS (
+    SELECT (SELECT neotoma.current_user_id()) AS user_id,
+           (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = session_user) AS everyone),
+  cleared AS (
+    DELETE FROM neotoma.entity_counts c USING scope s
+    WHERE c.user_id = s.user_id OR (s.user_id IS NULL AND s.everyone))
+  INSERT INTO neotoma.entity_counts (user_id, entity_type, current, total)
+  SELECT e.user_id, e.entity_type, count(*) FILTER (WHERE e.merged_into IS NULL AND e.deleted_at IS NULL),
+         count(*) FILTER (WHERE e.deleted_at IS NULL)
+  FROM neotoma.entities e, scope s
+  WHERE e.user_id = s.user_id OR (s.user_id IS NULL AND s.everyone)
+  GROUP BY e.user_id, e.entity_type;
+$$;
+
+
+CREATE OR REPLACE FUNCTION neotoma.delete_entity(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('delete_entity', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.delete_entity(jsonb) IS
+  'Delete an entity: it disappears from retrieve_entities, lookups and snapshots (include_deleted shows it, with deleted_at and the reason) until restore_entity brings it back exactly as it was. Nothing is erased: the deletion is an observation of its own (list_observations shows it). Deleting a deleted entity is an error. Returns {entity_id, entity_type, deleted, deleted_at, reason, observation_id}.';
+
+CREATE OR REPLACE FUNCTION neotoma.restore_entity(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('restore_entity', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.restore_entity(jsonb) IS
+  'Bring back a deleted entity exactly as it was before its deletion (recorded as a restoration observation). Restoring an entity that is not deleted is an error. Returns {entity_id, entity_type, deleted: false, deleted_at: null, reason, observation_id}.';
+
+REVOKE EXECUTE ON FUNCTION neotoma.delete_entity(jsonb), neotoma.restore_entity(jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma.delete_entity(jsonb), neotoma.restore_entity(jsonb) TO neotoma_user;
+
+-- The views leave deleted entities out (entity_overview shows them, with deleted_at).
+CREATE OR REPLACE VIEW neotoma.entity_overview WITH (security_invoker = true) AS
+SELECT e.user_id, e.id AS entity_id, e.entity_type, e.canonical_name,
+       coalesce(s.snapshot, '{}') AS snapshot,
+       coalesce(s.observation_count, 0) AS observation_count,
+       s.last_observation_at, s.schema_version,
+       e.merged_into, e.merged_at, e.created_at, e.deleted_at, e.deleted_reason
+FROM neotoma.entities e
+LEFT JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id;
+COMMENT ON VIEW neotoma.entity_overview IS
+  'One row per entity: type, name, current snapshot, observation count; merged_into is set for merged entities, deleted_at and deleted_reason for deleted ones.';
+CREATE OR REPLACE VIEW neotoma.entity_fields WITH (security_invoker = true) AS
+SELECT e.user_id, e.id AS entity_id, e.entity_type, e.canonical_name,
+       f.key AS field, f.value, f.value #>> '{}' AS value_text,
+       (p ->> 'observation_id')::uuid AS observation_id,
+       (p ->> 'source_id')::uuid AS source_id,
+       (p ->> 'observed_at')::timestamptz AS observed_at,
+       (p ->> 'source_priority')::integer AS source_priority
+FROM neotoma.entities e
+JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
+CROSS JOIN LATERAL jsonb_each(s.snapshot) AS f
+CROSS JOIN LATERAL (SELECT s.field_provenance -> f.key) AS fp(p)
+WHERE e.merged_into IS NULL AND e.deleted_at IS NULL;
+COMMENT ON VIEW neotoma.entity_fields IS
+  'One row per field of each current entity: value (jsonb and text) and its provenance (observation, source, time, priority).';
+CREATE OR REPLACE VIEW neotoma.relationship_overview WITH (security_invoker = true) AS
+SELECT r.user_id, r.id AS relationship_id, r.relationship_type,
+       r.source_entity_id, se.entity_type AS source_entity_type, se.canonical_name AS source_name,
+       r.target_entity_id, te.entity_type AS target_entity_type, te.canonical_name AS target_name,
+       r.snapshot AS metadata, r.observation_count, r.last_observation_at, r.created_at
+FROM neotoma.relationships r
+JOIN neotoma.entities se ON se.user_id = r.user_id AND se.id = r.source_entity_id
+JOIN neotoma.entities te ON te.user_id = r.user_id AND te.id = r.target_entity_id
+WHERE r.merged_into IS NULL AND se.deleted_at IS NULL AND te.deleted_at IS NULL;
+COMMENT ON VIEW neotoma.relationship_overview IS
+  'Current relationships (not re-keyed by a merge) with the type and name of both entities and the reduced metadata.';
+CREATE OR REPLACE VIEW neotoma.timeline WITH (security_invoker = true) AS
+SELECT t.user_id, t.id AS event_id, t.event_timestamp, t.event_type,
+       t.entity_id, e.entity_type, e.canonical_name,
+       t.source_field, t.source_id, t.observation_id, t.properties
+FROM neotoma.timeline_events t
+JOIN neotoma.entities e ON e.user_id = t.user_id AND e.id = t.entity_id
+WHERE e.deleted_at IS NULL;
+COMMENT ON VIEW neotoma.timeline IS
+  'Timeline events (derived from date fields) with the type and name of their entity.';

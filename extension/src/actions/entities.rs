@@ -70,17 +70,25 @@ pub fn retrieve_entity_snapshot(
     req: RetrieveEntitySnapshotRequest,
 ) -> Result<EntitySnapshotResponse, NeotomaError> {
     let entity_id = common::entity_id("entity_id", &req.entity_id)?;
+    let deleted_at = crate::lifecycle::deleted_at(&user, &entity_id)?;
+    if let (Some(at), false) = (&deleted_at, req.include_deleted.unwrap_or(false)) {
+        return Err(crate::lifecycle::deleted_error(&entity_id, at));
+    }
     let at = req
         .at
         .as_deref()
         .map(|at| common::micros("at", at))
         .transpose()?;
-    let Some(at) = at else {
-        return current_snapshot(&user, &entity_id);
+    let mut out = match at {
+        None => current_snapshot(&user, &entity_id)?,
+        Some(at) => {
+            let (entity, redirected_from) = resolve_entity(&user, &entity_id)?;
+            let mut out = snapshot_at(&user, &entity, at, req.at.as_deref().unwrap_or_default())?;
+            out.redirected_from = redirected_from;
+            out
+        }
     };
-    let (entity, redirected_from) = resolve_entity(&user, &entity_id)?;
-    let mut out = snapshot_at(&user, &entity, at, req.at.as_deref().unwrap_or_default())?;
-    out.redirected_from = redirected_from;
+    out.deleted_at = deleted_at;
     Ok(out)
 }
 
@@ -135,6 +143,7 @@ fn snapshot_at(
         last_observation_at: last,
         at: Some(as_given.to_string()),
         redirected_from: None,
+        deleted_at: None,
     })
 }
 
@@ -215,12 +224,26 @@ pub fn retrieve_entities(
     let (limit, offset) = common::page(req.limit, req.offset)?;
     let include_snapshots = req.include_snapshots.unwrap_or(true);
     let include_merged = req.include_merged.unwrap_or(false);
-    let counted = crate::installed::at_least_0_4()?;
-    let query = match (&req.entity_type, counted) {
-        (Some(_), true) => RETRIEVE_ENTITIES_OF_TYPE,
-        (None, true) => RETRIEVE_ENTITIES,
-        (Some(_), false) => RETRIEVE_ENTITIES_OF_TYPE_0_3.as_str(),
-        (None, false) => RETRIEVE_ENTITIES_0_3.as_str(),
+    let include_deleted = req.include_deleted.unwrap_or(false);
+    let typed = req.entity_type.is_some();
+    let query: &str = if crate::installed::at_least_0_6()? {
+        match (typed, include_deleted) {
+            (true, false) => RETRIEVE_ENTITIES_OF_TYPE,
+            (false, false) => RETRIEVE_ENTITIES,
+            // The count rows leave deleted entities out: these are counted.
+            (true, true) => &RETRIEVE_ENTITIES_OF_TYPE_DELETED,
+            (false, true) => &RETRIEVE_ENTITIES_DELETED,
+        }
+    } else if crate::installed::at_least_0_4()? {
+        if typed {
+            &RETRIEVE_ENTITIES_OF_TYPE_0_5
+        } else {
+            &RETRIEVE_ENTITIES_0_5
+        }
+    } else if typed {
+        &RETRIEVE_ENTITIES_OF_TYPE_0_3
+    } else {
+        &RETRIEVE_ENTITIES_0_3
     };
     // A custom plan: with the page's LIMIT known, Postgres reads the index
     // in order; a generic plan, guessing a tenth of the rows, sorts them all.
@@ -234,6 +257,7 @@ pub fn retrieve_entities(
                 Arg::Text(if include_snapshots { "true" } else { "false" }),
                 Arg::Int(limit),
                 Arg::Int(offset),
+                Arg::Text(if include_deleted { "true" } else { "false" }),
             ],
             "entities",
         )
@@ -260,7 +284,11 @@ pub fn retrieve_entity_by_identifier(
         .map(|(kind, form)| (kind, contains_pattern(&form)))
         .collect();
     db::parsed(
-        IDENTIFIER_LOOKUP,
+        if crate::installed::at_least_0_6()? {
+            IDENTIFIER_LOOKUP
+        } else {
+            &IDENTIFIER_LOOKUP_0_5
+        },
         &[
             Arg::uuid(user),
             Arg::OptText(req.entity_type.as_deref()),
@@ -425,12 +453,32 @@ const RETRIEVE_ENTITIES: &str = include_str!("../../sql/queries/retrieve_entitie
 const RETRIEVE_ENTITIES_OF_TYPE: &str =
     include_str!("../../sql/queries/retrieve_entities_of_type.sql");
 
+/// The listings with deleted entities (`include_deleted`): the total
+/// counted from the entities (the count rows leave deleted ones out).
+static RETRIEVE_ENTITIES_DELETED: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| counting(RETRIEVE_ENTITIES, ""));
+static RETRIEVE_ENTITIES_OF_TYPE_DELETED: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| counting(RETRIEVE_ENTITIES_OF_TYPE, " AND e.entity_type = $2"));
+/// The lookup on a database still at 0.5.0 or older (no deletions yet).
+static IDENTIFIER_LOOKUP_0_5: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| crate::installed::before_0_6(IDENTIFIER_LOOKUP));
+/// The listings on a database still at 0.5.0 or older (no deletions yet):
+/// the lines marked `-- 0.6` left out.
+static RETRIEVE_ENTITIES_0_5: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| crate::installed::before_0_6(RETRIEVE_ENTITIES));
+static RETRIEVE_ENTITIES_OF_TYPE_0_5: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| crate::installed::before_0_6(RETRIEVE_ENTITIES_OF_TYPE));
 /// The listings on a database still at 0.3.0 or older (no
 /// `neotoma.entity_counts` yet): the total counted from the entities.
 static RETRIEVE_ENTITIES_0_3: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| counting(RETRIEVE_ENTITIES, ""));
+    std::sync::LazyLock::new(|| counting(&crate::installed::before_0_6(RETRIEVE_ENTITIES), ""));
 static RETRIEVE_ENTITIES_OF_TYPE_0_3: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| counting(RETRIEVE_ENTITIES_OF_TYPE, " AND e.entity_type = $2"));
+    std::sync::LazyLock::new(|| {
+        counting(
+            &crate::installed::before_0_6(RETRIEVE_ENTITIES_OF_TYPE),
+            " AND e.entity_type = $2",
+        )
+    });
 
 fn counting(query: &str, type_filter: &str) -> String {
     let start = query

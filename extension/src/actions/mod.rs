@@ -19,6 +19,7 @@ mod analytics;
 mod entities;
 mod files;
 mod legacy;
+mod lifecycle;
 mod merge;
 mod metrics;
 mod plaid;
@@ -137,6 +138,8 @@ fn route(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
             serve::<a::ListTimelineEvents, _>(timeline::list_timeline_events, args)
         }
         ActionId::MergeEntities => serve::<a::MergeEntities, _>(merge::merge_entities, args),
+        ActionId::DeleteEntity => serve::<a::DeleteEntity, _>(lifecycle::delete_entity, args),
+        ActionId::RestoreEntity => serve::<a::RestoreEntity, _>(lifecycle::restore_entity, args),
         ActionId::AnalyzeSchemaCandidates => {
             serve::<a::AnalyzeSchemaCandidates, _>(schemas::analyze_schema_candidates, args)
         }

@@ -8,7 +8,7 @@
 use super::providers::{save_connector, sealed, sealed_secrets};
 use super::relationships::create_relationship;
 use crate::db::{self, Arg};
-use crate::ingest;
+use crate::{ingest, lifecycle};
 use neotoma_core::actions::graph::CreateRelationshipRequest;
 use neotoma_core::actions::plaid::*;
 use neotoma_core::actions::store::{StoreProvenance, StoreRequest, StoredEntity};
@@ -331,6 +331,12 @@ pub fn record_plaid_sync(user: Uuid, req: RecordPlaidSyncRequest) -> Result<Valu
             if let Some(account) = t["account_id"].as_str().and_then(|a| accounts.get(a)) {
                 part_of(&user, &e.entity_id, account)?;
             }
+        }
+        // Removed at the bank: deleted here (its history stays; an entity
+        // deleted already stays so).
+        let changed = page.added.len() + page.modified.len();
+        for e in stored.iter().skip(changed) {
+            lifecycle::delete_if_live(&user, &e.entity_id, "removed by Plaid")?;
         }
         added += page.added.len() as u64;
         modified += page.modified.len() as u64;

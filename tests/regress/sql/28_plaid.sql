@@ -46,8 +46,12 @@ FROM neotoma.record_plaid_sync(jsonb_build_object(
   'plaid_item_id', (neotoma.plaid_list_items('{}')->'items'->0->>'id'), 'cursor_before', 'c1', 'next_cursor', 'c2',
   'pages', '[{}, {}, {"modified": [{"transaction_id": "t2", "account_id": "acc-1", "amount": 7.5, "date": "2026-11-02", "name": "Deli"}],
                       "removed": [{"transaction_id": "t3"}]}]'::jsonb)) AS s;
+-- The removed one is deleted: out of the listing, its history kept.
 SELECT e->'snapshot'->>'transaction_id' AS tx, e->'snapshot'->>'amount' AS amount, e->'snapshot'->>'status' AS status
 FROM jsonb_array_elements((neotoma.retrieve_entities('{"entity_type": "transaction"}'))->'entities') AS e
+ORDER BY 1;
+SELECT e->'snapshot'->>'transaction_id' AS tx, e->'snapshot'->>'status' AS status, e->>'deleted_reason' AS deleted
+FROM jsonb_array_elements((neotoma.retrieve_entities('{"entity_type": "transaction", "include_deleted": true}'))->'entities') AS e
 ORDER BY 1;
 -- A sync recorded from a stale cursor (another sync ran meanwhile) records nothing.
 SELECT error_code(try_action('record_plaid_sync', jsonb_build_object(

@@ -1,0 +1,186 @@
+//! Whether an entity is deleted: the latest of its deletion and restoration
+//! observations says (the observation trigger keeps `entities.deleted_at`
+//! and `deleted_reason` in step; verify() checks them). Marking one writes
+//! a `lifecycle` source and the observation; the reducer never folds them.
+
+use crate::db::{self, Arg};
+use crate::registry;
+use neotoma_core::canonical::{canonical_json, sha256_hex};
+use neotoma_core::ids::{derived_uuid, source_id};
+use neotoma_core::{ErrorCode, NeotomaError};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    Deletion,
+    Restoration,
+}
+
+impl Mark {
+    fn kind(self) -> &'static str {
+        match self {
+            Mark::Deletion => "deletion",
+            Mark::Restoration => "restoration",
+        }
+    }
+}
+
+/// An entity as deletion sees it, its row locked.
+#[derive(Debug, Deserialize)]
+pub struct Lifecycle {
+    pub id: String,
+    pub entity_type: String,
+    pub merged_into: Option<String>,
+    pub deleted_at: Option<String>,
+    pub deleted_reason: Option<String>,
+    /// The latest deletion or restoration observation.
+    pub last_mark: Option<String>,
+}
+
+/// The entity's lifecycle, its row locked until the transaction ends (a
+/// concurrent store or deletion of it waits).
+pub fn lock(user: &Uuid, entity_id: &str) -> Result<Option<Lifecycle>, NeotomaError> {
+    let v = db::json(
+        "SELECT jsonb_build_object('id', e.id, 'entity_type', e.entity_type, 'merged_into', e.merged_into,
+                   'deleted_at', neotoma._iso(e.deleted_at), 'deleted_reason', e.deleted_reason,
+                   'last_mark', (SELECT o.id FROM neotoma.observations o
+                                 WHERE o.user_id = e.user_id AND o.entity_id = e.id
+                                   AND o.kind IN ('deletion', 'restoration')
+                                 ORDER BY o.observed_at DESC, o.id DESC LIMIT 1))
+         FROM neotoma.entities e WHERE e.user_id = $1::uuid AND e.id = $2 FOR UPDATE",
+        &[Arg::uuid(user), Arg::Text(entity_id)],
+    )?;
+    if v.is_null() {
+        return Ok(None);
+    }
+    db::from_json(v, "entity").map(Some)
+}
+
+/// Records a deletion or restoration of `entity`; answers the observation's
+/// id. The caller checked that it changes something.
+pub fn mark(
+    user: &Uuid,
+    entity: &Lifecycle,
+    mark: Mark,
+    reason: Option<&str>,
+) -> Result<Uuid, NeotomaError> {
+    let user_s = user.to_string();
+    let content = json!({ mark.kind(): {"entity_id": entity.id, "reason": reason} });
+    let content_hash = sha256_hex(canonical_json(&content).as_bytes());
+    let source = source_id(user, &content_hash);
+    db::run(
+        "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, content)
+         VALUES ($1::uuid, $2::uuid, $3, 'lifecycle', 'application/json', $4)
+         ON CONFLICT DO NOTHING",
+        &[
+            Arg::uuid(user),
+            Arg::uuid(source),
+            Arg::Text(&content_hash),
+            Arg::Json(&content),
+        ],
+    )?;
+    // One id per step of the entity's lifecycle: the same step taken twice
+    // (by two sessions at once) is one observation.
+    let previous = entity.last_mark.clone().unwrap_or_default();
+    let id = derived_uuid(mark.kind(), &[&user_s, &entity.id, &previous]);
+    let version = registry::active(*user, std::slice::from_ref(&entity.entity_type))?
+        .get(&entity.entity_type)
+        .map(|a| a.schema.schema_version.clone())
+        .unwrap_or_else(|| "1.0".into());
+    let fields = match reason {
+        Some(r) => json!({ "reason": r }),
+        None => json!({}),
+    };
+    db::run(
+        "INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
+             kind, observed_at, fields)
+         VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::uuid, $7, clock_timestamp(), $8)",
+        &[
+            Arg::uuid(user),
+            Arg::uuid(id),
+            Arg::Text(&entity.id),
+            Arg::Text(&entity.entity_type),
+            Arg::Text(&version),
+            Arg::uuid(source),
+            Arg::Text(mark.kind()),
+            Arg::Json(&fields),
+        ],
+    )?;
+    Ok(id)
+}
+
+/// Deletes `entity_id` of `user` unless it is deleted already (a bank
+/// feed's removal); answers whether it did.
+pub fn delete_if_live(user: &Uuid, entity_id: &str, reason: &str) -> Result<bool, NeotomaError> {
+    match lock(user, entity_id)? {
+        Some(e) if e.deleted_at.is_none() && e.merged_into.is_none() => {
+            mark(user, &e, Mark::Deletion, Some(reason))?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+/// Entities whose deleted_at / deleted_reason disagree with their latest
+/// deletion or restoration observation (verify()).
+pub fn mismatches() -> Result<Vec<Value>, NeotomaError> {
+    let v = db::json(
+        "SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', e.user_id, 'entity_id', e.id,
+                   'what', 'deleted_at', 'expected', l.deleted_at, 'stored', e.deleted_at)), '[]')
+         FROM neotoma.entities e
+         LEFT JOIN LATERAL (SELECT CASE WHEN o.kind = 'deletion' THEN o.observed_at END AS deleted_at,
+                                   CASE WHEN o.kind = 'deletion' THEN o.fields->>'reason' END AS reason
+                            FROM neotoma.observations o
+                            WHERE o.user_id = e.user_id AND o.entity_id = e.id
+                              AND o.kind IN ('deletion', 'restoration')
+                            ORDER BY o.observed_at DESC, o.id DESC LIMIT 1) l ON true
+         WHERE e.deleted_at IS DISTINCT FROM l.deleted_at OR e.deleted_reason IS DISTINCT FROM l.reason",
+        &[],
+    )?;
+    db::from_json(v, "lifecycle mismatches")
+}
+
+/// Sets deleted_at / deleted_reason from the observations again (verify(repair)).
+pub fn repair() -> Result<(), NeotomaError> {
+    db::run(
+        "UPDATE neotoma.entities e SET deleted_at = l.deleted_at, deleted_reason = l.reason
+         FROM neotoma.entities x
+         LEFT JOIN LATERAL (SELECT CASE WHEN o.kind = 'deletion' THEN o.observed_at END AS deleted_at,
+                                   CASE WHEN o.kind = 'deletion' THEN o.fields->>'reason' END AS reason
+                            FROM neotoma.observations o
+                            WHERE o.user_id = x.user_id AND o.entity_id = x.id
+                              AND o.kind IN ('deletion', 'restoration')
+                            ORDER BY o.observed_at DESC, o.id DESC LIMIT 1) l ON true
+         WHERE e.user_id = x.user_id AND e.id = x.id
+           AND (x.deleted_at IS DISTINCT FROM l.deleted_at OR x.deleted_reason IS DISTINCT FROM l.reason)",
+        &[],
+    )
+}
+
+/// When the entity (or the entity it was merged into) was deleted, if it
+/// is; never on a database before 0.6.0.
+pub fn deleted_at(user: &Uuid, entity_id: &str) -> Result<Option<String>, NeotomaError> {
+    if !crate::installed::at_least_0_6()? {
+        return Ok(None);
+    }
+    db::text(
+        "SELECT neotoma._iso(t.deleted_at) FROM neotoma.entities e
+         JOIN neotoma.entities t ON t.user_id = e.user_id AND t.id = coalesce(e.merged_into, e.id)
+         WHERE e.user_id = $1::uuid AND e.id = $2",
+        &[Arg::uuid(user), Arg::Text(entity_id)],
+    )
+}
+
+/// The error for a request about a deleted entity.
+pub fn deleted_error(entity_id: &str, deleted_at: &str) -> NeotomaError {
+    NeotomaError::new(
+        ErrorCode::EntityNotFound,
+        format!(
+            "entity {entity_id} is deleted (restore_entity brings it back; include_deleted shows it)"
+        ),
+    )
+    .with("entity_id", entity_id)
+    .with("deleted_at", deleted_at)
+}

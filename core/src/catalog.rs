@@ -676,8 +676,8 @@ pub fn spec(id: ActionId) -> ActionSpec {
         ActionId::DeleteRecord => ActionSpec::new(
             id,
             "Delete record (deprecated)",
-            "Deprecated (earlier specification): clears every property of a record \
-                (an entity) by corrections; its history stays. Use correct.",
+            "Deprecated (earlier specification): deletes a record (an entity) as \
+                delete_entity does; its history stays. Use delete_entity.",
         )
         .destructive()
         .legacy(),

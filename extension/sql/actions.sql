@@ -537,7 +537,7 @@ BEGIN
   RETURN r->'ok';
 END $body$;
 COMMENT ON FUNCTION neotoma.delete_record(jsonb) IS
-  'Deprecated (earlier specification): clears every property of a record (an entity) by corrections; its history stays. Use correct.';
+  'Deprecated (earlier specification): deletes a record (an entity) as delete_entity does; its history stays. Use delete_entity.';
 
 CREATE OR REPLACE FUNCTION neotoma.list_resources(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$

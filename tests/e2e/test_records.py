@@ -36,8 +36,9 @@ async def test_record_actions_are_callable_unlisted_and_per_user(start_gateway) 
         assert error(await b.call_tool("delete_record", {"id": record_id}))["code"] == "RECORD_NOT_FOUND"
 
         deleted = ok(await a.call_tool("delete_record", {"id": record_id}))
-        assert deleted == {"success": True, "deleted_id": record_id, "deprecated": True, "replacement": "correct"}
+        assert deleted == {"success": True, "deleted_id": record_id, "deprecated": True, "replacement": "delete_entity"}
         assert ok(await a.call_tool("retrieve_records", {"type": "invoice"}))["total"] == 0
+        assert ok(await a.call_tool("retrieve_entities", {"entity_type": "invoice"}))["total"] == 0
         assert error(await a.call_tool("delete_record", {"id": record_id}))["code"] == "RECORD_NOT_FOUND"
         bad = error(await a.call_tool("update_record", {"id": record_id, "properties": {"colour": "red"}}))
         assert bad["code"] == "VALIDATION_ERROR" and bad["details"]["field"] == "properties.colour"

@@ -408,3 +408,7 @@ JOIN neotoma.entities e ON e.user_id = t.user_id AND e.id = t.entity_id
 WHERE e.deleted_at IS NULL;
 COMMENT ON VIEW neotoma.timeline IS
   'Timeline events (derived from date fields) with the type and name of their entity.';
+
+-- delete_record deletes the entity now (it cleared its properties).
+COMMENT ON FUNCTION neotoma.delete_record(jsonb) IS
+  'Deprecated (earlier specification): deletes a record (an entity) as delete_entity does; its history stays. Use delete_entity.';

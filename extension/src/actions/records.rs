@@ -147,7 +147,11 @@ pub fn retrieve_records(user: Uuid, req: RetrieveRecordsRequest) -> Result<Value
         .filter(|t| !t.is_empty())
         .collect();
     let answer: Value = db::parsed(
-        RETRIEVE_RECORDS,
+        if crate::installed::at_least_0_6()? {
+            RETRIEVE_RECORDS
+        } else {
+            &RETRIEVE_RECORDS_0_5
+        },
         &[
             Arg::uuid(user),
             Arg::OptText(req.record_type.as_deref()),
@@ -162,25 +166,35 @@ pub fn retrieve_records(user: Uuid, req: RetrieveRecordsRequest) -> Result<Value
 
 pub fn delete_record(user: Uuid, req: DeleteRecordRequest) -> Result<Value, NeotomaError> {
     let entity = find_record(&user, &req.id)?;
-    let current = record(&user, &entity.id)?;
-    let cleared: Map<String, Value> = current["properties"]
-        .as_object()
-        .map(|p| p.keys().map(|k| (k.clone(), Value::Null)).collect())
-        .unwrap_or_default();
-    if cleared.is_empty() {
-        return Err(NeotomaError::new(
+    let gone = || {
+        NeotomaError::new(
             ErrorCode::RecordNotFound,
-            format!(
-                "record `{}` has no properties left: it was deleted",
-                entity.id
-            ),
+            format!("record `{}` was deleted", entity.id),
         )
-        .with("id", entity.id.clone()));
+        .with("id", entity.id.clone())
+    };
+    if crate::installed::at_least_0_6()? {
+        // The entity's deletion: out of every listing, its history kept
+        // (restore_entity brings it back).
+        if !crate::lifecycle::delete_if_live(&user, &entity.id, "delete_record")? {
+            return Err(gone());
+        }
+    } else {
+        // Before 0.6.0 there is no deletion: every property is cleared by
+        // corrections.
+        let current = record(&user, &entity.id)?;
+        let cleared: Map<String, Value> = current["properties"]
+            .as_object()
+            .map(|p| p.keys().map(|k| (k.clone(), Value::Null)).collect())
+            .unwrap_or_default();
+        if cleared.is_empty() {
+            return Err(gone());
+        }
+        correct_fields(user, &entity, cleared)?;
     }
-    correct_fields(user, &entity, cleared)?;
     Ok(deprecated(
         json!({"success": true, "deleted_id": entity.id}),
-        "correct",
+        "delete_entity",
     ))
 }
 
@@ -188,12 +202,16 @@ pub fn delete_record(user: Uuid, req: DeleteRecordRequest) -> Result<Value, Neot
 /// observed first, then by id. $1 user, $2 type or NULL, $3 properties that
 /// must each equal (a jsonb object), $4 terms that must each appear in the
 /// name or a property value (case-insensitive), $5 limit.
+/// The listing on a database before 0.6.0 (no deletions).
+static RETRIEVE_RECORDS_0_5: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| crate::installed::before_0_6(RETRIEVE_RECORDS));
 const RETRIEVE_RECORDS: &str = "
 WITH matching AS (
   SELECT e.id, e.entity_type, e.created_at, s.snapshot, s.last_observation_at
   FROM neotoma.entities e
   JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
   WHERE e.user_id = $1::uuid AND e.merged_into IS NULL
+    AND e.deleted_at IS NULL -- 0.6
     AND ($2::text IS NULL OR e.entity_type = $2)
     AND s.snapshot <> '{}'::jsonb AND s.snapshot @> $3
     AND NOT EXISTS (

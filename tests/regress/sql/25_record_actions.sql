@@ -1,7 +1,7 @@
 -- The deprecated record actions of the earlier specification, on the truth
 -- model: a record is an entity and its properties are its snapshot;
--- update_record corrects, retrieve_records lists, delete_record clears every
--- property by corrections. Every answer says it is deprecated and names its
+-- update_record corrects, retrieve_records lists, delete_record deletes the
+-- entity (as delete_entity). Every answer says it is deprecated and names its
 -- replacement. As a user under row level security.
 \ir include/setup.sql
 BEGIN;
@@ -52,12 +52,14 @@ SELECT error_code(r) AS code, r->'error'->'details'->>'field' AS field
 FROM (VALUES ('{"limit": 0}'::jsonb), ('{"limit": 101}'), ('{"type": "bad type!"}'), ('{"search_mode": "psychic"}'))
   AS t(args), LATERAL try_action('retrieve_records', args) AS r;
 
--- delete_record: every property cleared (the history stays); the record no
--- longer shows; deleting again is RECORD_NOT_FOUND.
-SELECT r->'success' AS success, r->'deleted_id' = to_jsonb(:'r1'::text) AS same_id, r->'deprecated' AS deprecated
+-- delete_record: the entity is deleted (its snapshot and history stay); the
+-- record no longer shows; deleting again is RECORD_NOT_FOUND.
+SELECT r->'success' AS success, r->'deleted_id' = to_jsonb(:'r1'::text) AS same_id, r->'deprecated' AS deprecated,
+       r->>'replacement' AS replacement
 FROM neotoma.delete_record(jsonb_build_object('id', :'r1')) AS r;
-SELECT snapshot FROM neotoma.entity_snapshots WHERE entity_id = :'r1';
-SELECT count(*) AS observations_kept FROM neotoma.observations WHERE entity_id = :'r1';
+SELECT snapshot <> '{}' AS snapshot_kept, e.deleted_reason FROM neotoma.entity_snapshots s
+JOIN neotoma.entities e ON e.user_id = s.user_id AND e.id = s.entity_id WHERE s.entity_id = :'r1';
+SELECT string_agg(kind, ',' ORDER BY observed_at, kind) AS observations_kept FROM neotoma.observations WHERE entity_id = :'r1';
 SELECT r->'total' AS invoices_left FROM neotoma.retrieve_records('{"type": "invoice"}') AS r;
 SELECT error_code(r) AS code FROM try_action('delete_record', jsonb_build_object('id', :'r1')) AS r;
 

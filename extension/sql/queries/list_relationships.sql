@@ -1,11 +1,16 @@
 -- list_relationships: a page of an entity's current relationships, newest
--- first. $1 user, $2 entity id, $3 direction (inbound, outbound, both),
+-- first, between entities that are not deleted. $1 user, $2 entity id, $3 direction (inbound, outbound, both),
 -- $4 relationship type or NULL, $5 limit, $6 offset.
 WITH r AS (
   SELECT * FROM neotoma.relationships r
   WHERE r.user_id = $1::uuid AND r.merged_into IS NULL
     AND (($3 <> 'inbound' AND r.source_entity_id = $2) OR ($3 <> 'outbound' AND r.target_entity_id = $2))
-    AND ($4::text IS NULL OR r.relationship_type = $4))
+    AND ($4::text IS NULL OR r.relationship_type = $4)
+    -- Not while the other end is deleted (lines marked 0.6: a database before
+    -- 0.6.0 has no deletions, and the library leaves them out there).
+    AND r.source_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL) -- 0.6
+    AND r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL) -- 0.6
+    )
 SELECT jsonb_build_object(
   'relationships', coalesce((SELECT jsonb_agg(jsonb_build_object(
       'id', p.id, 'relationship_type', p.relationship_type,

@@ -1,7 +1,9 @@
 -- list_resources: the neotoma:// resources of a user's data. $1 user.
 WITH types AS (
   SELECT entity_type, count(*) AS n FROM neotoma.entities
-  WHERE user_id = $1::uuid AND merged_into IS NULL GROUP BY entity_type),
+  WHERE user_id = $1::uuid AND merged_into IS NULL
+    AND deleted_at IS NULL -- 0.6
+  GROUP BY entity_type),
 months AS (
   SELECT to_char(event_timestamp AT TIME ZONE 'UTC', 'YYYY') AS y,
          to_char(event_timestamp AT TIME ZONE 'UTC', 'YYYY-MM') AS ym, count(*) AS n

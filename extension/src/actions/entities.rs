@@ -65,6 +65,19 @@ pub fn resolve_entity(
     }
 }
 
+/// [`resolve_entity`], refusing an entity that is deleted (what the
+/// retrievals and writes about it answer until it is restored).
+pub fn resolve_live_entity(
+    user: &Uuid,
+    entity_id: &str,
+) -> Result<(EntityRow, Option<String>), NeotomaError> {
+    let found = resolve_entity(user, entity_id)?;
+    if let Some(at) = crate::lifecycle::deleted_at(user, &found.0.id)? {
+        return Err(crate::lifecycle::deleted_error(entity_id, &at));
+    }
+    Ok(found)
+}
+
 pub fn retrieve_entity_snapshot(
     user: Uuid,
     req: RetrieveEntitySnapshotRequest,
@@ -317,7 +330,7 @@ pub fn correct(user: Uuid, req: CorrectRequest) -> Result<CorrectResponse, Neoto
     let entity_id = common::entity_id("entity_id", &req.entity_id)?;
     check_name("entity_type", &req.entity_type)?;
     check_name("field", &req.field)?;
-    let (entity, _) = resolve_entity(&user, &entity_id)?;
+    let (entity, _) = resolve_live_entity(&user, &entity_id)?;
     if entity.entity_type != req.entity_type {
         return Err(NeotomaError::invalid_field(
             "entity_type",

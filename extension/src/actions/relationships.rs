@@ -3,7 +3,7 @@
 //! listing them. The graph primitives here (`edges`, `find_path`) serve
 //! traversal and merge too.
 
-use crate::actions::entities::resolve_entity;
+use crate::actions::entities::resolve_live_entity;
 use crate::db::{self, Arg};
 use neotoma_core::actions::common;
 use neotoma_core::actions::graph::*;
@@ -58,24 +58,58 @@ pub struct Edge {
     pub target_entity_id: String,
 }
 
-/// Edges of these types touching `nodes` in `direction`, by id.
+/// Edges of these types touching `nodes` in `direction`, by id (all of
+/// them: cycle checks and merges see the whole graph).
 pub fn edges(
     user: &Uuid,
     nodes: Vec<String>,
     types: Option<Vec<String>>,
     direction: Direction,
 ) -> Result<Vec<Edge>, NeotomaError> {
+    edges_where(user, nodes, types, direction, "")
+}
+
+/// [`edges`] between entities that are not deleted (what retrievals show).
+pub fn live_edges(
+    user: &Uuid,
+    nodes: Vec<String>,
+    types: Option<Vec<String>>,
+    direction: Direction,
+) -> Result<Vec<Edge>, NeotomaError> {
+    let live = if crate::installed::at_least_0_6()? {
+        LIVE_ENDS
+    } else {
+        ""
+    };
+    edges_where(user, nodes, types, direction, live)
+}
+
+/// Neither end of relationship `r` is deleted.
+const LIVE_ENDS: &str = "AND r.source_entity_id NOT IN (SELECT d.id FROM neotoma.entities d
+                              WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL)
+     AND r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d
+                              WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL)";
+
+fn edges_where(
+    user: &Uuid,
+    nodes: Vec<String>,
+    types: Option<Vec<String>>,
+    direction: Direction,
+    filter: &str,
+) -> Result<Vec<Edge>, NeotomaError> {
     let v = db::json(
-        "SELECT coalesce(jsonb_agg(to_jsonb(x) ORDER BY x.id), '[]') FROM (
+        &format!(
+            "SELECT coalesce(jsonb_agg(to_jsonb(x) ORDER BY x.id), '[]') FROM (
            SELECT r.id, r.relationship_type, r.source_entity_id, r.target_entity_id
            FROM neotoma.relationships r
            WHERE $4 <> 'inbound' AND r.user_id = $1::uuid AND r.source_entity_id = ANY($2)
-             AND r.merged_into IS NULL AND ($3::text[] IS NULL OR r.relationship_type = ANY($3))
+             AND r.merged_into IS NULL AND ($3::text[] IS NULL OR r.relationship_type = ANY($3)) {filter}
            UNION
            SELECT r.id, r.relationship_type, r.source_entity_id, r.target_entity_id
            FROM neotoma.relationships r
            WHERE $4 <> 'outbound' AND r.user_id = $1::uuid AND r.target_entity_id = ANY($2)
-             AND r.merged_into IS NULL AND ($3::text[] IS NULL OR r.relationship_type = ANY($3))) x",
+             AND r.merged_into IS NULL AND ($3::text[] IS NULL OR r.relationship_type = ANY($3)) {filter}) x"
+        ),
         &[
             Arg::uuid(user),
             Arg::Texts(nodes),
@@ -293,8 +327,8 @@ pub fn create_relationship(
     let source = common::entity_id("source_entity_id", &req.source_entity_id)?;
     let target = common::entity_id("target_entity_id", &req.target_entity_id)?;
     let metadata = metadata_of(req.metadata)?;
-    let (s, _) = resolve_entity(&user, &source)?;
-    let (t, _) = resolve_entity(&user, &target)?;
+    let (s, _) = resolve_live_entity(&user, &source)?;
+    let (t, _) = resolve_live_entity(&user, &target)?;
     if s.id == t.id {
         return Err(
             NeotomaError::validation("an entity cannot be related to itself")
@@ -317,9 +351,13 @@ pub fn list_relationships(
         .map(|t| RelationshipType::parse("relationship_type", t))
         .transpose()?;
     let (limit, offset) = common::page(req.limit, req.offset)?;
-    let (entity, _) = resolve_entity(&user, &entity_id)?;
+    let (entity, _) = resolve_live_entity(&user, &entity_id)?;
     let v = db::json(
-        LIST_RELATIONSHIPS,
+        if crate::installed::at_least_0_6()? {
+            LIST_RELATIONSHIPS
+        } else {
+            &LIST_RELATIONSHIPS_0_5
+        },
         &[
             Arg::uuid(user),
             Arg::Text(&entity.id),
@@ -339,8 +377,8 @@ pub fn get_relationship_snapshot(
     let rtype = RelationshipType::parse("relationship_type", &req.relationship_type)?;
     let source = common::entity_id("source_entity_id", &req.source_entity_id)?;
     let target = common::entity_id("target_entity_id", &req.target_entity_id)?;
-    let (s, _) = resolve_entity(&user, &source)?;
-    let (t, _) = resolve_entity(&user, &target)?;
+    let (s, _) = resolve_live_entity(&user, &source)?;
+    let (t, _) = resolve_live_entity(&user, &target)?;
     let id = relationship_id(&user, rtype.as_str(), &s.id, &t.id).to_string();
     let found = db::json(RELATIONSHIP_SNAPSHOT, &[Arg::uuid(user), Arg::Text(&id)])?;
     if found.is_null() {
@@ -372,4 +410,7 @@ pub fn relationship_observations(user: &Uuid, id: &str) -> Result<Vec<Observatio
 }
 
 const LIST_RELATIONSHIPS: &str = include_str!("../../sql/queries/list_relationships.sql");
+/// The listing on a database before 0.6.0 (no deletions).
+static LIST_RELATIONSHIPS_0_5: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| crate::installed::before_0_6(LIST_RELATIONSHIPS));
 const RELATIONSHIP_SNAPSHOT: &str = include_str!("../../sql/queries/relationship_snapshot.sql");

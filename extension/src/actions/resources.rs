@@ -18,7 +18,12 @@ use uuid::Uuid;
 const MAX_ITEMS: i64 = 1000;
 
 pub fn list_resources(user: Uuid, _req: ListResourcesRequest) -> Result<Value, NeotomaError> {
-    db::json(LIST_RESOURCES, &[Arg::uuid(user)])
+    let query: &str = if crate::installed::at_least_0_6()? {
+        LIST_RESOURCES
+    } else {
+        &LIST_RESOURCES_0_5
+    };
+    db::json(query, &[Arg::uuid(user)])
 }
 
 pub fn read_resource(user: Uuid, req: ReadResourceRequest) -> Result<Value, NeotomaError> {
@@ -144,3 +149,6 @@ const SOURCES: &str = "
              'total', (SELECT count(*) FROM neotoma.sources WHERE user_id = $1::uuid))";
 
 const LIST_RESOURCES: &str = include_str!("../../sql/queries/list_resources.sql");
+/// The list on a database before 0.6.0 (no deletions).
+static LIST_RESOURCES_0_5: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| crate::installed::before_0_6(LIST_RESOURCES));

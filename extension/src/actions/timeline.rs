@@ -1,6 +1,6 @@
 //! Timeline events: dated events derived from entities' date fields.
 
-use crate::actions::entities::resolve_entity;
+use crate::actions::entities::resolve_live_entity;
 use crate::db::{self, Arg};
 use neotoma_core::actions::common;
 use neotoma_core::actions::graph::*;
@@ -38,7 +38,7 @@ pub fn list_timeline_events(
         .transpose()?;
     let (limit, offset) = common::page(req.limit, req.offset)?;
     let entity = match entity {
-        Some(e) => Some(resolve_entity(&user, &e)?.0.id),
+        Some(e) => Some(resolve_live_entity(&user, &e)?.0.id),
         None => None,
     };
     db::parsed(

@@ -1,8 +1,8 @@
 //! Walking the graph: related entities up to n hops, the neighborhood of
 //! an entity or a source, and the one-hop `related_*` output of `store`.
 
-use crate::actions::entities::resolve_entity;
-use crate::actions::relationships::{edges, Direction};
+use crate::actions::entities::resolve_live_entity;
+use crate::actions::relationships::{live_edges, Direction};
 use crate::db::{self, Arg};
 use neotoma_core::actions::common;
 use neotoma_core::actions::graph::*;
@@ -56,9 +56,13 @@ pub fn retrieve_related_entities(
         })
         .transpose()?;
     let include_entities = req.include_entities.unwrap_or(true);
-    let (start, _) = resolve_entity(&user, &entity_id)?;
+    let (start, _) = resolve_live_entity(&user, &entity_id)?;
     db::parsed(
-        RELATED_ENTITIES,
+        if crate::installed::at_least_0_6()? {
+            RELATED_ENTITIES
+        } else {
+            &RELATED_ENTITIES_0_5
+        },
         &[
             Arg::uuid(user),
             Arg::Text(&start.id),
@@ -74,6 +78,9 @@ pub fn retrieve_related_entities(
 
 /// The walk of `retrieve_related_entities`, answered as the response's JSON.
 const RELATED_ENTITIES: &str = include_str!("../../sql/queries/related_entities.sql");
+/// The walk on a database before 0.6.0 (no deletions).
+static RELATED_ENTITIES_0_5: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| crate::installed::before_0_6(RELATED_ENTITIES));
 
 /// JSON objects, as listed in a response.
 type Objects = Vec<Map<String, Value>>;
@@ -81,7 +88,7 @@ type Objects = Vec<Map<String, Value>>;
 /// Relationships touching these entities (one hop, both directions) and the
 /// entities at their other ends: the `related_*` fields of `store`.
 pub fn related_to(user: &Uuid, ids: &[String]) -> Result<(Objects, Objects), NeotomaError> {
-    let mut rels = edges(user, ids.to_vec(), None, Direction::Both)?;
+    let mut rels = live_edges(user, ids.to_vec(), None, Direction::Both)?;
     rels.truncate(100);
     if rels.is_empty() {
         return Ok((vec![], vec![]));
@@ -144,9 +151,13 @@ pub fn retrieve_graph_neighborhood(
     match node_type {
         "entity" => {
             let entity_id = common::entity_id("node_id", &req.node_id)?;
-            let (entity, redirected) = resolve_entity(&user, &entity_id)?;
+            let (entity, redirected) = resolve_live_entity(&user, &entity_id)?;
             let mut out = db::json(
-                ENTITY_NEIGHBORHOOD,
+                if crate::installed::at_least_0_6()? {
+                    ENTITY_NEIGHBORHOOD
+                } else {
+                    &ENTITY_NEIGHBORHOOD_0_5
+                },
                 &[
                     Arg::uuid(user),
                     Arg::Text(&entity.id),
@@ -190,4 +201,7 @@ pub fn retrieve_graph_neighborhood(
 }
 
 const ENTITY_NEIGHBORHOOD: &str = include_str!("../../sql/queries/entity_neighborhood.sql");
+/// The neighborhood on a database before 0.6.0 (no deletions).
+static ENTITY_NEIGHBORHOOD_0_5: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| crate::installed::before_0_6(ENTITY_NEIGHBORHOOD));
 const SOURCE_NEIGHBORHOOD: &str = include_str!("../../sql/queries/source_neighborhood.sql");

@@ -36,6 +36,24 @@ SELECT (SELECT count(*) FROM neotoma.entity_fields WHERE entity_id = :'invoice')
        (SELECT count(*) FROM neotoma.relationship_overview) AS relationships,
        (SELECT count(*) FROM neotoma.timeline) AS timeline,
        (SELECT deleted_reason FROM neotoma.entity_overview WHERE entity_id = :'invoice') AS overview;
+-- Its relationships are hidden while it is deleted, from the other end too.
+SELECT neotoma.list_relationships(jsonb_build_object('entity_id', :'ada'))->'total' AS ada_relationships,
+       jsonb_array_length(neotoma.retrieve_related_entities(jsonb_build_object('entity_id', :'ada'))->'entities') AS ada_related,
+       jsonb_array_length(neotoma.retrieve_graph_neighborhood(jsonb_build_object('node_id', :'ada'))->'relationships') AS ada_neighborhood,
+       jsonb_array_length(neotoma.store('{"entities": [{"entity_type": "person", "name": "Ada Lovelace", "email": "ada@example.com", "role": "poet"}]}')->'related_relationships') AS store_related;
+SELECT r->>'uri' AS uri, r->>'description' AS description
+FROM jsonb_array_elements(neotoma.list_resources('{}')->'resources') AS r WHERE r->>'uri' LIKE 'neotoma://entities/%';
+-- What starts from it answers that it is deleted.
+SELECT action, error_code(try_action(action, args)) AS code
+FROM (VALUES
+  ('list_relationships', jsonb_build_object('entity_id', :'invoice')),
+  ('retrieve_related_entities', jsonb_build_object('entity_id', :'invoice')),
+  ('retrieve_graph_neighborhood', jsonb_build_object('node_id', :'invoice')),
+  ('get_relationship_snapshot', jsonb_build_object('relationship_type', 'REFERS_TO', 'source_entity_id', :'invoice', 'target_entity_id', :'ada')),
+  ('create_relationship', jsonb_build_object('relationship_type', 'REFERS_TO', 'source_entity_id', :'ada', 'target_entity_id', :'invoice')),
+  ('correct', jsonb_build_object('entity_id', :'invoice', 'entity_type', 'invoice', 'field', 'amount_due', 'value', 1)),
+  ('list_timeline_events', jsonb_build_object('entity_id', :'invoice'))
+) AS t(action, args);
 -- Its history says so.
 SELECT o->>'kind' AS kind, o->'fields' AS fields
 FROM jsonb_array_elements(neotoma.list_observations(jsonb_build_object('entity_id', :'invoice'))->'observations') AS o;
@@ -62,7 +80,8 @@ FROM neotoma.restore_entity(jsonb_build_object('entity_id', :'invoice', 'reason'
 SELECT (s->'snapshot') - 'status' = (SELECT (b.s->'snapshot') FROM before b) AS same_fields, s->'snapshot'->>'status' AS status
 FROM neotoma.retrieve_entity_snapshot(jsonb_build_object('entity_id', :'invoice')) AS s;
 SELECT neotoma.retrieve_entities('{}')->'total' AS total, neotoma.list_timeline_events('{}')->'total' AS events,
-       (SELECT count(*) FROM neotoma.relationship_overview) AS relationships;
+       (SELECT count(*) FROM neotoma.relationship_overview) AS relationships,
+       neotoma.list_relationships(jsonb_build_object('entity_id', :'ada'))->'total' AS ada_relationships;
 SELECT error_code(try_action('restore_entity', jsonb_build_object('entity_id', :'invoice'))) AS restore_again;
 -- Delete, restore, delete: each step its own observation.
 SELECT neotoma.delete_entity(jsonb_build_object('entity_id', :'invoice'))->>'deleted' AS deleted_again;

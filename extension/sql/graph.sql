@@ -55,15 +55,19 @@ CREATE TABLE neotoma.graph_write_locks (
 CREATE TRIGGER relationship_observations_append_only BEFORE UPDATE OR DELETE ON neotoma.relationship_observations
   FOR EACH ROW EXECUTE FUNCTION neotoma._refuse_change();
 
--- Entities (not merged away) that no live relationship links to another
--- entity, across every user: the gateway exports the count as
--- neotoma_graph_orphan_nodes_total. A number only, for the gateway's role.
+-- Entities (not merged away, not deleted) that no live relationship links
+-- to another such entity, across every user: the gateway exports the count
+-- as neotoma_graph_orphan_nodes_total. A number only, for the gateway's role.
 CREATE FUNCTION neotoma.graph_orphan_count() RETURNS bigint
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
   SELECT count(*) FROM neotoma.entities e
-  WHERE e.merged_into IS NULL
+  WHERE e.merged_into IS NULL AND e.deleted_at IS NULL
     AND NOT EXISTS (SELECT 1 FROM neotoma.relationships r
-                    WHERE r.user_id = e.user_id AND r.source_entity_id = e.id AND r.merged_into IS NULL)
+                    JOIN neotoma.entities o ON o.user_id = r.user_id AND o.id = r.target_entity_id
+                    WHERE r.user_id = e.user_id AND r.source_entity_id = e.id AND r.merged_into IS NULL
+                      AND o.deleted_at IS NULL)
     AND NOT EXISTS (SELECT 1 FROM neotoma.relationships r
-                    WHERE r.user_id = e.user_id AND r.target_entity_id = e.id AND r.merged_into IS NULL)
+                    JOIN neotoma.entities o ON o.user_id = r.user_id AND o.id = r.source_entity_id
+                    WHERE r.user_id = e.user_id AND r.target_entity_id = e.id AND r.merged_into IS NULL
+                      AND o.deleted_at IS NULL)
 $$;

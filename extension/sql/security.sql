@@ -64,11 +64,13 @@ GRANT USAGE ON SCHEMA neotoma TO neotoma_user;
 REVOKE ALL ON ALL TABLES IN SCHEMA neotoma FROM PUBLIC;
 GRANT SELECT ON ALL TABLES IN SCHEMA neotoma TO neotoma_user;
 REVOKE ALL ON neotoma.api_tokens, neotoma.signing_keys FROM neotoma_user;
--- Connectors: every column but the secret.
+-- Connectors: users read every column but the secret and update a sync's
+-- outcome; the extension's owner writes the rest (save_connector).
 REVOKE ALL ON neotoma.connectors FROM neotoma_user;
 GRANT SELECT (user_id, id, provider, external_id, settings, cursor, status, last_error,
               last_successful_sync, created_at, updated_at) ON neotoma.connectors TO neotoma_user;
-GRANT INSERT, UPDATE ON neotoma.connectors, neotoma.sync_runs TO neotoma_user;
+GRANT UPDATE (cursor, status, last_error, last_successful_sync, updated_at) ON neotoma.connectors TO neotoma_user;
+GRANT INSERT, UPDATE ON neotoma.sync_runs TO neotoma_user;
 GRANT INSERT ON neotoma.sources, neotoma.interpretation_runs, neotoma.entities, neotoma.observations,
   neotoma.raw_fragments, neotoma.entity_schemas, neotoma.relationships, neotoma.relationship_observations,
   neotoma.entity_merges, neotoma.files, neotoma.schema_recommendations, neotoma.graph_write_locks

@@ -42,6 +42,15 @@ pub struct Lifecycle {
 /// The entity's lifecycle, its row locked until the transaction ends (a
 /// concurrent store or deletion of it waits).
 pub fn lock(user: &Uuid, entity_id: &str) -> Result<Option<Lifecycle>, NeotomaError> {
+    // The lock first; then, in a statement of its own (a fresh snapshot, so
+    // it sees what a session it waited for committed), the state.
+    let locked = db::json(
+        "SELECT to_jsonb(true) FROM neotoma.entities WHERE user_id = $1::uuid AND id = $2 FOR UPDATE",
+        &[Arg::uuid(user), Arg::Text(entity_id)],
+    )?;
+    if locked.is_null() {
+        return Ok(None);
+    }
     let v = db::json(
         "SELECT jsonb_build_object('id', e.id, 'entity_type', e.entity_type, 'merged_into', e.merged_into,
                    'deleted_at', neotoma._iso(e.deleted_at), 'deleted_reason', e.deleted_reason,
@@ -49,7 +58,7 @@ pub fn lock(user: &Uuid, entity_id: &str) -> Result<Option<Lifecycle>, NeotomaEr
                                  WHERE o.user_id = e.user_id AND o.entity_id = e.id
                                    AND o.kind IN ('deletion', 'restoration')
                                  ORDER BY o.observed_at DESC, o.id DESC LIMIT 1))
-         FROM neotoma.entities e WHERE e.user_id = $1::uuid AND e.id = $2 FOR UPDATE",
+         FROM neotoma.entities e WHERE e.user_id = $1::uuid AND e.id = $2",
         &[Arg::uuid(user), Arg::Text(entity_id)],
     )?;
     if v.is_null() {

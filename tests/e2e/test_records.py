@@ -40,5 +40,9 @@ async def test_record_actions_are_callable_unlisted_and_per_user(start_gateway) 
         assert ok(await a.call_tool("retrieve_records", {"type": "invoice"}))["total"] == 0
         assert ok(await a.call_tool("retrieve_entities", {"entity_type": "invoice"}))["total"] == 0
         assert error(await a.call_tool("delete_record", {"id": record_id}))["code"] == "RECORD_NOT_FOUND"
+        # A deleted record is not updated either (restore_entity brings it back).
+        gone = error(await a.call_tool("update_record", {"id": record_id, "properties": {"status": "paid"}}))
+        assert gone["code"] == "RECORD_NOT_FOUND"
+        ok(await a.call_tool("restore_entity", {"entity_id": record_id}))
         bad = error(await a.call_tool("update_record", {"id": record_id, "properties": {"colour": "red"}}))
         assert bad["code"] == "VALIDATION_ERROR" and bad["details"]["field"] == "properties.colour"

@@ -403,8 +403,10 @@ pub fn values(answer: &Value) -> Result<Vec<Value>> {
             ) else {
                 continue;
             };
-            if v.is_finite() {
-                *points.entry((t * 1000.0).round() as i64).or_default() += v;
+            let ms = (t * 1000.0).round();
+            // Timestamps a date can hold (years 1 to 9999).
+            if v.is_finite() && (-62_135_596_800_000.0..=253_402_300_799_000.0).contains(&ms) {
+                *points.entry(ms as i64).or_default() += v;
             }
         }
     }

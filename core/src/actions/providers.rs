@@ -87,6 +87,9 @@ pub struct ConnectorSync {
     pub cursor_after: Option<String>,
     #[serde(default)]
     pub messages: Vec<FetchedMessage>,
+    /// Messages passed over (too large); counted as errors.
+    #[serde(default)]
+    pub skipped: u32,
     /// Why reading this connector failed.
     pub error: Option<String>,
 }

@@ -14,6 +14,10 @@
 -- are counted in neither total.
 \echo Use "ALTER EXTENSION neotoma UPDATE TO '0.6.0'" to load this file. \quit
 
+-- Deleted entities (first: the functions below read the columns).
+ALTER TABLE neotoma.entities ADD COLUMN deleted_at timestamptz, ADD COLUMN deleted_reason text;
+CREATE INDEX entities_deleted ON neotoma.entities (user_id, id) WHERE deleted_at IS NOT NULL;
+
 CREATE OR REPLACE FUNCTION neotoma.get_technical_metrics(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$
 DECLARE r jsonb := neotoma._invoke('get_technical_metrics', coalesce(args, 'null')::text);
@@ -26,17 +30,21 @@ COMMENT ON FUNCTION neotoma.get_technical_metrics(jsonb) IS
 
 REVOKE EXECUTE ON FUNCTION neotoma.get_technical_metrics(jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION neotoma.get_technical_metrics(jsonb) TO neotoma_user;
--- Entities (not merged away) that no live relationship links to another
--- entity, across every user: the gateway exports the count as
--- neotoma_graph_orphan_nodes_total. A number only, for the gateway's role.
+-- Entities (not merged away, not deleted) that no live relationship links
+-- to another such entity, across every user: the gateway exports the count
+-- as neotoma_graph_orphan_nodes_total. A number only, for the gateway's role.
 CREATE FUNCTION neotoma.graph_orphan_count() RETURNS bigint
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
   SELECT count(*) FROM neotoma.entities e
-  WHERE e.merged_into IS NULL
+  WHERE e.merged_into IS NULL AND e.deleted_at IS NULL
     AND NOT EXISTS (SELECT 1 FROM neotoma.relationships r
-                    WHERE r.user_id = e.user_id AND r.source_entity_id = e.id AND r.merged_into IS NULL)
+                    JOIN neotoma.entities o ON o.user_id = r.user_id AND o.id = r.target_entity_id
+                    WHERE r.user_id = e.user_id AND r.source_entity_id = e.id AND r.merged_into IS NULL
+                      AND o.deleted_at IS NULL)
     AND NOT EXISTS (SELECT 1 FROM neotoma.relationships r
-                    WHERE r.user_id = e.user_id AND r.target_entity_id = e.id AND r.merged_into IS NULL)
+                    JOIN neotoma.entities o ON o.user_id = r.user_id AND o.id = r.source_entity_id
+                    WHERE r.user_id = e.user_id AND r.target_entity_id = e.id AND r.merged_into IS NULL
+                      AND o.deleted_at IS NULL)
 $$;
 REVOKE EXECUTE ON FUNCTION neotoma.graph_orphan_count() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION neotoma.graph_orphan_count() TO neotoma_service;
@@ -75,7 +83,7 @@ CREATE POLICY connectors_own_rows ON neotoma.connectors USING (user_id = (SELECT
 REVOKE ALL ON neotoma.connectors FROM PUBLIC;
 GRANT SELECT (user_id, id, provider, external_id, settings, cursor, status, last_error,
               last_successful_sync, created_at, updated_at) ON neotoma.connectors TO neotoma_user;
-GRANT INSERT, UPDATE ON neotoma.connectors TO neotoma_user;
+GRANT UPDATE (cursor, status, last_error, last_successful_sync, updated_at) ON neotoma.connectors TO neotoma_user;
 
 CREATE OR REPLACE FUNCTION neotoma.plaid_create_link_token(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$
@@ -238,8 +246,6 @@ ALTER TABLE neotoma.sources DROP CONSTRAINT sources_source_type_check,
 ALTER TABLE neotoma.observations DROP CONSTRAINT observations_kind_check,
   ADD CONSTRAINT observations_kind_check
   CHECK (kind IN ('store', 'correction', 'interpretation', 'migration', 'deletion', 'restoration'));
-ALTER TABLE neotoma.entities ADD COLUMN deleted_at timestamptz, ADD COLUMN deleted_reason text;
-CREATE INDEX entities_deleted ON neotoma.entities (user_id, id) WHERE deleted_at IS NOT NULL;
 CREATE OR REPLACE FUNCTION neotoma._observations_inserted() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 BEGIN

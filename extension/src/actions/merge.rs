@@ -33,6 +33,13 @@ pub fn merge_entities(
             "merge_reason is longer than 2000 characters",
         ));
     }
+    // Deleted entities are merged after a restore: a merge would bring a
+    // deleted one back inside the other, or hide a live one.
+    for id in [&from, &to] {
+        if let Some(at) = crate::lifecycle::deleted_at(&user, id)? {
+            return Err(crate::lifecycle::deleted_error(id, &at));
+        }
+    }
     merge(&user, &from, &to, req.merge_reason.as_deref())
 }
 

@@ -87,12 +87,45 @@ fn serve<A: Action, U: Tenant>(
 /// text. Actions run with generic plans (see [`db::with_generic_plans`]);
 /// writes then keep the planner's statistics current with what they wrote.
 pub fn dispatch(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
+    if needs_0_6(id) && !crate::installed::at_least_0_6()? {
+        return Err(NeotomaError::new(
+            ErrorCode::ServiceUnavailable,
+            format!(
+                "{} needs the 0.6.0 SQL of the extension: run ALTER EXTENSION neotoma UPDATE",
+                id.name()
+            ),
+        ));
+    }
     if catalog::spec(id).read_only {
         return db::with_generic_plans(db::Work::Reads, || route(id, args));
     }
     let answer = db::with_generic_plans(db::Work::Writes, || route(id, args))?;
     statistics::keep_current()?;
     Ok(answer)
+}
+
+/// Actions whose tables or columns came with 0.6.0: a database still at
+/// an older version (before ALTER EXTENSION UPDATE) answers them clearly.
+fn needs_0_6(id: ActionId) -> bool {
+    use ActionId::*;
+    matches!(
+        id,
+        GetTechnicalMetrics
+            | PlaidCreateLinkToken
+            | PlaidExchangePublicToken
+            | PlaidSync
+            | PlaidListItems
+            | RecordPlaidItem
+            | RecordPlaidSync
+            | ListProviderCatalog
+            | ConnectProvider
+            | ListConnectors
+            | SyncProviderImports
+            | RecordConnector
+            | RecordProviderSync
+            | DeleteEntity
+            | RestoreEntity
+    )
 }
 
 /// The handler of each action.

@@ -5,7 +5,7 @@
 //! what Plaid said as entities through the store pipeline — each sync page
 //! a source, a transaction's identity Plaid's transaction_id.
 
-use super::providers::{save_connector, sealed, sealed_secrets};
+use super::providers::{gateway_only, save_connector, sealed, sealed_secrets};
 use super::relationships::create_relationship;
 use crate::db::{self, Arg};
 use crate::{ingest, lifecycle};
@@ -217,6 +217,7 @@ fn store_accounts(
 }
 
 pub fn record_plaid_item(user: Uuid, req: RecordPlaidItemRequest) -> Result<Value, NeotomaError> {
+    gateway_only()?;
     check_item_ids(None, Some(&req.item_id))?;
     let secret = sealed("access_token_ciphertext", &req.access_token_ciphertext)?;
     if let Some(j) = req
@@ -261,6 +262,7 @@ pub fn record_plaid_item(user: Uuid, req: RecordPlaidItemRequest) -> Result<Valu
 }
 
 pub fn record_plaid_sync(user: Uuid, req: RecordPlaidSyncRequest) -> Result<Value, NeotomaError> {
+    gateway_only()?;
     check_sync(&req)?;
     // The item, locked: one sync of an item records at a time.
     let item = db::json(

@@ -205,6 +205,19 @@ pub fn save_connector(
     Ok(id)
 }
 
+/// What a provider said is recorded by the gateway only (its role,
+/// neotoma_service): a user cannot skip the checks it made (the login, the
+/// address) or invent what a provider answered.
+pub fn gateway_only() -> Result<(), NeotomaError> {
+    if settings::trusted() {
+        return Ok(());
+    }
+    Err(NeotomaError::new(
+        ErrorCode::Forbidden,
+        "only the MCP gateway records what it read from a provider (the role neotoma_service)",
+    ))
+}
+
 /// A sealed secret as the gateway sends it (base64).
 pub fn sealed(field: &str, s: &str) -> Result<Vec<u8>, NeotomaError> {
     neotoma_core::interpret::decode_base64(s)
@@ -213,6 +226,7 @@ pub fn sealed(field: &str, s: &str) -> Result<Vec<u8>, NeotomaError> {
 }
 
 pub fn record_connector(user: Uuid, req: RecordConnectorRequest) -> Result<Value, NeotomaError> {
+    gateway_only()?;
     let provider = available(&req.provider)?;
     if !mail(provider.id) {
         return Err(NeotomaError::invalid_field(
@@ -278,7 +292,7 @@ fn record_connector_sync(
         )
         .with("retryable", true));
     }
-    let (mut added, mut errors) = (0u64, 0u64);
+    let (mut added, mut errors) = (0u64, u64::from(c.skipped));
     for m in &c.messages {
         let req = StoreRequest {
             file_content: Some(m.content.clone()),
@@ -314,6 +328,7 @@ pub fn record_provider_sync(
     user: Uuid,
     req: RecordProviderSyncRequest,
 ) -> Result<Value, NeotomaError> {
+    gateway_only()?;
     check_record_sync(&req)?;
     let started = micros("started_at", &req.started_at)?;
     let mut stats: Map<String, Value> = Map::new();

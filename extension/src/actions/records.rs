@@ -5,7 +5,7 @@
 //! corrections (the entity's history stays; the lifecycle's deletion will
 //! replace it). Every answer says it is deprecated and what replaces it.
 
-use super::entities::{correct, resolve_entity, EntityRow};
+use super::entities::{correct, resolve_live_entity, EntityRow};
 use crate::db::{self, Arg};
 use crate::registry;
 use neotoma_core::actions::common;
@@ -20,7 +20,7 @@ use uuid::Uuid;
 /// The record an id names (following a merge), or RECORD_NOT_FOUND.
 fn find_record(user: &Uuid, id: &str) -> Result<EntityRow, NeotomaError> {
     let id = common::entity_id("id", id)?;
-    match resolve_entity(user, &id) {
+    match resolve_live_entity(user, &id) {
         Ok((entity, _)) => Ok(entity),
         Err(e) if e.code == ErrorCode::EntityNotFound => Err(NeotomaError::new(
             ErrorCode::RecordNotFound,

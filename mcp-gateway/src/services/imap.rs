@@ -52,11 +52,18 @@ impl Account {
     }
 }
 
+/// Largest message a sync reads (larger ones are skipped and counted).
+const MAX_MESSAGE_BYTES: usize = 25 * 1024 * 1024;
+/// Most bytes of messages one sync reads; the rest waits for the next.
+const MAX_SYNC_BYTES: usize = 64 * 1024 * 1024;
+
 /// What one session read.
 struct Fetched {
     uid_validity: u32,
     /// (UID, raw message), in UID order.
     messages: Vec<(u32, Vec<u8>)>,
+    /// Messages passed over as too large.
+    skipped: u32,
     /// The cursor after these messages.
     cursor: String,
 }
@@ -161,6 +168,7 @@ where
     let mut fetched = Fetched {
         uid_validity,
         messages: Vec::new(),
+        skipped: 0,
         cursor: format!("{uid_validity}:0"),
     };
     if let Some((cursor, page, max)) = fetch {
@@ -180,6 +188,45 @@ where
             .collect();
         uids.sort_unstable();
         uids.truncate(max);
+        // Sizes first: a message over MAX_MESSAGE_BYTES is skipped (counted,
+        // the cursor passes it), and one sync reads at most MAX_SYNC_BYTES
+        // (the rest waits for the next): a server cannot fill our memory.
+        let mut sizes = std::collections::BTreeMap::new();
+        for chunk in uids.chunks(page.max(1)) {
+            let set = chunk
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(",");
+            let answers: Vec<_> = session
+                .uid_fetch(&set, "(UID RFC822.SIZE)")
+                .await
+                .map_err(|e| format!("UID FETCH failed: {e}"))?
+                .try_collect()
+                .await
+                .map_err(|e| format!("UID FETCH failed: {e}"))?;
+            for m in &answers {
+                if let (Some(uid), Some(size)) = (m.uid, m.size) {
+                    sizes.insert(uid, size as usize);
+                }
+            }
+        }
+        let mut chosen = Vec::new();
+        let mut total = 0usize;
+        let mut passed = after;
+        for uid in &uids {
+            let size = sizes.get(uid).copied().unwrap_or(usize::MAX);
+            if size > MAX_MESSAGE_BYTES {
+                fetched.skipped += 1;
+            } else if total + size > MAX_SYNC_BYTES && !chosen.is_empty() {
+                break;
+            } else {
+                total += size;
+                chosen.push(*uid);
+            }
+            passed = *uid;
+        }
+        let uids = chosen;
         for chunk in uids.chunks(page.max(1)) {
             let set = chunk
                 .iter()
@@ -201,9 +248,7 @@ where
         }
         fetched.messages.sort_by_key(|(uid, _)| *uid);
         fetched.messages.dedup_by_key(|(uid, _)| *uid);
-        if let Some(last) = uids.last() {
-            fetched.cursor = format!("{uid_validity}:{last}");
-        }
+        fetched.cursor = format!("{uid_validity}:{passed}");
     }
     let _ = session.logout().await;
     Ok(fetched)
@@ -278,6 +323,7 @@ async fn sync(imap: &Imap, ctx: &Context<'_>, work: &Value) -> Result<Value, Neo
         {
             Ok(read) => {
                 out["cursor_after"] = json!(read.cursor);
+                out["skipped"] = json!(read.skipped);
                 out["messages"] = read
                     .messages
                     .iter()

@@ -9,8 +9,10 @@ use crate::database::Database;
 use neotoma_core::{ErrorCode, NeotomaError};
 use serde_json::{Value, json};
 
-/// Most pages one sync of an item reads (a page holds up to 500).
-const MAX_PAGES: usize = 200;
+/// Most pages one sync of an item reads (a page holds up to 500): what a
+/// sync records is held in memory and written in one transaction; the rest
+/// comes with the next sync.
+const MAX_PAGES: usize = 50;
 /// Restarts of a sync when Plaid says the item changed during pagination.
 const MAX_RESTARTS: usize = 3;
 /// The purpose access tokens are sealed for.
@@ -174,19 +176,30 @@ impl Plaid {
             .call("neotoma.record_plaid_item", ctx.caller, &record, true)
             .await?;
         if work["trigger_initial_sync"] == true {
-            let args = json!({"plaid_item_id": answer["plaid_item"]["id"]});
-            let mut sync = ctx
-                .db
-                .call("neotoma.plaid_sync", ctx.caller, &args, true)
-                .await?;
-            let work = sync
-                .as_object_mut()
-                .and_then(|s| s.remove("external"))
-                .unwrap_or(Value::Null);
-            let synced = self.sync(ctx, &work).await?;
-            answer["sync_summary"] = synced["syncs"][0]["summary"].clone();
+            // The item is connected whatever the first sync does (the public
+            // token is spent): a failed sync is said in sync_summary.
+            answer["sync_summary"] = match self.initial_sync(ctx, &answer["plaid_item"]["id"]).await
+            {
+                Ok(summary) => summary,
+                Err(e) => json!({"added": 0, "modified": 0, "removed": 0, "error": e.to_json()}),
+            };
         }
         Ok(answer)
+    }
+
+    /// plaid_sync of one item just connected: its summary.
+    async fn initial_sync(&self, ctx: &Context<'_>, item: &Value) -> Result<Value, NeotomaError> {
+        let args = json!({ "plaid_item_id": item });
+        let mut sync = ctx
+            .db
+            .call("neotoma.plaid_sync", ctx.caller, &args, true)
+            .await?;
+        let work = sync
+            .as_object_mut()
+            .and_then(|s| s.remove("external"))
+            .unwrap_or(Value::Null);
+        let synced = self.sync(ctx, &work).await?;
+        Ok(synced["syncs"][0]["summary"].clone())
     }
 
     /// Reads every page of an item's changes since its cursor.

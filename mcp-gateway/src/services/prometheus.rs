@@ -42,11 +42,28 @@ impl Prometheus {
             .query(&params)
             .send()
             .await
-            .map_err(|e| unavailable(e.to_string()))?;
+            .map_err(|e| {
+                // The error names the URL, which may carry credentials: logged, not answered.
+                tracing::warn!(error = %e, "Prometheus unreachable");
+                unavailable("the connection failed".into())
+            })?;
         let status = response.status();
         // Prometheus answers its errors as JSON (400 bad_data, 422
         // execution, 503 timeout/unavailable); anything else is not it.
         match response.json::<Value>().await {
+            // Prometheus itself overloaded or timing out: unavailable, retry.
+            Ok(answer)
+                if answer["status"] == "error"
+                    && matches!(
+                        answer["errorType"].as_str(),
+                        Some("unavailable" | "timeout")
+                    ) =>
+            {
+                Err(unavailable(format!(
+                    "Prometheus answered {status}: {}",
+                    answer["error"].as_str().unwrap_or_default()
+                )))
+            }
             Ok(answer) if answer["status"].is_string() => Ok(answer),
             Ok(_) | Err(_) if status.is_server_error() => {
                 Err(unavailable(format!("Prometheus answered {status}")))

@@ -22,8 +22,14 @@ pub struct Secrets {
     key: Mutex<Option<[u8; 32]>>,
 }
 
-fn failed(message: String) -> NeotomaError {
-    NeotomaError::new(ErrorCode::ServiceUnavailable, message)
+/// The key cannot be used: the details (paths) go to the log, not to the
+/// caller.
+fn failed(detail: String) -> NeotomaError {
+    tracing::error!(%detail, "connector secrets key");
+    NeotomaError::new(
+        ErrorCode::ServiceUnavailable,
+        "this server cannot seal or open connector secrets (see its log)",
+    )
 }
 
 fn b64() -> base64::engine::GeneralPurpose {

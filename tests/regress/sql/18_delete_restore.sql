@@ -52,7 +52,9 @@ FROM (VALUES
   ('get_relationship_snapshot', jsonb_build_object('relationship_type', 'REFERS_TO', 'source_entity_id', :'invoice', 'target_entity_id', :'ada')),
   ('create_relationship', jsonb_build_object('relationship_type', 'REFERS_TO', 'source_entity_id', :'ada', 'target_entity_id', :'invoice')),
   ('correct', jsonb_build_object('entity_id', :'invoice', 'entity_type', 'invoice', 'field', 'amount_due', 'value', 1)),
-  ('list_timeline_events', jsonb_build_object('entity_id', :'invoice'))
+  ('list_timeline_events', jsonb_build_object('entity_id', :'invoice')),
+  ('merge_entities', jsonb_build_object('from_entity_id', :'invoice', 'to_entity_id', :'ada')),
+  ('merge_entities', jsonb_build_object('from_entity_id', :'ada', 'to_entity_id', :'invoice'))
 ) AS t(action, args);
 -- Its history says so.
 SELECT o->>'kind' AS kind, o->'fields' AS fields

@@ -105,5 +105,17 @@ FROM jsonb_array_elements(neotoma.sync_provider_imports('{"provider": "imap"}')-
 SAVEPOINT s;
 SELECT secret FROM neotoma.connectors;
 ROLLBACK TO SAVEPOINT s;
+-- Nor record what a provider said (only the gateway does, after its checks),
+-- nor rewrite a connector's settings.
+SELECT action, error_code(try_action(action, args)) AS code
+FROM (VALUES
+  ('record_provider_sync', '{"provider": "imap", "started_at": "2026-11-24T09:00:00Z"}'::jsonb),
+  ('record_connector', '{"provider": "imap", "external_id": "a@b:1/INBOX", "settings": {}, "secret_ciphertext": "eA=="}'),
+  ('record_plaid_item', '{"item_id": "x", "access_token_ciphertext": "eA=="}'),
+  ('record_plaid_sync', '{"plaid_item_id": "29000000-0000-0000-0000-000000000001"}')
+) AS t(action, args);
+SAVEPOINT s2;
+UPDATE neotoma.connectors SET settings = '{"host": "10.0.0.1"}';
+ROLLBACK TO SAVEPOINT s2;
 RESET ROLE;
 ROLLBACK;

@@ -5,7 +5,7 @@
 //! what Plaid said as entities through the store pipeline — each sync page
 //! a source, a transaction's identity Plaid's transaction_id.
 
-use super::providers::{gateway_only, save_connector, sealed, sealed_secrets};
+use super::providers::{gateway_only, save_connector, sealed, sealed_secrets, sync_item};
 use super::relationships::create_relationship;
 use crate::db::{self, Arg};
 use crate::{ingest, lifecycle};
@@ -127,14 +127,13 @@ pub fn plaid_sync(user: Uuid, req: PlaidSyncRequest) -> Result<Value, NeotomaErr
     let work: Vec<Value> = found
         .iter()
         .map(|i| {
-            let id = i["id"].as_str().unwrap_or_default();
-            json!({
-                "plaid_item_id": id, "item_id": i["item_id"],
-                "institution_name": i["institution_name"],
-                "cursor": if force { Value::Null } else { i["cursor"].clone() },
-                "cursor_before": i["cursor"],
-                "access_token_ciphertext": secrets.get(id),
-            })
+            sync_item(
+                i["id"].as_str().unwrap_or_default(),
+                &i["item_id"],
+                &i["cursor"],
+                force,
+                &secrets,
+            )
         })
         .collect();
     Ok(json!({

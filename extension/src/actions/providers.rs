@@ -123,9 +123,7 @@ pub fn sync_provider_imports(
             .iter()
             .map(|c| {
                 let id = c["connector_id"].as_str().unwrap_or_default();
-                json!({"plaid_item_id": id, "item_id": c["item_id"],
-                       "cursor": if initial { Value::Null } else { c["cursor"].clone() },
-                       "cursor_before": c["cursor"], "access_token_ciphertext": secrets.get(id)})
+                sync_item(id, &c["item_id"], &c["cursor"], initial, &secrets)
             })
             .collect();
         json!({"service": "plaid", "operation": "sync", "sync_all": true, "items": items,
@@ -148,6 +146,24 @@ pub fn sync_provider_imports(
         "stats": {"records_added": 0, "records_updated": 0, "errors": 0},
         "started_at": started_at, "external": work,
     }))
+}
+
+/// One item of a Plaid sync's work for the gateway (plaid_sync,
+/// sync_provider_imports): where to start (`from_start`:
+/// the beginning), the cursor it must still have when the sync is recorded,
+/// and its sealed token (for the gateway's role only).
+pub fn sync_item(
+    id: &str,
+    item_id: &Value,
+    cursor: &Value,
+    from_start: bool,
+    secrets: &BTreeMap<String, String>,
+) -> Value {
+    json!({
+        "plaid_item_id": id, "item_id": item_id,
+        "cursor": if from_start { &Value::Null } else { cursor },
+        "cursor_before": cursor, "access_token_ciphertext": secrets.get(id),
+    })
 }
 
 /// The sealed secrets of `user`'s connectors `ids`, for the gateway's role

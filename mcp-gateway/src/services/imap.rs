@@ -3,9 +3,8 @@
 //! from the connector's `UIDVALIDITY:UID` cursor, never marking them read).
 //! What a sync read is recorded by one SQL call (`record_provider_sync`).
 
-use super::secrets::Secrets;
+use super::Context;
 use crate::auth::Caller;
-use crate::database::Database;
 use async_imap::Client;
 use base64::Engine;
 use futures_util::TryStreamExt;
@@ -270,13 +269,6 @@ where
     }
     let _ = session.logout().await;
     Ok(fetched)
-}
-
-/// What an IMAP operation needs besides IMAP.
-pub struct Context<'a> {
-    pub caller: &'a Caller,
-    pub db: &'a Database,
-    pub secrets: &'a Secrets,
 }
 
 /// Runs the work of connect_provider and sync_provider_imports for e-mail.

@@ -17,6 +17,14 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// What a service's work needs besides the service: who it is for, the
+/// database that records it, and the key that seals secrets.
+pub struct Context<'a> {
+    pub caller: &'a Caller,
+    pub db: &'a Database,
+    pub secrets: &'a secrets::Secrets,
+}
+
 /// How the services are reached (from the command line).
 pub struct ServiceOptions {
     pub prometheus_url: Option<String>,
@@ -60,16 +68,16 @@ impl Services {
         caller: &Caller,
         db: &Database,
     ) -> Result<Value, NeotomaError> {
+        let ctx = Context {
+            caller,
+            db,
+            secrets: &self.secrets,
+        };
         match work["service"].as_str() {
             Some("prometheus") => {
                 prometheus::complete(self.prometheus.as_ref(), &work, answer).await
             }
             Some("plaid") => {
-                let ctx = plaid::Context {
-                    caller,
-                    db,
-                    secrets: &self.secrets,
-                };
                 let done = plaid::complete(self.plaid.as_ref(), &ctx, &work).await;
                 match work.get("provider_run") {
                     // sync_provider_imports for plaid: the run's row and answer.
@@ -77,14 +85,7 @@ impl Services {
                     None => done,
                 }
             }
-            Some("imap") => {
-                let ctx = imap::Context {
-                    caller,
-                    db,
-                    secrets: &self.secrets,
-                };
-                imap::complete(&self.imap, &ctx, &work).await
-            }
+            Some("imap") => imap::complete(&self.imap, &ctx, &work).await,
             other => Err(NeotomaError::new(
                 neotoma_core::ErrorCode::ServiceUnavailable,
                 format!(

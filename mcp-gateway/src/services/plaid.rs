@@ -3,9 +3,7 @@
 //! item's sync read is recorded by one SQL call (`record_plaid_sync`), so a
 //! failure on any page records nothing of that sync.
 
-use super::secrets::Secrets;
-use crate::auth::Caller;
-use crate::database::Database;
+use super::Context;
 use neotoma_core::{ErrorCode, NeotomaError};
 use serde_json::{Value, json};
 
@@ -289,13 +287,6 @@ impl Plaid {
         let total = syncs.iter().filter(|s| s["status"] == "success").count();
         Ok(json!({"syncs": syncs, "total_synced_items": total}))
     }
-}
-
-/// What a Plaid operation needs besides Plaid.
-pub struct Context<'a> {
-    pub caller: &'a Caller,
-    pub db: &'a Database,
-    pub secrets: &'a Secrets,
 }
 
 /// Runs the work of a plaid_* action.

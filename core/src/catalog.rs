@@ -3,8 +3,8 @@
 //! through `neotoma.action_catalog()`), so adding an action never touches it.
 
 use crate::actions::{
-    analytics, entities, graph, legacy, lifecycle, metrics, plaid, providers, resources, schemas,
-    store, system,
+    analytics, duplicates, entities, graph, legacy, lifecycle, metrics, plaid, providers,
+    resources, schemas, store, system,
 };
 use crate::canonical::{canonical_json, sha256_hex};
 use crate::request::schema_for;
@@ -95,6 +95,12 @@ declare_actions! {
     MergeEntities = "merge_entities": graph::MergeEntitiesRequest => graph::MergeEntitiesResponse;
     DeleteEntity = "delete_entity": lifecycle::DeleteEntityRequest => lifecycle::LifecycleResponse;
     RestoreEntity = "restore_entity": lifecycle::RestoreEntityRequest => lifecycle::LifecycleResponse;
+    DeleteRelationship = "delete_relationship": lifecycle::DeleteRelationshipRequest => lifecycle::RelationshipLifecycleResponse;
+    RestoreRelationship = "restore_relationship": lifecycle::RestoreRelationshipRequest => lifecycle::RelationshipLifecycleResponse;
+    Erase = "erase": lifecycle::EraseRequest => lifecycle::EraseResponse;
+    ListRecentChanges = "list_recent_changes": lifecycle::ListRecentChangesRequest => lifecycle::ListRecentChangesResponse;
+    ListPotentialDuplicates = "list_potential_duplicates": duplicates::ListPotentialDuplicatesRequest => duplicates::ListPotentialDuplicatesResponse;
+    SplitEntity = "split_entity": duplicates::SplitEntityRequest => duplicates::SplitEntityResponse;
     AnalyzeSchemaCandidates = "analyze_schema_candidates": schemas::AnalyzeSchemaCandidatesRequest => schemas::AnalyzeSchemaCandidatesResponse;
     GetSchemaRecommendations = "get_schema_recommendations": schemas::GetSchemaRecommendationsRequest => schemas::GetSchemaRecommendationsResponse;
     UpdateSchemaIncremental = "update_schema_incremental": schemas::UpdateSchemaIncrementalRequest => schemas::UpdateSchemaIncrementalResponse;
@@ -447,6 +453,79 @@ pub fn spec(id: ActionId) -> ActionSpec {
                 restoration observation). Restoring an entity that is not deleted is an error. \
                 Returns {entity_id, entity_type, deleted: false, deleted_at: null, reason, \
                 observation_id}.",
+        ),
+        ActionId::DeleteRelationship => ActionSpec::new(
+            id,
+            "Delete a relationship",
+            "Delete the relationship of relationship_type from source_entity_id to \
+                target_entity_id: it disappears from list_relationships, traversals, \
+                neighborhoods and store's related_* (include_deleted shows it, with deleted_at \
+                and the reason) until restore_relationship brings it back exactly as it was. \
+                Nothing is erased: the deletion is an observation of the relationship. The \
+                entities stay. Deleting a deleted relationship is an error; an unknown one is \
+                NOT_FOUND. Returns {relationship_id, relationship_type, source_entity_id, \
+                target_entity_id, deleted, deleted_at, reason, observation_id}.",
+        )
+        .destructive(),
+        ActionId::ListPotentialDuplicates => ActionSpec::new(
+            id,
+            "List potential duplicates",
+            "Pairs of current entities of entity_type that may be the same thing, best first: \
+                names (the snapshot's name or title) whose trigram similarity (as pg_trgm computes it) is at least threshold \
+                (default 0.6), or the same normalised identifier (e-mail, phone, …; score 1). \
+                Each pair once, with its evidence (which field matched how). Read-only: merge \
+                the ones that are duplicates with merge_entities. Returns {pairs: \
+                [{entity_id, other_entity_id, name, other_name, score, \
+                evidence: [{field, method, score, values}]}], entity_type, threshold, \
+                entities_compared, truncated}.",
+        )
+        .read_only(),
+        ActionId::SplitEntity => ActionSpec::new(
+            id,
+            "Split an entity",
+            "The inverse of merge_entities: move some observations of entity_id (by \
+                observation_ids, or every one from source_ids) to another entity of its type \
+                (to_entity_id) or to a new one. The observations themselves never change: \
+                copies with the same source, time and fields count for the target, the originals \
+                no longer count for entity_id; both snapshots are recomputed; relationships stay \
+                with entity_id. Logged in neotoma.audit_trail. Returns {split_id, from_entity_id, \
+                to_entity_id, created, observations_moved, split_at, reason}.",
+        )
+        .not_idempotent()
+        .destructive(),
+        ActionId::ListRecentChanges => ActionSpec::new(
+            id,
+            "List recent changes",
+            "The change feed of this user's memory: entities observed, corrected, deleted, \
+                restored or merged; relationships asserted, deleted or restored; sources created; \
+                schemas registered or updated; erasures. Oldest first, in an order that never skips \
+                a change: pass the answer's next_cursor as `since` to read on (polling with it \
+                returns nothing until something changes). entity_type keeps entity changes of \
+                that type. Returns {changes: [{cursor, kind, operation, entity_id, entity_type, \
+                relationship_id, source_id, changed_at}], next_cursor, has_more}.",
+        )
+        .read_only(),
+        ActionId::Erase => ActionSpec::new(
+            id,
+            "Erase for good (GDPR)",
+            "Erase an entity (entity_id) or a source (source_id) for good, with confirm: true. \
+                An entity goes with its observations, relationships, timeline events, raw \
+                fragments and merges, and the sources only it came from (sources that also fed \
+                other entities lose their stored content and file bytes). A source goes with \
+                everything it gave; its entities are recomputed from what other sources say, \
+                and erased if nothing else does. Signed file URLs stop working. Unlike \
+                delete_entity this cannot be undone; an audit row of counts (no content) stays \
+                in neotoma.audit_trail. Returns {erased, erasure_id, erased_at, counts}.",
+        )
+        .not_idempotent()
+        .destructive(),
+        ActionId::RestoreRelationship => ActionSpec::new(
+            id,
+            "Restore a relationship",
+            "Bring back a deleted relationship exactly as it was (recorded as a restoration \
+                observation of it). Restoring a relationship that is not deleted is an error. \
+                Returns {relationship_id, relationship_type, source_entity_id, target_entity_id, \
+                deleted: false, deleted_at: null, reason, observation_id}.",
         ),
         ActionId::AnalyzeSchemaCandidates => ActionSpec::new(
             id,

@@ -16,6 +16,7 @@ pub mod limits;
 pub mod reducer;
 pub mod request;
 pub mod schema;
+pub mod similarity;
 pub mod time;
 pub mod typesearch;
 

@@ -58,10 +58,15 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 CREATE FUNCTION neotoma._iso(ts timestamptz) RETURNS text
 LANGUAGE sql STABLE PARALLEL SAFE AS $$ SELECT to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') $$;
 
--- Sources and observations are append-only (the triggers are with their tables).
+-- Sources and observations are append-only (the triggers are with their
+-- tables). Erasure (GDPR) alone removes them: neotoma._erasing() is true
+-- only while the extension's erase runs.
 CREATE FUNCTION neotoma._refuse_change() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
+  IF neotoma._erasing() THEN
+    RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+  END IF;
   PERFORM neotoma._raise(jsonb_build_object(
     'code', 'VALIDATION_ERROR',
     'message', format('%s is append-only: %s is not allowed', TG_TABLE_NAME, TG_OP),

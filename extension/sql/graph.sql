@@ -19,6 +19,10 @@ CREATE TABLE neotoma.relationships (
   last_observation_at timestamptz,
   merged_into         uuid,
   created_at          timestamptz NOT NULL DEFAULT now(),
+  -- From its latest deletion or restoration observation (delete_relationship
+  -- sets them; verify() checks them).
+  deleted_at          timestamptz,
+  deleted_reason      text,
   PRIMARY KEY (user_id, id),
   UNIQUE (user_id, relationship_type, source_entity_id, target_entity_id),
   FOREIGN KEY (user_id, source_entity_id) REFERENCES neotoma.entities (user_id, id),
@@ -37,6 +41,9 @@ CREATE TABLE neotoma.relationship_observations (
   specificity_score double precision NOT NULL DEFAULT 1,
   metadata          jsonb       NOT NULL DEFAULT '{}',
   created_at        timestamptz NOT NULL DEFAULT now(),
+  -- Deletions and restorations carry only a reason; the reducer folds
+  -- assertions alone.
+  kind              text        NOT NULL DEFAULT 'assertion' CHECK (kind IN ('assertion', 'deletion', 'restoration')),
   PRIMARY KEY (user_id, id),
   FOREIGN KEY (user_id, relationship_id) REFERENCES neotoma.relationships (user_id, id),
   FOREIGN KEY (user_id, source_id) REFERENCES neotoma.sources (user_id, id)
@@ -64,10 +71,10 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_t
   WHERE e.merged_into IS NULL AND e.deleted_at IS NULL
     AND NOT EXISTS (SELECT 1 FROM neotoma.relationships r
                     JOIN neotoma.entities o ON o.user_id = r.user_id AND o.id = r.target_entity_id
-                    WHERE r.user_id = e.user_id AND r.source_entity_id = e.id AND r.merged_into IS NULL
+                    WHERE r.user_id = e.user_id AND r.source_entity_id = e.id AND r.merged_into IS NULL AND r.deleted_at IS NULL
                       AND o.deleted_at IS NULL)
     AND NOT EXISTS (SELECT 1 FROM neotoma.relationships r
                     JOIN neotoma.entities o ON o.user_id = r.user_id AND o.id = r.source_entity_id
-                    WHERE r.user_id = e.user_id AND r.target_entity_id = e.id AND r.merged_into IS NULL
+                    WHERE r.user_id = e.user_id AND r.target_entity_id = e.id AND r.merged_into IS NULL AND r.deleted_at IS NULL
                       AND o.deleted_at IS NULL)
 $$;

@@ -10,7 +10,8 @@ BEGIN
                            'entity_snapshots', 'entity_identifiers', 'raw_fragments', 'relationships',
                            'relationship_observations', 'timeline_events', 'entity_merges',
                            'schema_recommendations', 'api_tokens', 'files', 'signing_keys',
-                           'graph_write_locks', 'entity_counts', 'connectors', 'sync_runs'] LOOP
+                           'graph_write_locks', 'entity_counts', 'connectors', 'sync_runs', 'erasures', 'changes', 'entity_splits',
+                           'observation_moves'] LOOP
     EXECUTE format('ALTER TABLE neotoma.%I ENABLE ROW LEVEL SECURITY', t);
     EXECUTE format('ALTER TABLE neotoma.%I FORCE ROW LEVEL SECURITY', t);
     EXECUTE format('CREATE POLICY %I ON neotoma.%I USING (user_id = (SELECT neotoma.current_user_id())) '
@@ -84,16 +85,18 @@ GRANT UPDATE ON neotoma.entities, neotoma.interpretation_runs, neotoma.raw_fragm
 REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA neotoma FROM PUBLIC;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA neotoma TO neotoma_user;
 REVOKE EXECUTE ON FUNCTION neotoma._apply_observations(text), neotoma._observations_inserted(),
+  neotoma._observations_changed(), neotoma._relationship_observations_changed(), neotoma._source_created(),
+  neotoma._merges_changed(), neotoma._schemas_changed(), neotoma._erasures_changed(), neotoma._splits_changed(),
   neotoma._count_entities(),
   neotoma.authenticate_token(text),
   neotoma.signed_file(uuid, uuid, bigint, uuid, text), neotoma.rotate_signing_key(boolean),
   neotoma.create_api_token(uuid, text, text, text, double precision), neotoma.revoke_api_token(uuid),
-  neotoma.list_api_tokens(), neotoma.graph_orphan_count() FROM neotoma_user;
+  neotoma.list_api_tokens(), neotoma.graph_orphan_count(), neotoma.erase_user(uuid, boolean) FROM neotoma_user;
 GRANT EXECUTE ON FUNCTION neotoma.authenticate_token(text), neotoma.signed_file(uuid, uuid, bigint, uuid, text),
   neotoma.graph_orphan_count() TO neotoma_service;
 GRANT EXECUTE ON FUNCTION neotoma.rotate_signing_key(boolean),
   neotoma.create_api_token(uuid, text, text, text, double precision), neotoma.revoke_api_token(uuid),
-  neotoma.list_api_tokens() TO neotoma_operator;
+  neotoma.list_api_tokens(), neotoma.erase_user(uuid, boolean) TO neotoma_operator;
 
 COMMENT ON FUNCTION neotoma.current_user_id() IS
   'The user this session acts for: neotoma.user_id (settable by neotoma_service), else the JWT claims'' sub, else NULL.';

@@ -14,6 +14,8 @@ CREATE TABLE neotoma.sources (
   source_priority  integer     NOT NULL DEFAULT 100,
   provenance       jsonb       NOT NULL DEFAULT '{}',
   created_at       timestamptz NOT NULL DEFAULT now(),
+  -- Set when erase removed its content (it still fed other entities).
+  erased_at        timestamptz,
   PRIMARY KEY (user_id, id),
   UNIQUE (user_id, content_hash)
 );

@@ -41,9 +41,9 @@ SELECT r.user_id, r.id AS relationship_id, r.relationship_type,
 FROM neotoma.relationships r
 JOIN neotoma.entities se ON se.user_id = r.user_id AND se.id = r.source_entity_id
 JOIN neotoma.entities te ON te.user_id = r.user_id AND te.id = r.target_entity_id
-WHERE r.merged_into IS NULL AND se.deleted_at IS NULL AND te.deleted_at IS NULL;
+WHERE r.merged_into IS NULL AND r.deleted_at IS NULL AND se.deleted_at IS NULL AND te.deleted_at IS NULL;
 COMMENT ON VIEW neotoma.relationship_overview IS
-  'Current relationships (not re-keyed by a merge) with the type and name of both entities and the reduced metadata.';
+  'Current relationships (not re-keyed by a merge, not deleted, between entities that are not deleted) with the type and name of both entities and the reduced metadata.';
 
 -- Timeline events with the entity they are about (not of deleted entities).
 CREATE VIEW neotoma.timeline WITH (security_invoker = true) AS

@@ -35,6 +35,7 @@ fn spi_error(sql: &str, e: SpiError) -> NeotomaError {
 }
 
 /// A query argument.
+#[derive(Clone)]
 pub enum Arg<'a> {
     Text(&'a str),
     OptText(Option<&'a str>),
@@ -249,6 +250,11 @@ fn planned<R>(mode: pg_sys::PlanCacheMode::Type, no_seqscan: bool, f: impl FnOnc
     f()
 }
 
+/// No row limit, though these statements answer one row: a limit stops a
+/// top-level `INSERT … RETURNING` after its first row, before its AFTER
+/// STATEMENT triggers fire (the change feed's would be skipped).
+const ALL_ROWS: Option<i64> = None;
+
 /// Runs `sql` with `args` through its kept plan; `read` gets the result.
 fn execute<R>(
     sql: &str,
@@ -289,10 +295,12 @@ fn execute<R>(
 /// Runs `sql`, which produces one row with one jsonb column, and returns that
 /// value (`Value::Null` for SQL NULL or no row).
 pub fn json(sql: &str, args: &[Arg]) -> Result<Value, NeotomaError> {
-    execute(sql, args, Some(1), |t| match t.first().get_one::<JsonB>() {
-        Ok(v) => Ok(v.map(|j| j.0).unwrap_or(Value::Null)),
-        Err(SpiError::InvalidPosition) => Ok(Value::Null),
-        Err(e) => Err(e),
+    execute(sql, args, ALL_ROWS, |t| {
+        match t.first().get_one::<JsonB>() {
+            Ok(v) => Ok(v.map(|j| j.0).unwrap_or(Value::Null)),
+            Err(SpiError::InvalidPosition) => Ok(Value::Null),
+            Err(e) => Err(e),
+        }
     })
 }
 
@@ -311,7 +319,7 @@ pub fn parsed<T: serde::de::DeserializeOwned>(
 
 /// Runs `sql` that produces one text value (or none).
 pub fn text(sql: &str, args: &[Arg]) -> Result<Option<String>, NeotomaError> {
-    execute(sql, args, Some(1), |t| {
+    execute(sql, args, ALL_ROWS, |t| {
         match t.first().get_one::<String>() {
             Err(SpiError::InvalidPosition) => Ok(None),
             other => other,
@@ -321,7 +329,7 @@ pub fn text(sql: &str, args: &[Arg]) -> Result<Option<String>, NeotomaError> {
 
 /// Runs `sql` that produces one bytea value (or none).
 pub fn bytes(sql: &str, args: &[Arg]) -> Result<Option<Vec<u8>>, NeotomaError> {
-    execute(sql, args, Some(1), |t| {
+    execute(sql, args, ALL_ROWS, |t| {
         match t.first().get_one::<Vec<u8>>() {
             Err(SpiError::InvalidPosition) => Ok(None),
             other => other,

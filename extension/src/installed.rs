@@ -5,13 +5,13 @@
 
 use crate::db;
 use neotoma_core::NeotomaError;
+use std::borrow::Cow;
 use std::cell::Cell;
 
 thread_local! {
     /// Seen once, a version's objects stay: an extension is never downgraded.
     static AT_LEAST_0_4: Cell<bool> = const { Cell::new(false) };
     static AT_LEAST_0_5: Cell<bool> = const { Cell::new(false) };
-    static AT_LEAST_0_6: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Whether `probe` (a query answering a jsonb boolean) finds the objects
@@ -46,24 +46,109 @@ pub fn at_least_0_5() -> Result<bool, NeotomaError> {
     )
 }
 
-/// Whether the installed SQL is 0.6.0 or newer (entities can be deleted:
-/// `entities.deleted_at`). A column, not a function: 0.1 and 0.2 make a
+/// The minor versions whose SQL objects the library's queries mark (a line
+/// ending `-- 0.6` reads a 0.6.0 object), newest first, each with a probe
+/// for one of its columns. Columns, not functions: 0.1 and 0.2 make a
 /// function for every action the library knows.
-pub fn at_least_0_6() -> Result<bool, NeotomaError> {
-    seen(
-        &AT_LEAST_0_6,
+const MARKED: &[(u32, &str)] = &[
+    // Relationships can be deleted.
+    (
+        7,
+        "SELECT to_jsonb(EXISTS (SELECT FROM pg_catalog.pg_attribute
+                                 WHERE attrelid = 'neotoma.relationships'::regclass
+                                   AND attname = 'deleted_at' AND NOT attisdropped))",
+    ),
+    // Entities can be deleted.
+    (
+        6,
         "SELECT to_jsonb(EXISTS (SELECT FROM pg_catalog.pg_attribute
                                  WHERE attrelid = 'neotoma.entities'::regclass
                                    AND attname = 'deleted_at' AND NOT attisdropped))",
-    )
+    ),
+];
+
+thread_local! {
+    /// The newest marked minor version seen installed (0: none of them).
+    static MINOR: Cell<u32> = const { Cell::new(0) };
+    /// The transaction (its start) that last probed, while older than newest.
+    static PROBED_IN: Cell<i64> = const { Cell::new(i64::MIN) };
 }
 
-/// A query without its lines marked `-- 0.6` (those about deleted
-/// entities), for a database before 0.6.0, which has none.
-pub fn before_0_6(query: &str) -> String {
+/// The newest of the [`MARKED`] versions the installed SQL has (0 when it
+/// is older than all of them), remembered once it is the newest.
+fn minor() -> Result<u32, NeotomaError> {
+    let newest = MARKED[0].0;
+    if MINOR.get() == newest {
+        return Ok(newest);
+    }
+    // Older than the library: probed again once per transaction (an
+    // ALTER EXTENSION UPDATE may come between two).
+    let xact = db::transaction_start_micros();
+    if PROBED_IN.get() == xact {
+        return Ok(MINOR.get());
+    }
+    PROBED_IN.set(xact);
+    for (minor, probe) in MARKED {
+        if *minor <= MINOR.get() {
+            break;
+        }
+        if db::json(probe, &[])? == serde_json::Value::Bool(true) {
+            MINOR.set(*minor);
+            break;
+        }
+    }
+    Ok(MINOR.get())
+}
+
+/// Whether the installed SQL is 0.`minor`.0 or newer (for a marked
+/// version: 6 or 7).
+pub fn at_least(minor_version: u32) -> Result<bool, NeotomaError> {
+    debug_assert!(MARKED.iter().any(|(m, _)| *m == minor_version));
+    Ok(minor()? >= minor_version)
+}
+
+/// Whether the installed SQL is 0.6.0 or newer (entities can be deleted).
+pub fn at_least_0_6() -> Result<bool, NeotomaError> {
+    at_least(6)
+}
+
+/// `query` as the installed SQL can run it: without its lines marked with
+/// a newer minor version than it has (`-- 0.7` on a 0.6.0 database).
+pub fn adapt(query: &'static str) -> Result<Cow<'static, str>, NeotomaError> {
+    let installed = minor()?;
+    if installed == MARKED[0].0 {
+        return Ok(Cow::Borrowed(query));
+    }
+    Ok(Cow::Owned(without_newer(query, installed)))
+}
+
+/// The lines of `query` not marked with a minor version above `installed`.
+fn without_newer(query: &str, installed: u32) -> String {
     query
         .lines()
-        .filter(|l| !l.trim_end().ends_with("-- 0.6"))
+        .filter(|l| {
+            let marked = l
+                .trim_end()
+                .rsplit_once("-- 0.")
+                .and_then(|(_, m)| m.parse::<u32>().ok());
+            marked.is_none_or(|m| m <= installed)
+        })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_newer;
+
+    #[test]
+    fn newer_lines_leave() {
+        let q = "SELECT 1\n AND a -- 0.6\n AND b -- 0.7\n-- 0.6.0 has none\nEND";
+        assert_eq!(without_newer(q, 7), q);
+        assert_eq!(
+            without_newer(q, 6),
+            "SELECT 1\n AND a -- 0.6\n-- 0.6.0 has none\nEND"
+        );
+        assert_eq!(without_newer(q, 0), "SELECT 1\n-- 0.6.0 has none\nEND");
+    }
 }

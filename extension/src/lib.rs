@@ -93,6 +93,11 @@ extension_sql_file!(
     ]
 );
 extension_sql_file!(
+    "../sql/lifecycle.sql",
+    name = "lifecycle",
+    requires = ["entities", "graph", "schemas"]
+);
+extension_sql_file!(
     "../sql/statistics.sql",
     name = "statistics",
     requires = ["entities", "counts", "graph", "timeline", "files"]

@@ -1,7 +1,9 @@
-//! Whether an entity is deleted: the latest of its deletion and restoration
-//! observations says (the observation trigger keeps `entities.deleted_at`
-//! and `deleted_reason` in step; verify() checks them). Marking one writes
-//! a `lifecycle` source and the observation; the reducer never folds them.
+//! Whether an entity or a relationship is deleted: the latest of its
+//! deletion and restoration observations says (for entities the observation
+//! trigger keeps `entities.deleted_at` and `deleted_reason` in step; for
+//! relationships [`mark_relationship`] does; verify() checks both). Marking
+//! one writes a `lifecycle` source and the observation; the reducers never
+//! fold them.
 
 use crate::db::{self, Arg};
 use crate::registry;
@@ -76,19 +78,9 @@ pub fn mark(
     reason: Option<&str>,
 ) -> Result<Uuid, NeotomaError> {
     let user_s = user.to_string();
-    let content = json!({ mark.kind(): {"entity_id": entity.id, "reason": reason} });
-    let content_hash = sha256_hex(canonical_json(&content).as_bytes());
-    let source = source_id(user, &content_hash);
-    db::run(
-        "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, content)
-         VALUES ($1::uuid, $2::uuid, $3, 'lifecycle', 'application/json', $4)
-         ON CONFLICT DO NOTHING",
-        &[
-            Arg::uuid(user),
-            Arg::uuid(source),
-            Arg::Text(&content_hash),
-            Arg::Json(&content),
-        ],
+    let source = lifecycle_source(
+        user,
+        json!({ mark.kind(): {"entity_id": entity.id, "reason": reason} }),
     )?;
     // One id per step of the entity's lifecycle: the same step taken twice
     // (by two sessions at once) is one observation.
@@ -119,6 +111,166 @@ pub fn mark(
     )?;
     Ok(id)
 }
+
+/// The `lifecycle` source recording a step (content-addressed: the same
+/// step with the same reason is one source).
+fn lifecycle_source(user: &Uuid, content: Value) -> Result<Uuid, NeotomaError> {
+    let content_hash = sha256_hex(canonical_json(&content).as_bytes());
+    let source = source_id(user, &content_hash);
+    db::run(
+        "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, content)
+         VALUES ($1::uuid, $2::uuid, $3, 'lifecycle', 'application/json', $4)
+         ON CONFLICT DO NOTHING",
+        &[
+            Arg::uuid(user),
+            Arg::uuid(source),
+            Arg::Text(&content_hash),
+            Arg::Json(&content),
+        ],
+    )?;
+    Ok(source)
+}
+
+/// A relationship as deletion sees it, its row locked.
+#[derive(Debug, Deserialize)]
+pub struct RelationshipLifecycle {
+    pub id: String,
+    pub relationship_type: String,
+    pub source_entity_id: String,
+    pub target_entity_id: String,
+    pub deleted_at: Option<String>,
+    pub deleted_reason: Option<String>,
+    /// The latest deletion or restoration observation.
+    pub last_mark: Option<String>,
+}
+
+/// The relationship `id` (not merged away), its row locked until the
+/// transaction ends.
+pub fn lock_relationship(
+    user: &Uuid,
+    id: &str,
+) -> Result<Option<RelationshipLifecycle>, NeotomaError> {
+    let locked = db::json(
+        "SELECT to_jsonb(true) FROM neotoma.relationships
+         WHERE user_id = $1::uuid AND id = $2::uuid AND merged_into IS NULL FOR UPDATE",
+        &[Arg::uuid(user), Arg::Text(id)],
+    )?;
+    if locked.is_null() {
+        return Ok(None);
+    }
+    let v = db::json(
+        "SELECT jsonb_build_object('id', r.id, 'relationship_type', r.relationship_type,
+                   'source_entity_id', r.source_entity_id, 'target_entity_id', r.target_entity_id,
+                   'deleted_at', neotoma._iso(r.deleted_at), 'deleted_reason', r.deleted_reason,
+                   'last_mark', (SELECT o.id FROM neotoma.relationship_observations o
+                                 WHERE o.user_id = r.user_id AND o.relationship_id = r.id
+                                   AND o.kind IN ('deletion', 'restoration')
+                                 ORDER BY o.observed_at DESC, o.id DESC LIMIT 1))
+         FROM neotoma.relationships r WHERE r.user_id = $1::uuid AND r.id = $2::uuid",
+        &[Arg::uuid(user), Arg::Text(id)],
+    )?;
+    if v.is_null() {
+        return Ok(None);
+    }
+    db::from_json(v, "relationship").map(Some)
+}
+
+/// Records a deletion or restoration of relationship `r` and sets its
+/// deleted_at / deleted_reason; answers the observation's id.
+pub fn mark_relationship(
+    user: &Uuid,
+    r: &RelationshipLifecycle,
+    mark: Mark,
+    reason: Option<&str>,
+) -> Result<Uuid, NeotomaError> {
+    let user_s = user.to_string();
+    let source = lifecycle_source(
+        user,
+        json!({ mark.kind(): {"relationship_id": r.id, "reason": reason} }),
+    )?;
+    let previous = r.last_mark.clone().unwrap_or_default();
+    let id = derived_uuid(
+        &format!("relationship_{}", mark.kind()),
+        &[&user_s, &r.id, &previous],
+    );
+    let metadata = match reason {
+        Some(r) => json!({ "reason": r }),
+        None => json!({}),
+    };
+    db::run(
+        "WITH ins AS (
+           INSERT INTO neotoma.relationship_observations (user_id, id, relationship_id, source_id,
+               observed_at, kind, metadata)
+           VALUES ($1::uuid, $2::uuid, $3::uuid, $4::uuid, clock_timestamp(), $5, $6)
+           RETURNING observed_at)
+         UPDATE neotoma.relationships
+         SET deleted_at = CASE WHEN $5 = 'deletion' THEN (SELECT observed_at FROM ins) END,
+             deleted_reason = CASE WHEN $5 = 'deletion' THEN $6->>'reason' END
+         WHERE user_id = $1::uuid AND id = $3::uuid",
+        &[
+            Arg::uuid(user),
+            Arg::uuid(id),
+            Arg::Text(&r.id),
+            Arg::uuid(source),
+            Arg::Text(mark.kind()),
+            Arg::Json(&metadata),
+        ],
+    )?;
+    Ok(id)
+}
+
+/// Relationships whose deleted_at / deleted_reason disagree with their
+/// latest deletion or restoration observation (verify(); 0.7.0 on).
+pub fn relationship_mismatches() -> Result<Vec<Value>, NeotomaError> {
+    let v = db::json(
+        &format!(
+            "SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', r.user_id, 'relationship_id', r.id,
+                   'what', 'deleted_at', 'expected', l.deleted_at, 'stored', r.deleted_at)), '[]')
+             FROM neotoma.relationships r {LATEST_RELATIONSHIP_STEP}
+             WHERE r.deleted_at IS DISTINCT FROM l.deleted_at OR r.deleted_reason IS DISTINCT FROM l.reason"
+        ),
+        &[],
+    )?;
+    db::from_json(v, "relationship lifecycle mismatches")
+}
+
+/// Sets relationships' deleted_at / deleted_reason from their observations
+/// again (verify(repair)).
+pub fn repair_relationships() -> Result<(), NeotomaError> {
+    db::run(
+        &format!(
+            "UPDATE neotoma.relationships x SET deleted_at = l.deleted_at, deleted_reason = l.reason
+             FROM neotoma.relationships r {LATEST_RELATIONSHIP_STEP}
+             WHERE x.user_id = r.user_id AND x.id = r.id
+               AND (r.deleted_at IS DISTINCT FROM l.deleted_at OR r.deleted_reason IS DISTINCT FROM l.reason)"
+        ),
+        &[],
+    )
+}
+
+/// [`repair_relationships`] for these relationships of `user` only (after
+/// an erasure removed some of their observations).
+pub fn repair_relationships_of(user: &Uuid, ids: &[String]) -> Result<(), NeotomaError> {
+    db::run(
+        &format!(
+            "UPDATE neotoma.relationships x SET deleted_at = l.deleted_at, deleted_reason = l.reason
+             FROM neotoma.relationships r {LATEST_RELATIONSHIP_STEP}
+             WHERE r.user_id = $1::uuid AND r.id = ANY($2::uuid[])
+               AND x.user_id = r.user_id AND x.id = r.id
+               AND (r.deleted_at IS DISTINCT FROM l.deleted_at OR r.deleted_reason IS DISTINCT FROM l.reason)"
+        ),
+        &[Arg::uuid(user), Arg::Texts(ids.to_vec())],
+    )
+}
+
+/// What the latest deletion or restoration of relationship `r` says (`l`).
+const LATEST_RELATIONSHIP_STEP: &str = "
+    LEFT JOIN LATERAL (SELECT CASE WHEN o.kind = 'deletion' THEN o.observed_at END AS deleted_at,
+                              CASE WHEN o.kind = 'deletion' THEN o.metadata->>'reason' END AS reason
+                       FROM neotoma.relationship_observations o
+                       WHERE o.user_id = r.user_id AND o.relationship_id = r.id
+                         AND o.kind IN ('deletion', 'restoration')
+                       ORDER BY o.observed_at DESC, o.id DESC LIMIT 1) l ON true";
 
 /// Deletes `entity_id` of `user` unless it is deleted already (a bank
 /// feed's removal); answers whether it did.

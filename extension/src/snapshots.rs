@@ -606,7 +606,10 @@ const OBSERVATIONS_OF: &str = "
     WHERE o.user_id = $1::uuid AND o.kind NOT IN ('deletion', 'restoration')
       AND o.entity_id = ANY(ARRAY[$2::text] || ARRAY(SELECT id FROM neotoma.entities
                                    WHERE user_id = $1::uuid AND merged_into = $2))
-      AND ($3::bigint IS NULL OR o.observed_at <= neotoma._from_micros($3))";
+      AND ($3::bigint IS NULL OR o.observed_at <= neotoma._from_micros($3))
+      -- Not those a split moved to another entity.
+      AND NOT EXISTS (SELECT FROM neotoma.observation_moves m WHERE m.user_id = $1::uuid AND m.observation_id = o.id) -- 0.7
+      ";
 
 /// The observations of an entity (optionally only those observed up to `at`,
 /// in microseconds since the epoch).
@@ -617,7 +620,7 @@ pub fn observations_of(
 ) -> Result<Vec<Observation>, NeotomaError> {
     let user = user.to_string();
     let v = db::json(
-        OBSERVATIONS_OF,
+        &crate::installed::adapt(OBSERVATIONS_OF)?,
         &[Arg::Text(&user), Arg::Text(entity_id), Arg::OptInt(at)],
     )?;
     db::from_json(v, "observations")
@@ -762,6 +765,23 @@ fn verify(repair: default!(bool, false)) -> JsonB {
     }
 }
 
+/// A page of relationships with the observations their snapshots fold
+/// (assertions: not their deletions and restorations).
+const VERIFY_RELATIONSHIPS_PAGE: &str = "
+    SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', r.user_id, 'id', r.id,
+               'snapshot', r.snapshot, 'provenance', r.provenance, 'count', r.observation_count,
+               'observations', (SELECT coalesce(jsonb_agg(jsonb_build_object('id', o.id,
+                   'source_id', o.source_id, 'observed_at', neotoma._micros(o.observed_at),
+                   'source_priority', o.source_priority, 'specificity_score', o.specificity_score,
+                   'fields', o.metadata) ORDER BY o.id), '[]')
+                 FROM neotoma.relationship_observations o
+                 WHERE o.user_id = r.user_id AND o.relationship_id = r.id
+                   AND o.kind = 'assertion' -- 0.7
+                   )) ORDER BY r.user_id, r.id), '[]')
+    FROM (SELECT * FROM neotoma.relationships
+          WHERE merged_into IS NULL AND (user_id, id) > ($1::uuid, $2::uuid)
+          ORDER BY user_id, id LIMIT $3) r";
+
 /// Recomputes every visible relationship's snapshot from its observations.
 fn verify_relationships() -> Result<(u64, Vec<Value>), NeotomaError> {
     let mut checked = 0;
@@ -769,18 +789,12 @@ fn verify_relationships() -> Result<(u64, Vec<Value>), NeotomaError> {
     let mut after = (Uuid::nil().to_string(), Uuid::nil().to_string());
     loop {
         let rows = db::json(
-            "SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', r.user_id, 'id', r.id,
-                       'snapshot', r.snapshot, 'provenance', r.provenance, 'count', r.observation_count,
-                       'observations', (SELECT coalesce(jsonb_agg(jsonb_build_object('id', o.id,
-                           'source_id', o.source_id, 'observed_at', neotoma._micros(o.observed_at),
-                           'source_priority', o.source_priority, 'specificity_score', o.specificity_score,
-                           'fields', o.metadata) ORDER BY o.id), '[]')
-                         FROM neotoma.relationship_observations o
-                         WHERE o.user_id = r.user_id AND o.relationship_id = r.id)) ORDER BY r.user_id, r.id), '[]')
-             FROM (SELECT * FROM neotoma.relationships
-                   WHERE merged_into IS NULL AND (user_id, id) > ($1::uuid, $2::uuid)
-                   ORDER BY user_id, id LIMIT $3) r",
-            &[Arg::Text(&after.0), Arg::Text(&after.1), Arg::Int(VERIFY_PAGE)],
+            &crate::installed::adapt(VERIFY_RELATIONSHIPS_PAGE)?,
+            &[
+                Arg::Text(&after.0),
+                Arg::Text(&after.1),
+                Arg::Int(VERIFY_PAGE),
+            ],
         )?;
         let Some(page) = rows.as_array().filter(|p| !p.is_empty()) else {
             break;
@@ -977,6 +991,14 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
         let lifecycle = crate::lifecycle::mismatches()?;
         if repair && !lifecycle.is_empty() {
             crate::lifecycle::repair()?;
+        }
+        mismatch_count += lifecycle.len() as u64;
+        mismatches.extend(lifecycle.into_iter().take(100));
+    }
+    if crate::installed::at_least(7)? {
+        let lifecycle = crate::lifecycle::relationship_mismatches()?;
+        if repair && !lifecycle.is_empty() {
+            crate::lifecycle::repair_relationships()?;
         }
         mismatch_count += lifecycle.len() as u64;
         mismatches.extend(lifecycle.into_iter().take(100));

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 type Object = Map<String, Value>;
 
-fn relationship_type_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+pub(crate) fn relationship_type_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
         "type": "string",
         "enum": ["PART_OF", "CORRECTS", "REFERS_TO", "SETTLES", "DUPLICATE_OF", "DEPENDS_ON", "SUPERSEDES"],
@@ -49,6 +49,12 @@ pub struct RelationshipOut {
     /// The relationship's current metadata (its snapshot).
     pub metadata: Object,
     pub created_at: String,
+    /// Set when the relationship is deleted (shown with include_deleted, or
+    /// when a creation asserts a deleted relationship again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted_reason: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -61,6 +67,9 @@ pub struct ListRelationshipsRequest {
     /// Max results (1–1000, default 100).
     pub limit: Option<i64>,
     pub offset: Option<i64>,
+    /// Also list deleted relationships and those to deleted entities, with
+    /// deleted_at (default false).
+    pub include_deleted: Option<bool>,
     pub user_id: Option<String>,
 }
 
@@ -80,6 +89,9 @@ pub struct GetRelationshipSnapshotRequest {
     pub relationship_type: String,
     pub source_entity_id: String,
     pub target_entity_id: String,
+    /// Answer for a deleted relationship too (with deleted_at) instead of
+    /// NOT_FOUND (default false).
+    pub include_deleted: Option<bool>,
     pub user_id: Option<String>,
 }
 
@@ -99,11 +111,18 @@ pub struct RelationshipSnapshot {
     /// Metadata field → observation id.
     pub provenance: Object,
     pub user_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted_reason: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct RelationshipObservationOut {
     pub id: String,
+    /// `assertion`, or `deletion` / `restoration` of the relationship.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
     pub source_id: String,
     pub observed_at: String,
     pub specificity_score: f64,

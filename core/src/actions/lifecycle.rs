@@ -37,5 +37,175 @@ pub struct LifecycleResponse {
     pub observation_id: String,
 }
 
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteRelationshipRequest {
+    #[schemars(schema_with = "crate::actions::graph::relationship_type_schema")]
+    pub relationship_type: String,
+    pub source_entity_id: String,
+    pub target_entity_id: String,
+    /// Why (kept with the deletion; shown with include_deleted).
+    pub reason: Option<String>,
+    pub user_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RestoreRelationshipRequest {
+    #[schemars(schema_with = "crate::actions::graph::relationship_type_schema")]
+    pub relationship_type: String,
+    pub source_entity_id: String,
+    pub target_entity_id: String,
+    /// Why (kept with the restoration).
+    pub reason: Option<String>,
+    pub user_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct RelationshipLifecycleResponse {
+    pub relationship_id: String,
+    pub relationship_type: String,
+    pub source_entity_id: String,
+    pub target_entity_id: String,
+    /// Whether the relationship is deleted now.
+    pub deleted: bool,
+    /// When it was deleted (null once restored).
+    pub deleted_at: Option<String>,
+    pub reason: Option<String>,
+    /// The deletion or restoration observation of the relationship.
+    pub observation_id: String,
+}
+
 /// Longest reason kept.
 pub const MAX_REASON_CHARS: usize = 1000;
+
+/// `erase`: removes content for good (GDPR), unlike deletion.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EraseRequest {
+    /// The entity to erase, with every observation, relationship, event and
+    /// fragment of it, and the sources that only it came from. Give this or
+    /// source_id.
+    pub entity_id: Option<String>,
+    /// The source to erase, with everything it gave; what other sources
+    /// still say of its entities stays, recomputed.
+    pub source_id: Option<String>,
+    /// Must be true: erasing cannot be undone.
+    pub confirm: Option<bool>,
+    /// Why (kept in the audit row; write no personal content here).
+    pub reason: Option<String>,
+    pub user_id: Option<String>,
+}
+
+/// What an erasure removed (counts only: the audit row keeps nothing else).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct ErasedCounts {
+    pub entities: i64,
+    pub observations: i64,
+    pub relationships: i64,
+    pub relationship_observations: i64,
+    pub sources: i64,
+    /// Sources that still feed other entities: their stored content and
+    /// file bytes are removed, the row (type, hash, date) stays.
+    pub sources_redacted: i64,
+    pub raw_fragments: i64,
+    pub timeline_events: i64,
+    /// Entities whose snapshots were recomputed from what remains.
+    pub entities_recomputed: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct EraseResponse {
+    /// `entity` or `source`.
+    pub erased: String,
+    /// The audit row (neotoma.audit_trail, action `erase`).
+    pub erasure_id: String,
+    pub erased_at: String,
+    pub counts: ErasedCounts,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListRecentChangesRequest {
+    /// The next_cursor of a previous answer: only changes after it. Without
+    /// it, from the first change kept.
+    pub since: Option<String>,
+    /// Max changes (1–1000, default 100).
+    pub limit: Option<i64>,
+    /// Only changes of entities of this type.
+    pub entity_type: Option<String>,
+    pub user_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ChangeOut {
+    /// Where this change is in the feed (pass as `since` to read after it).
+    pub cursor: String,
+    /// `entity`, `relationship`, `source`, `schema` or `erasure`.
+    pub kind: String,
+    /// What happened: observed, corrected, deleted, restored, merged,
+    /// merge_target (entity); asserted, deleted, restored (relationship);
+    /// created (source); insert, update (schema); entity, source, user
+    /// (erasure).
+    pub operation: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entity_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entity_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relationship_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_id: Option<String>,
+    pub changed_at: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ListRecentChangesResponse {
+    /// In commit-safe order: a change appears once every transaction that
+    /// started before it has ended, so paging never skips one.
+    pub changes: Vec<ChangeOut>,
+    /// Pass as `since` for the changes after these (the same cursor again
+    /// when there were none).
+    pub next_cursor: Option<String>,
+    /// Whether more changes are ready now.
+    pub has_more: bool,
+}
+
+/// A feed position: the transaction and sequence number of a change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChangeCursor {
+    pub xid: u64,
+    pub seq: i64,
+}
+
+impl ChangeCursor {
+    /// The opaque text form (`c1.` + hex xid + `.` + hex seq).
+    pub fn encode(self) -> String {
+        format!("c1.{:x}.{:x}", self.xid, self.seq)
+    }
+
+    pub fn decode(text: &str) -> Option<ChangeCursor> {
+        let rest = text.trim().strip_prefix("c1.")?;
+        let (xid, seq) = rest.split_once('.')?;
+        let xid = u64::from_str_radix(xid, 16).ok()?;
+        let seq = i64::from_str_radix(seq, 16).ok()?;
+        (seq >= 0).then_some(ChangeCursor { xid, seq })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ChangeCursor;
+
+    #[test]
+    fn cursors_round_trip_and_reject_garbage() {
+        let c = ChangeCursor {
+            xid: 7_000_123,
+            seq: 42,
+        };
+        assert_eq!(ChangeCursor::decode(&c.encode()), Some(c));
+        for bad in ["", "c1.", "c1.zz.1", "c2.1.1", "c1.1", "c1.1.-1", "1.1"] {
+            assert_eq!(ChangeCursor::decode(bad), None, "{bad}");
+        }
+    }
+}

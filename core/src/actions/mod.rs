@@ -2,6 +2,7 @@
 
 pub mod analytics;
 pub mod common;
+pub mod duplicates;
 pub mod entities;
 pub mod graph;
 pub mod legacy;

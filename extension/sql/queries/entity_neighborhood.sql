@@ -4,9 +4,11 @@ WITH rel AS (
   SELECT r.* FROM neotoma.relationships r
   WHERE $3 = 'true' AND r.user_id = $1::uuid AND r.merged_into IS NULL
     AND (r.source_entity_id = $2 OR r.target_entity_id = $2)
-    -- Not to deleted entities (lines marked 0.6: not before 0.6.0).
+    -- Not deleted, nor to deleted entities (lines marked 0.6 and 0.7: not
+    -- before those versions).
     AND r.source_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL) -- 0.6
     AND r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL) -- 0.6
+    AND r.deleted_at IS NULL -- 0.7
     ),
 own AS (
   SELECT o.* FROM neotoma.observations o

@@ -1,10 +1,16 @@
 -- retrieve_graph_neighborhood of a source. $1 user, $2 source id,
 -- $3..$5 include relationships, events, observations ('true'/'false').
+-- Deleted entities, their events and relationships, and deleted
+-- relationships are left out (lines marked 0.6 and 0.7: not before those).
 WITH obs AS (
   SELECT o.* FROM neotoma.observations o WHERE o.user_id = $1::uuid AND o.source_id = $2::uuid),
 ents AS (
   SELECT DISTINCT coalesce(e.merged_into, e.id) AS id FROM obs
-  JOIN neotoma.entities e ON e.user_id = $1::uuid AND e.id = obs.entity_id)
+  JOIN neotoma.entities e ON e.user_id = $1::uuid AND e.id = obs.entity_id),
+live AS (
+  SELECT x.id FROM ents x
+  WHERE x.id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL) -- 0.6
+  )
 SELECT jsonb_build_object(
   'node_id', src.id, 'node_type', 'source',
   'source_material', jsonb_build_object('id', src.id, 'source_type', src.source_type,
@@ -16,7 +22,7 @@ SELECT jsonb_build_object(
       'snapshot', coalesce(xs.snapshot, '{}')) ORDER BY x.id)
     FROM neotoma.entities x
     LEFT JOIN neotoma.entity_snapshots xs ON xs.user_id = x.user_id AND xs.entity_id = x.id
-    WHERE x.user_id = $1::uuid AND x.id IN (SELECT id FROM ents)), '[]'))
+    WHERE x.user_id = $1::uuid AND x.id IN (SELECT id FROM live)), '[]'))
 || CASE WHEN $3 = 'true' THEN jsonb_build_object(
      'relationships', coalesce((SELECT jsonb_agg(jsonb_build_object('id', r.id,
          'relationship_type', r.relationship_type, 'source_entity_id', r.source_entity_id,
@@ -26,14 +32,20 @@ SELECT jsonb_build_object(
        WHERE r.user_id = $1::uuid AND r.merged_into IS NULL
          AND (r.id IN (SELECT relationship_id FROM neotoma.relationship_observations ro
                        WHERE ro.user_id = $1::uuid AND ro.source_id = $2::uuid)
-              OR r.source_entity_id IN (SELECT id FROM ents) AND r.target_entity_id IN (SELECT id FROM ents))), '[]'))
+              OR r.source_entity_id IN (SELECT id FROM ents) AND r.target_entity_id IN (SELECT id FROM ents))
+         AND r.source_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL) -- 0.6
+         AND r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL) -- 0.6
+         AND r.deleted_at IS NULL -- 0.7
+         ), '[]'))
    ELSE '{}' END
 || CASE WHEN $4 = 'true' THEN jsonb_build_object(
      'timeline_events', coalesce((SELECT jsonb_agg(jsonb_build_object('id', t.id,
          'event_type', t.event_type, 'event_timestamp', neotoma._iso(t.event_timestamp),
          'source_id', t.source_id, 'entity_ids', to_jsonb(t.entity_ids), 'properties', t.properties)
          ORDER BY t.event_timestamp DESC, t.id)
-       FROM neotoma.timeline_events t WHERE t.user_id = $1::uuid AND t.source_id = $2::uuid), '[]'))
+       FROM neotoma.timeline_events t WHERE t.user_id = $1::uuid AND t.source_id = $2::uuid
+         AND t.entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL) -- 0.6
+         ), '[]'))
    ELSE '{}' END
 || CASE WHEN $5 = 'true' THEN jsonb_build_object(
      'observations', coalesce((SELECT jsonb_agg(jsonb_build_object('id', o.id, 'entity_id', o.entity_id,

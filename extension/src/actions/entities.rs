@@ -239,30 +239,27 @@ pub fn retrieve_entities(
     let include_merged = req.include_merged.unwrap_or(false);
     let include_deleted = req.include_deleted.unwrap_or(false);
     let typed = req.entity_type.is_some();
-    let query: &str = if crate::installed::at_least_0_6()? {
-        match (typed, include_deleted) {
-            (true, false) => RETRIEVE_ENTITIES_OF_TYPE,
-            (false, false) => RETRIEVE_ENTITIES,
-            // The count rows leave deleted entities out: these are counted.
-            (true, true) => &RETRIEVE_ENTITIES_OF_TYPE_DELETED,
-            (false, true) => &RETRIEVE_ENTITIES_DELETED,
-        }
-    } else if crate::installed::at_least_0_4()? {
-        if typed {
-            &RETRIEVE_ENTITIES_OF_TYPE_0_5
-        } else {
-            &RETRIEVE_ENTITIES_0_5
-        }
-    } else if typed {
-        &RETRIEVE_ENTITIES_OF_TYPE_0_3
+    let listing = if typed {
+        RETRIEVE_ENTITIES_OF_TYPE
     } else {
-        &RETRIEVE_ENTITIES_0_3
+        RETRIEVE_ENTITIES
+    };
+    let type_filter = if typed { " AND e.entity_type = $2" } else { "" };
+    let query = crate::installed::adapt(listing)?;
+    // The count rows leave deleted entities out, and a database before
+    // 0.4.0 has none: then the total is counted from the entities.
+    let query = if (crate::installed::at_least_0_6()? && include_deleted)
+        || !crate::installed::at_least_0_4()?
+    {
+        std::borrow::Cow::Owned(counting(&query, type_filter))
+    } else {
+        query
     };
     // A custom plan: with the page's LIMIT known, Postgres reads the index
     // in order; a generic plan, guessing a tenth of the rows, sorts them all.
     db::with_custom_plans(|| {
         db::parsed(
-            query,
+            &query,
             &[
                 Arg::uuid(user),
                 Arg::OptText(req.entity_type.as_deref()),
@@ -297,11 +294,7 @@ pub fn retrieve_entity_by_identifier(
         .map(|(kind, form)| (kind, contains_pattern(&form)))
         .collect();
     db::parsed(
-        if crate::installed::at_least_0_6()? {
-            IDENTIFIER_LOOKUP
-        } else {
-            &IDENTIFIER_LOOKUP_0_5
-        },
+        &crate::installed::adapt(IDENTIFIER_LOOKUP)?,
         &[
             Arg::uuid(user),
             Arg::OptText(req.entity_type.as_deref()),
@@ -465,33 +458,6 @@ const LIST_OBSERVATIONS: &str = include_str!("../../sql/queries/list_observation
 const RETRIEVE_ENTITIES: &str = include_str!("../../sql/queries/retrieve_entities.sql");
 const RETRIEVE_ENTITIES_OF_TYPE: &str =
     include_str!("../../sql/queries/retrieve_entities_of_type.sql");
-
-/// The listings with deleted entities (`include_deleted`): the total
-/// counted from the entities (the count rows leave deleted ones out).
-static RETRIEVE_ENTITIES_DELETED: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| counting(RETRIEVE_ENTITIES, ""));
-static RETRIEVE_ENTITIES_OF_TYPE_DELETED: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| counting(RETRIEVE_ENTITIES_OF_TYPE, " AND e.entity_type = $2"));
-/// The lookup on a database still at 0.5.0 or older (no deletions yet).
-static IDENTIFIER_LOOKUP_0_5: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| crate::installed::before_0_6(IDENTIFIER_LOOKUP));
-/// The listings on a database still at 0.5.0 or older (no deletions yet):
-/// the lines marked `-- 0.6` left out.
-static RETRIEVE_ENTITIES_0_5: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| crate::installed::before_0_6(RETRIEVE_ENTITIES));
-static RETRIEVE_ENTITIES_OF_TYPE_0_5: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| crate::installed::before_0_6(RETRIEVE_ENTITIES_OF_TYPE));
-/// The listings on a database still at 0.3.0 or older (no
-/// `neotoma.entity_counts` yet): the total counted from the entities.
-static RETRIEVE_ENTITIES_0_3: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| counting(&crate::installed::before_0_6(RETRIEVE_ENTITIES), ""));
-static RETRIEVE_ENTITIES_OF_TYPE_0_3: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| {
-        counting(
-            &crate::installed::before_0_6(RETRIEVE_ENTITIES_OF_TYPE),
-            " AND e.entity_type = $2",
-        )
-    });
 
 fn counting(query: &str, type_filter: &str) -> String {
     let start = query

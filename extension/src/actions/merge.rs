@@ -3,7 +3,8 @@
 
 use crate::actions::entities::{find_entity, EntityRow};
 use crate::actions::relationships::{
-    apply_to_relationship, edges, find_path, lock_type, relationship_observations, Direction,
+    apply_to_relationship, find_path, lock_type, relationship_observations, undeleted_edges,
+    Direction,
 };
 use crate::db::{self, Arg};
 use crate::snapshots;
@@ -155,7 +156,8 @@ fn merge(
 /// old one points at it. A relationship between `from` and `to` themselves
 /// would become a self-loop and is dissolved (it points at the nil UUID).
 fn move_relationships(user: &Uuid, from: &str, to: &str) -> Result<i64, NeotomaError> {
-    let old = edges(user, vec![from.to_string()], None, Direction::Both)?;
+    // A deleted relationship stays behind, deleted, with the merged entity.
+    let old = undeleted_edges(user, vec![from.to_string()], Direction::Both)?;
     let mut rekeyed: BTreeMap<String, (RelationshipType, String, String)> = BTreeMap::new();
     let mut moves = 0;
     for e in &old {
@@ -178,13 +180,7 @@ fn move_relationships(user: &Uuid, from: &str, to: &str) -> Result<i64, NeotomaE
                 &[Arg::uuid(user), Arg::Text(&id), Arg::Text(rtype.as_str()), Arg::Text(&s), Arg::Text(&t)],
             )?;
             db::run(
-                "INSERT INTO neotoma.relationship_observations (user_id, id, relationship_id, source_id,
-                     observed_at, source_priority, specificity_score, metadata)
-                 SELECT o.user_id, neotoma._derived_uuid('moved_relationship_observation', ARRAY[o.id::text, $3]),
-                        $3::uuid, o.source_id, o.observed_at, o.source_priority, o.specificity_score, o.metadata
-                 FROM neotoma.relationship_observations o
-                 WHERE o.user_id = $1::uuid AND o.relationship_id = $2::uuid
-                 ON CONFLICT DO NOTHING",
+                &crate::installed::adapt(MOVE_ASSERTIONS)?,
                 &[Arg::uuid(user), Arg::Text(&e.id), Arg::Text(&id)],
             )?;
             rekeyed.insert(id.clone(), (rtype, s, t));
@@ -214,3 +210,15 @@ fn move_relationships(user: &Uuid, from: &str, to: &str) -> Result<i64, NeotomaE
     }
     Ok(moves)
 }
+
+/// Copies the assertions of relationship $2 onto relationship $3 (not its
+/// deletions and restorations: those stay with it).
+const MOVE_ASSERTIONS: &str = "
+    INSERT INTO neotoma.relationship_observations (user_id, id, relationship_id, source_id,
+        observed_at, source_priority, specificity_score, metadata)
+    SELECT o.user_id, neotoma._derived_uuid('moved_relationship_observation', ARRAY[o.id::text, $3]),
+           $3::uuid, o.source_id, o.observed_at, o.source_priority, o.specificity_score, o.metadata
+    FROM neotoma.relationship_observations o
+    WHERE o.user_id = $1::uuid AND o.relationship_id = $2::uuid
+      AND o.kind = 'assertion' -- 0.7
+    ON CONFLICT DO NOTHING";

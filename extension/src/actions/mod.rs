@@ -16,7 +16,9 @@ use serde_json::Value;
 use uuid::Uuid;
 
 mod analytics;
+mod duplicates;
 mod entities;
+mod erasure;
 mod files;
 mod legacy;
 mod lifecycle;
@@ -87,11 +89,12 @@ fn serve<A: Action, U: Tenant>(
 /// text. Actions run with generic plans (see [`db::with_generic_plans`]);
 /// writes then keep the planner's statistics current with what they wrote.
 pub fn dispatch(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
-    if needs_0_6(id) && !crate::installed::at_least_0_6()? {
+    let needed = needs_version(id);
+    if needed > 0 && !crate::installed::at_least(needed)? {
         return Err(NeotomaError::new(
             ErrorCode::ServiceUnavailable,
             format!(
-                "{} needs the 0.6.0 SQL of the extension: run ALTER EXTENSION neotoma UPDATE",
+                "{} needs the 0.{needed}.0 SQL of the extension: run ALTER EXTENSION neotoma UPDATE",
                 id.name()
             ),
         ));
@@ -104,28 +107,35 @@ pub fn dispatch(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
     Ok(answer)
 }
 
-/// Actions whose tables or columns came with 0.6.0: a database still at
-/// an older version (before ALTER EXTENSION UPDATE) answers them clearly.
-fn needs_0_6(id: ActionId) -> bool {
+/// The minor version whose tables or columns an action needs (0: any): a
+/// database still at an older version (before ALTER EXTENSION UPDATE)
+/// answers it clearly.
+fn needs_version(id: ActionId) -> u32 {
     use ActionId::*;
-    matches!(
-        id,
+    match id {
         GetTechnicalMetrics
-            | PlaidCreateLinkToken
-            | PlaidExchangePublicToken
-            | PlaidSync
-            | PlaidListItems
-            | RecordPlaidItem
-            | RecordPlaidSync
-            | ListProviderCatalog
-            | ConnectProvider
-            | ListConnectors
-            | SyncProviderImports
-            | RecordConnector
-            | RecordProviderSync
-            | DeleteEntity
-            | RestoreEntity
-    )
+        | PlaidCreateLinkToken
+        | PlaidExchangePublicToken
+        | PlaidSync
+        | PlaidListItems
+        | RecordPlaidItem
+        | RecordPlaidSync
+        | ListProviderCatalog
+        | ConnectProvider
+        | ListConnectors
+        | SyncProviderImports
+        | RecordConnector
+        | RecordProviderSync
+        | DeleteEntity
+        | RestoreEntity => 6,
+        DeleteRelationship
+        | RestoreRelationship
+        | Erase
+        | ListRecentChanges
+        | ListPotentialDuplicates
+        | SplitEntity => 7,
+        _ => 0,
+    }
 }
 
 /// The handler of each action.
@@ -173,6 +183,20 @@ fn route(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
         ActionId::MergeEntities => serve::<a::MergeEntities, _>(merge::merge_entities, args),
         ActionId::DeleteEntity => serve::<a::DeleteEntity, _>(lifecycle::delete_entity, args),
         ActionId::RestoreEntity => serve::<a::RestoreEntity, _>(lifecycle::restore_entity, args),
+        ActionId::DeleteRelationship => {
+            serve::<a::DeleteRelationship, _>(lifecycle::delete_relationship, args)
+        }
+        ActionId::RestoreRelationship => {
+            serve::<a::RestoreRelationship, _>(lifecycle::restore_relationship, args)
+        }
+        ActionId::Erase => serve::<a::Erase, _>(lifecycle::erase, args),
+        ActionId::ListPotentialDuplicates => {
+            serve::<a::ListPotentialDuplicates, _>(duplicates::list_potential_duplicates, args)
+        }
+        ActionId::SplitEntity => serve::<a::SplitEntity, _>(duplicates::split_entity, args),
+        ActionId::ListRecentChanges => {
+            serve::<a::ListRecentChanges, _>(lifecycle::list_recent_changes, args)
+        }
         ActionId::AnalyzeSchemaCandidates => {
             serve::<a::AnalyzeSchemaCandidates, _>(schemas::analyze_schema_candidates, args)
         }

@@ -147,11 +147,7 @@ pub fn retrieve_records(user: Uuid, req: RetrieveRecordsRequest) -> Result<Value
         .filter(|t| !t.is_empty())
         .collect();
     let answer: Value = db::parsed(
-        if crate::installed::at_least_0_6()? {
-            RETRIEVE_RECORDS
-        } else {
-            &RETRIEVE_RECORDS_0_5
-        },
+        &crate::installed::adapt(RETRIEVE_RECORDS)?,
         &[
             Arg::uuid(user),
             Arg::OptText(req.record_type.as_deref()),
@@ -198,13 +194,6 @@ pub fn delete_record(user: Uuid, req: DeleteRecordRequest) -> Result<Value, Neot
     ))
 }
 
-/// Records (entities with a non-empty snapshot, not merged), most recently
-/// observed first, then by id. $1 user, $2 type or NULL, $3 properties that
-/// must each equal (a jsonb object), $4 terms that must each appear in the
-/// name or a property value (case-insensitive), $5 limit.
-/// The listing on a database before 0.6.0 (no deletions).
-static RETRIEVE_RECORDS_0_5: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| crate::installed::before_0_6(RETRIEVE_RECORDS));
 const RETRIEVE_RECORDS: &str = "
 WITH matching AS (
   SELECT e.id, e.entity_type, e.created_at, s.snapshot, s.last_observation_at

@@ -69,6 +69,25 @@ pub fn edges(
     edges_where(user, nodes, types, direction, "")
 }
 
+/// [`edges`] that are not deleted themselves (what a merge moves).
+pub fn undeleted_edges(
+    user: &Uuid,
+    nodes: Vec<String>,
+    direction: Direction,
+) -> Result<Vec<Edge>, NeotomaError> {
+    edges_where(
+        user,
+        nodes,
+        None,
+        direction,
+        &crate::installed::adapt(UNDELETED)?,
+    )
+}
+
+const UNDELETED: &str = "
+     AND r.deleted_at IS NULL -- 0.7
+     ";
+
 /// [`edges`] between entities that are not deleted (what retrievals show).
 pub fn live_edges(
     user: &Uuid,
@@ -76,19 +95,22 @@ pub fn live_edges(
     types: Option<Vec<String>>,
     direction: Direction,
 ) -> Result<Vec<Edge>, NeotomaError> {
-    let live = if crate::installed::at_least_0_6()? {
-        LIVE_ENDS
-    } else {
-        ""
-    };
-    edges_where(user, nodes, types, direction, live)
+    edges_where(
+        user,
+        nodes,
+        types,
+        direction,
+        &crate::installed::adapt(LIVE)?,
+    )
 }
 
-/// Neither end of relationship `r` is deleted.
-const LIVE_ENDS: &str = "AND r.source_entity_id NOT IN (SELECT d.id FROM neotoma.entities d
-                              WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL)
-     AND r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d
-                              WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL)";
+/// Relationship `r` is not deleted, nor is either of its ends (lines
+/// marked with the version that brought each).
+const LIVE: &str = "
+     AND r.source_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL) -- 0.6
+     AND r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL) -- 0.6
+     AND r.deleted_at IS NULL -- 0.7
+     ";
 
 fn edges_where(
     user: &Uuid,
@@ -296,14 +318,19 @@ fn assert_relationship(
 
 fn relationship_out(user: &Uuid, id: &str) -> Result<RelationshipOut, NeotomaError> {
     let v = db::json(
-        "SELECT jsonb_build_object('id', id, 'relationship_type', relationship_type,
-                  'source_entity_id', source_entity_id, 'target_entity_id', target_entity_id,
-                  'metadata', snapshot, 'created_at', neotoma._iso(created_at))
-         FROM neotoma.relationships WHERE user_id = $1::uuid AND id = $2::uuid",
+        &crate::installed::adapt(RELATIONSHIP_OUT)?,
         &[Arg::uuid(user), Arg::Text(id)],
     )?;
     db::from_json(v, "relationship")
 }
+
+const RELATIONSHIP_OUT: &str =
+    "SELECT jsonb_build_object('id', id, 'relationship_type', relationship_type,
+                  'source_entity_id', source_entity_id, 'target_entity_id', target_entity_id,
+                  'metadata', snapshot, 'created_at', neotoma._iso(created_at)
+                  , 'deleted_at', neotoma._iso(deleted_at), 'deleted_reason', deleted_reason -- 0.7
+                  )
+         FROM neotoma.relationships WHERE user_id = $1::uuid AND id = $2::uuid";
 
 fn metadata_of(m: Option<Map<String, Value>>) -> Result<Map<String, Value>, NeotomaError> {
     let m = m.unwrap_or_default();
@@ -353,11 +380,7 @@ pub fn list_relationships(
     let (limit, offset) = common::page(req.limit, req.offset)?;
     let (entity, _) = resolve_live_entity(&user, &entity_id)?;
     let v = db::json(
-        if crate::installed::at_least_0_6()? {
-            LIST_RELATIONSHIPS
-        } else {
-            &LIST_RELATIONSHIPS_0_5
-        },
+        &crate::installed::adapt(LIST_RELATIONSHIPS)?,
         &[
             Arg::uuid(user),
             Arg::Text(&entity.id),
@@ -365,6 +388,11 @@ pub fn list_relationships(
             Arg::OptText(rtype.map(|t| t.as_str())),
             Arg::Int(limit),
             Arg::Int(offset),
+            Arg::Text(if req.include_deleted.unwrap_or(false) {
+                "true"
+            } else {
+                "false"
+            }),
         ],
     )?;
     db::from_json(v, "relationships")
@@ -380,7 +408,26 @@ pub fn get_relationship_snapshot(
     let (s, _) = resolve_live_entity(&user, &source)?;
     let (t, _) = resolve_live_entity(&user, &target)?;
     let id = relationship_id(&user, rtype.as_str(), &s.id, &t.id).to_string();
-    let found = db::json(RELATIONSHIP_SNAPSHOT, &[Arg::uuid(user), Arg::Text(&id)])?;
+    let found = db::json(
+        &crate::installed::adapt(RELATIONSHIP_SNAPSHOT)?,
+        &[Arg::uuid(user), Arg::Text(&id)],
+    )?;
+    if let (Some(at), false) = (
+        found["snapshot"]["deleted_at"].as_str(),
+        req.include_deleted.unwrap_or(false),
+    ) {
+        return Err(NeotomaError::new(
+            ErrorCode::NotFound,
+            format!(
+                "the {} relationship from {} to {} is deleted (restore_relationship brings it back; include_deleted shows it)",
+                rtype.as_str(),
+                s.id,
+                t.id
+            ),
+        )
+        .with("relationship_id", id.as_str())
+        .with("deleted_at", at));
+    }
     if found.is_null() {
         return Err(NeotomaError::new(
             ErrorCode::NotFound,
@@ -400,17 +447,18 @@ pub fn get_relationship_snapshot(
 
 pub fn relationship_observations(user: &Uuid, id: &str) -> Result<Vec<Observation>, NeotomaError> {
     let v = db::json(
-        "SELECT coalesce(jsonb_agg(jsonb_build_object('id', o.id, 'source_id', o.source_id,
+        &crate::installed::adapt(
+            "SELECT coalesce(jsonb_agg(jsonb_build_object('id', o.id, 'source_id', o.source_id,
                    'observed_at', neotoma._micros(o.observed_at), 'source_priority', o.source_priority,
                    'specificity_score', o.specificity_score, 'fields', o.metadata) ORDER BY o.id), '[]')
-         FROM neotoma.relationship_observations o WHERE o.user_id = $1::uuid AND o.relationship_id = $2::uuid",
+         FROM neotoma.relationship_observations o WHERE o.user_id = $1::uuid AND o.relationship_id = $2::uuid
+           AND o.kind = 'assertion' -- 0.7
+           ",
+        )?,
         &[Arg::uuid(user), Arg::Text(id)],
     )?;
     db::from_json(v, "relationship observations")
 }
 
 const LIST_RELATIONSHIPS: &str = include_str!("../../sql/queries/list_relationships.sql");
-/// The listing on a database before 0.6.0 (no deletions).
-static LIST_RELATIONSHIPS_0_5: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| crate::installed::before_0_6(LIST_RELATIONSHIPS));
 const RELATIONSHIP_SNAPSHOT: &str = include_str!("../../sql/queries/relationship_snapshot.sql");

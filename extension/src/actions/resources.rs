@@ -18,12 +18,10 @@ use uuid::Uuid;
 const MAX_ITEMS: i64 = 1000;
 
 pub fn list_resources(user: Uuid, _req: ListResourcesRequest) -> Result<Value, NeotomaError> {
-    let query: &str = if crate::installed::at_least_0_6()? {
-        LIST_RESOURCES
-    } else {
-        &LIST_RESOURCES_0_5
-    };
-    db::json(query, &[Arg::uuid(user)])
+    db::json(
+        &crate::installed::adapt(LIST_RESOURCES)?,
+        &[Arg::uuid(user)],
+    )
 }
 
 pub fn read_resource(user: Uuid, req: ReadResourceRequest) -> Result<Value, NeotomaError> {
@@ -93,7 +91,10 @@ pub fn read_resource(user: Uuid, req: ReadResourceRequest) -> Result<Value, Neot
                    "events": r.events, "total": r.total})
         }
         ResourceUri::Source(id) => {
-            let r = db::json(SOURCE, &[Arg::uuid(user), Arg::uuid(id)])?;
+            let r = db::json(
+                &crate::installed::adapt(SOURCE)?,
+                &[Arg::uuid(user), Arg::uuid(id)],
+            )?;
             if r.is_null() {
                 return Err(NeotomaError::new(
                     ErrorCode::SourceNotFound,
@@ -134,7 +135,10 @@ const SOURCE: &str = "
              'entities', coalesce((SELECT jsonb_agg(DISTINCT jsonb_build_object('entity_id', o.entity_id,
                                      'entity_type', o.entity_type, 'observation_id', o.id))
                                    FROM neotoma.observations o
-                                   WHERE o.user_id = s.user_id AND o.source_id = s.id), '[]'))
+                                   WHERE o.user_id = s.user_id AND o.source_id = s.id
+                                     AND o.entity_id NOT IN (SELECT d.id FROM neotoma.entities d -- 0.6
+                                                             WHERE d.user_id = s.user_id AND d.deleted_at IS NOT NULL) -- 0.6
+                                     ), '[]'))
     FROM neotoma.sources s WHERE s.user_id = $1::uuid AND s.id = $2::uuid";
 
 const SOURCES: &str = "
@@ -149,6 +153,3 @@ const SOURCES: &str = "
              'total', (SELECT count(*) FROM neotoma.sources WHERE user_id = $1::uuid))";
 
 const LIST_RESOURCES: &str = include_str!("../../sql/queries/list_resources.sql");
-/// The list on a database before 0.6.0 (no deletions).
-static LIST_RESOURCES_0_5: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| crate::installed::before_0_6(LIST_RESOURCES));

@@ -42,11 +42,7 @@ pub fn list_timeline_events(
         None => None,
     };
     db::parsed(
-        if crate::installed::at_least_0_6()? {
-            LIST_TIMELINE_EVENTS
-        } else {
-            &LIST_TIMELINE_EVENTS_0_5
-        },
+        &crate::installed::adapt(LIST_TIMELINE_EVENTS)?,
         &[
             Arg::uuid(user),
             Arg::OptText(req.event_type.as_deref()),
@@ -62,6 +58,3 @@ pub fn list_timeline_events(
 }
 
 const LIST_TIMELINE_EVENTS: &str = include_str!("../../sql/queries/list_timeline_events.sql");
-/// The listing on a database before 0.6.0 (no deletions).
-static LIST_TIMELINE_EVENTS_0_5: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| crate::installed::before_0_6(LIST_TIMELINE_EVENTS));

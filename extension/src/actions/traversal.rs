@@ -58,11 +58,7 @@ pub fn retrieve_related_entities(
     let include_entities = req.include_entities.unwrap_or(true);
     let (start, _) = resolve_live_entity(&user, &entity_id)?;
     db::parsed(
-        if crate::installed::at_least_0_6()? {
-            RELATED_ENTITIES
-        } else {
-            &RELATED_ENTITIES_0_5
-        },
+        &crate::installed::adapt(RELATED_ENTITIES)?,
         &[
             Arg::uuid(user),
             Arg::Text(&start.id),
@@ -78,9 +74,6 @@ pub fn retrieve_related_entities(
 
 /// The walk of `retrieve_related_entities`, answered as the response's JSON.
 const RELATED_ENTITIES: &str = include_str!("../../sql/queries/related_entities.sql");
-/// The walk on a database before 0.6.0 (no deletions).
-static RELATED_ENTITIES_0_5: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| crate::installed::before_0_6(RELATED_ENTITIES));
 
 /// JSON objects, as listed in a response.
 type Objects = Vec<Map<String, Value>>;
@@ -153,11 +146,7 @@ pub fn retrieve_graph_neighborhood(
             let entity_id = common::entity_id("node_id", &req.node_id)?;
             let (entity, redirected) = resolve_live_entity(&user, &entity_id)?;
             let mut out = db::json(
-                if crate::installed::at_least_0_6()? {
-                    ENTITY_NEIGHBORHOOD
-                } else {
-                    &ENTITY_NEIGHBORHOOD_0_5
-                },
+                &crate::installed::adapt(ENTITY_NEIGHBORHOOD)?,
                 &[
                     Arg::uuid(user),
                     Arg::Text(&entity.id),
@@ -175,7 +164,7 @@ pub fn retrieve_graph_neighborhood(
         "source" => {
             let source = common::uuid("node_id", &req.node_id)?;
             let out = db::json(
-                SOURCE_NEIGHBORHOOD,
+                &crate::installed::adapt(SOURCE_NEIGHBORHOOD)?,
                 &[
                     Arg::uuid(user),
                     Arg::uuid(source),
@@ -201,7 +190,4 @@ pub fn retrieve_graph_neighborhood(
 }
 
 const ENTITY_NEIGHBORHOOD: &str = include_str!("../../sql/queries/entity_neighborhood.sql");
-/// The neighborhood on a database before 0.6.0 (no deletions).
-static ENTITY_NEIGHBORHOOD_0_5: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| crate::installed::before_0_6(ENTITY_NEIGHBORHOOD));
 const SOURCE_NEIGHBORHOOD: &str = include_str!("../../sql/queries/source_neighborhood.sql");

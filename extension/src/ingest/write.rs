@@ -103,6 +103,7 @@ macro_rules! observation_ctes {
          $7::uuid, $8, neotoma._from_micros($10), (r->>'specificity_score')::double precision, $9::int,
          r->'fields'
   FROM unnest($5::jsonb[]) AS r
+  RETURNING entity_id, entity_type
 ), fragments AS (
   INSERT INTO neotoma.raw_fragments (user_id, id, source_id, entity_id, observation_id,
       interpretation_run_id, entity_type, fragment_key, fragment_value, inferred_type)
@@ -127,6 +128,14 @@ const WRITE_FOLDED: &str = concat!(
       observations_created = $13, unknown_fields_count = $14, error = NULL,
       finished_at = clock_timestamp()
   WHERE user_id = $1::uuid AND id = $7::uuid)
+  -- The change feed's rows of these entities, and of a structured store's
+  -- new source when $15 (0.7.0 on; the feed's triggers leave these to it).
+  , feed AS ( -- 0.7
+  INSERT INTO neotoma.changes (user_id, kind, operation, entity_id, entity_type, source_id) -- 0.7
+  SELECT $1::uuid, 'source', 'created', NULL::text, NULL::text, $6::uuid WHERE $15 -- 0.7
+  UNION ALL (SELECT DISTINCT ON (o.entity_id) $1::uuid, 'entity', -- 0.7
+         CASE $8 WHEN 'correction' THEN 'corrected' ELSE 'observed' END, o.entity_id, o.entity_type, $6::uuid -- 0.7
+  FROM observations o ORDER BY o.entity_id)) -- 0.7
 SELECT 1"
 );
 
@@ -234,6 +243,9 @@ fn store_chunk(
         stored.observations_created,
         stored.unknown_fields,
     ];
+    // A structured store's source is new (a duplicate never gets here) and
+    // its feed row is written with the first slice.
+    let new_structured_source = origin.kind == "store" && first == 0;
     let args = move |derived: Option<DerivedRows>| {
         let (snapshots, identifiers, events) = derived
             .map(|d| (d.snapshots, d.identifiers, d.events))
@@ -253,12 +265,16 @@ fn store_chunk(
             Arg::Int(totals[0] as i64),
             Arg::Int(totals[1] as i64),
             Arg::Int(totals[2] as i64),
+            Arg::Bool(new_structured_source),
         ]
     };
     match fold {
         Some(fold) => {
             fold.write(observations, schemas, |derived| {
-                db::run(WRITE_FOLDED, &args(Some(derived)))
+                db::run(
+                    &crate::installed::adapt(WRITE_FOLDED)?,
+                    &args(Some(derived)),
+                )
             })?;
             stored.run_finished = true;
         }

@@ -1,0 +1,206 @@
+-- The lifecycle of a memory: erasures (the audit rows of what erase
+-- removed), the change feed (list_recent_changes) and the audit trail.
+
+-- One row per erasure: counts only, no content (what was erased is gone).
+CREATE TABLE neotoma.erasures (
+  user_id     uuid        NOT NULL,
+  id          uuid        NOT NULL,
+  target_kind text        NOT NULL CHECK (target_kind IN ('entity', 'source', 'user')),
+  reason      text,
+  counts      jsonb       NOT NULL,
+  erased_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
+  PRIMARY KEY (user_id, id)
+);
+
+-- Splits (split_entity): which observations of an entity count for another
+-- from then on. The observations never change: each moved one has a copy
+-- (same source, time, fields) under the target, and the original is left
+-- out of its entity's fold (neotoma.observation_moves).
+CREATE TABLE neotoma.entity_splits (
+  user_id            uuid        NOT NULL,
+  id                 uuid        NOT NULL,
+  from_entity_id     text        NOT NULL,
+  to_entity_id       text        NOT NULL,
+  created_entity     boolean     NOT NULL,
+  reason             text,
+  observations_moved bigint      NOT NULL,
+  split_at           timestamptz NOT NULL DEFAULT clock_timestamp(),
+  PRIMARY KEY (user_id, id),
+  FOREIGN KEY (user_id, from_entity_id) REFERENCES neotoma.entities (user_id, id),
+  FOREIGN KEY (user_id, to_entity_id) REFERENCES neotoma.entities (user_id, id)
+);
+CREATE TABLE neotoma.observation_moves (
+  user_id        uuid NOT NULL,
+  observation_id uuid NOT NULL,
+  split_id       uuid NOT NULL,
+  to_entity_id   text NOT NULL,
+  copy_id        uuid NOT NULL,
+  PRIMARY KEY (user_id, observation_id),
+  FOREIGN KEY (user_id, split_id) REFERENCES neotoma.entity_splits (user_id, id)
+);
+
+-- The change feed: one row per entity, relationship, source or schema a
+-- statement changed, appended by the triggers below (as the extension's
+-- owner; users read their rows). Rows are read in (xid, seq) order and only
+-- below the oldest transaction still running (pg_snapshot_xmin), so a
+-- reader paging with a cursor never skips a change that commits late.
+CREATE TABLE neotoma.changes (
+  user_id         uuid        NOT NULL,
+  xid             xid8        NOT NULL DEFAULT pg_current_xact_id(),
+  seq             bigint      GENERATED ALWAYS AS IDENTITY,
+  changed_at      timestamptz NOT NULL DEFAULT clock_timestamp(),
+  kind            text        NOT NULL CHECK (kind IN ('entity', 'relationship', 'source', 'schema', 'erasure')),
+  operation       text        NOT NULL,
+  entity_id       text,
+  entity_type     text,
+  relationship_id uuid,
+  source_id       uuid,
+  PRIMARY KEY (user_id, xid, seq)
+);
+
+CREATE FUNCTION neotoma._observations_changed() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+BEGIN
+  INSERT INTO neotoma.changes (user_id, kind, operation, entity_id, entity_type, source_id)
+  SELECT DISTINCT ON (n.user_id, n.entity_id, k.op) n.user_id, 'entity', k.op, n.entity_id, n.entity_type, n.source_id
+  FROM new_observations n
+  CROSS JOIN LATERAL (SELECT CASE n.kind WHEN 'deletion' THEN 'deleted' WHEN 'restoration' THEN 'restored'
+                                         WHEN 'correction' THEN 'corrected' ELSE 'observed' END) k(op)
+  ORDER BY n.user_id, n.entity_id, k.op, n.id;
+  RETURN NULL;
+END $$;
+-- A store writes its own rows in the statement that writes its observations
+-- (while neotoma._store_folding() is true): cheaper than this trigger.
+CREATE TRIGGER observations_changes AFTER INSERT ON neotoma.observations
+  REFERENCING NEW TABLE AS new_observations
+  FOR EACH STATEMENT WHEN (NOT neotoma._store_folding())
+  EXECUTE FUNCTION neotoma._observations_changed();
+
+CREATE FUNCTION neotoma._relationship_observations_changed() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+BEGIN
+  INSERT INTO neotoma.changes (user_id, kind, operation, relationship_id, source_id)
+  SELECT DISTINCT ON (n.user_id, n.relationship_id, k.op) n.user_id, 'relationship', k.op, n.relationship_id, n.source_id
+  FROM new_observations n
+  CROSS JOIN LATERAL (SELECT CASE n.kind WHEN 'deletion' THEN 'deleted' WHEN 'restoration' THEN 'restored'
+                                         ELSE 'asserted' END) k(op)
+  ORDER BY n.user_id, n.relationship_id, k.op, n.id;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER relationship_observations_changes AFTER INSERT ON neotoma.relationship_observations
+  REFERENCING NEW TABLE AS new_observations
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma._relationship_observations_changed();
+
+-- One row per source (a statement inserts one source, at most a few); a
+-- structured store writes its source's row itself, with its entities'.
+CREATE FUNCTION neotoma._source_created() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+BEGIN
+  INSERT INTO neotoma.changes (user_id, kind, operation, source_id) VALUES (NEW.user_id, 'source', 'created', NEW.id);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER sources_changes AFTER INSERT ON neotoma.sources
+  FOR EACH ROW WHEN (NEW.source_type <> 'structured') EXECUTE FUNCTION neotoma._source_created();
+
+-- A merge changes both entities: the one merged away and its target.
+CREATE FUNCTION neotoma._merges_changed() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+BEGIN
+  INSERT INTO neotoma.changes (user_id, kind, operation, entity_id, entity_type)
+  SELECT m.user_id, 'entity', x.op, x.id, e.entity_type
+  FROM new_merges m
+  CROSS JOIN LATERAL (VALUES ('merged', m.from_entity_id), ('merge_target', m.to_entity_id)) x(op, id)
+  JOIN neotoma.entities e ON e.user_id = m.user_id AND e.id = x.id
+  ORDER BY m.user_id, m.id, x.op;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER entity_merges_changes AFTER INSERT ON neotoma.entity_merges
+  REFERENCING NEW TABLE AS new_merges
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma._merges_changed();
+
+-- A user's own schemas (global ones belong to no user's feed).
+CREATE FUNCTION neotoma._schemas_changed() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+BEGIN
+  INSERT INTO neotoma.changes (user_id, kind, operation, entity_type)
+  SELECT DISTINCT n.user_id, 'schema', lower(TG_OP), n.entity_type FROM new_schemas n
+  WHERE n.user_id <> neotoma.global_user_id();
+  RETURN NULL;
+END $$;
+CREATE TRIGGER entity_schemas_inserted_changes AFTER INSERT ON neotoma.entity_schemas
+  REFERENCING NEW TABLE AS new_schemas
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma._schemas_changed();
+CREATE TRIGGER entity_schemas_updated_changes AFTER UPDATE ON neotoma.entity_schemas
+  REFERENCING NEW TABLE AS new_schemas
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma._schemas_changed();
+
+-- A split changes both entities: the one split and its target.
+CREATE FUNCTION neotoma._splits_changed() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+BEGIN
+  INSERT INTO neotoma.changes (user_id, kind, operation, entity_id, entity_type)
+  SELECT n.user_id, 'entity', x.op, x.id, e.entity_type
+  FROM new_splits n
+  CROSS JOIN LATERAL (VALUES ('split', n.from_entity_id), ('split_target', n.to_entity_id)) x(op, id)
+  JOIN neotoma.entities e ON e.user_id = n.user_id AND e.id = x.id
+  ORDER BY n.user_id, n.id, x.op;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER entity_splits_changes AFTER INSERT ON neotoma.entity_splits
+  REFERENCING NEW TABLE AS new_splits
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma._splits_changed();
+
+CREATE FUNCTION neotoma._erasures_changed() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+BEGIN
+  INSERT INTO neotoma.changes (user_id, kind, operation)
+  SELECT n.user_id, 'erasure', n.target_kind FROM new_erasures n ORDER BY n.user_id, n.id;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER erasures_changes AFTER INSERT ON neotoma.erasures
+  REFERENCING NEW TABLE AS new_erasures
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma._erasures_changed();
+
+-- Who did what, when and why: every deletion, restoration, correction,
+-- merge, split and erasure, newest last. `user_id` is whose memory it is (the
+-- user the acting agent's session or token stands for). Corrections list
+-- the fields they set, not the values; erasures their counts.
+CREATE VIEW neotoma.audit_trail WITH (security_invoker = true) AS
+SELECT o.user_id, o.observed_at AS at,
+       CASE o.kind WHEN 'deletion' THEN 'delete_entity' WHEN 'restoration' THEN 'restore_entity'
+                   ELSE 'correct' END AS action,
+       'entity'::text AS target_kind, o.entity_id AS target_id, o.entity_type AS target_type,
+       CASE WHEN o.kind IN ('deletion', 'restoration') THEN o.fields->>'reason' END AS reason,
+       CASE WHEN o.kind = 'correction'
+            THEN jsonb_build_object('observation_id', o.id, 'fields',
+                   (SELECT coalesce(jsonb_agg(k ORDER BY k), '[]') FROM jsonb_object_keys(o.fields) k))
+            ELSE jsonb_build_object('observation_id', o.id) END AS details
+FROM neotoma.observations o
+WHERE o.kind IN ('deletion', 'restoration', 'correction')
+UNION ALL
+SELECT ro.user_id, ro.observed_at,
+       CASE ro.kind WHEN 'deletion' THEN 'delete_relationship' ELSE 'restore_relationship' END,
+       'relationship', ro.relationship_id::text, r.relationship_type, ro.metadata->>'reason',
+       jsonb_build_object('observation_id', ro.id, 'source_entity_id', r.source_entity_id,
+                          'target_entity_id', r.target_entity_id)
+FROM neotoma.relationship_observations ro
+JOIN neotoma.relationships r ON r.user_id = ro.user_id AND r.id = ro.relationship_id
+WHERE ro.kind IN ('deletion', 'restoration')
+UNION ALL
+SELECT m.user_id, m.merged_at, 'merge_entities', 'entity', m.from_entity_id, e.entity_type, m.merge_reason,
+       jsonb_build_object('merge_id', m.id, 'to_entity_id', m.to_entity_id,
+                          'observations_moved', m.observations_moved, 'relationships_moved', m.relationships_moved)
+FROM neotoma.entity_merges m
+JOIN neotoma.entities e ON e.user_id = m.user_id AND e.id = m.from_entity_id
+UNION ALL
+SELECT sp.user_id, sp.split_at, 'split_entity', 'entity', sp.from_entity_id, e.entity_type, sp.reason,
+       jsonb_build_object('split_id', sp.id, 'to_entity_id', sp.to_entity_id,
+                          'created_entity', sp.created_entity, 'observations_moved', sp.observations_moved)
+FROM neotoma.entity_splits sp
+JOIN neotoma.entities e ON e.user_id = sp.user_id AND e.id = sp.from_entity_id
+UNION ALL
+SELECT x.user_id, x.erased_at, 'erase', x.target_kind, NULL, NULL, x.reason,
+       jsonb_build_object('erasure_id', x.id, 'counts', x.counts)
+FROM neotoma.erasures x;
+COMMENT ON VIEW neotoma.audit_trail IS
+  'Every deletion, restoration, correction, merge, split and erasure of the user''s memory: when (at), what (action, target_kind, target_id, target_type), why (reason) and details (ids, corrected field names, erased counts; never erased content).';

@@ -1,0 +1,326 @@
+//! `list_potential_duplicates` and `split_entity` (see
+//! `neotoma_core::actions::duplicates`).
+
+use super::entities::find_entity;
+use crate::db::{self, Arg};
+use crate::snapshots;
+use neotoma_core::actions::common;
+use neotoma_core::actions::duplicates::*;
+use neotoma_core::actions::lifecycle::MAX_REASON_CHARS;
+use neotoma_core::canonical::sha256_hex;
+use neotoma_core::ids::{derived_uuid, entity_id};
+use neotoma_core::schema::check_name;
+use neotoma_core::similarity::{duplicate_pairs, Candidate};
+use neotoma_core::{ErrorCode, NeotomaError};
+use serde::Deserialize;
+use std::collections::BTreeSet;
+use uuid::Uuid;
+
+/// Most entities of a type compared in one call (the answer says when a
+/// type has more).
+pub const MAX_COMPARED: i64 = 2_000;
+/// Most observations one split moves.
+const MAX_MOVED: usize = 10_000;
+
+pub fn list_potential_duplicates(
+    user: Uuid,
+    req: ListPotentialDuplicatesRequest,
+) -> Result<ListPotentialDuplicatesResponse, NeotomaError> {
+    check_name("entity_type", &req.entity_type)?;
+    let threshold = req.threshold.unwrap_or(0.6);
+    if !(0.1..=1.0).contains(&threshold) {
+        return Err(NeotomaError::invalid_field(
+            "threshold",
+            "threshold must be between 0.1 and 1",
+        ));
+    }
+    let limit = match req.limit {
+        None => 50,
+        Some(n) if (1..=500).contains(&n) => n,
+        Some(_) => {
+            return Err(NeotomaError::invalid_field(
+                "limit",
+                "limit must be between 1 and 500",
+            ))
+        }
+    };
+    #[derive(Deserialize)]
+    struct Row {
+        id: String,
+        name: String,
+        identifiers: Vec<(String, String)>,
+    }
+    let rows: Vec<Row> = db::parsed(
+        "SELECT coalesce(jsonb_agg(jsonb_build_object('id', e.id,
+                   'name', coalesce(s.snapshot->>'name', s.snapshot->>'title', e.canonical_name),
+                   'identifiers', (SELECT coalesce(jsonb_agg(jsonb_build_array(i.field, i.value)
+                                                             ORDER BY i.field, i.value), '[]')
+                                   FROM neotoma.entity_identifiers i
+                                   WHERE i.user_id = e.user_id AND i.entity_id = e.id))
+                 ORDER BY e.id), '[]')::text
+         FROM (SELECT * FROM neotoma.entities e
+               WHERE e.user_id = $1::uuid AND e.entity_type = $2 AND e.merged_into IS NULL
+                 AND e.deleted_at IS NULL
+               ORDER BY e.id LIMIT $3 + 1) e
+         LEFT JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id",
+        &[
+            Arg::uuid(user),
+            Arg::Text(&req.entity_type),
+            Arg::Int(MAX_COMPARED),
+        ],
+        "entities",
+    )?;
+    let truncated = rows.len() as i64 > MAX_COMPARED;
+    let candidates: Vec<Candidate> = rows
+        .into_iter()
+        .take(MAX_COMPARED as usize)
+        .map(|r| Candidate {
+            id: r.id,
+            name: r.name,
+            identifiers: r.identifiers,
+        })
+        .collect();
+    Ok(ListPotentialDuplicatesResponse {
+        pairs: duplicate_pairs(&candidates, threshold, limit as usize),
+        entity_type: req.entity_type,
+        threshold,
+        entities_compared: candidates.len() as i64,
+        truncated,
+    })
+}
+
+pub fn split_entity(
+    user: Uuid,
+    req: SplitEntityRequest,
+) -> Result<SplitEntityResponse, NeotomaError> {
+    let from_id = common::entity_id("entity_id", &req.entity_id)?;
+    let reason = match req.reason.as_deref().map(str::trim) {
+        Some("") | None => None,
+        Some(r) if r.chars().count() > MAX_REASON_CHARS => {
+            return Err(NeotomaError::invalid_field(
+                "reason",
+                format!("reason must be at most {MAX_REASON_CHARS} characters"),
+            ))
+        }
+        Some(r) => Some(r.to_string()),
+    };
+    let (by, ids) = match (&req.observation_ids, &req.source_ids) {
+        (Some(o), None) if !o.is_empty() => ("observation_ids", o),
+        (None, Some(s)) if !s.is_empty() => ("source_ids", s),
+        _ => {
+            return Err(NeotomaError::validation(
+                "give the observations to move: observation_ids or source_ids (one, not empty)",
+            ))
+        }
+    };
+    if ids.len() > MAX_MOVED {
+        return Err(NeotomaError::invalid_field(
+            by,
+            format!("at most {MAX_MOVED} ids"),
+        ));
+    }
+    let ids: BTreeSet<String> = ids
+        .iter()
+        .map(|i| common::uuid(by, i).map(|u| u.to_string()))
+        .collect::<Result<_, _>>()?;
+    let to_id = req
+        .to_entity_id
+        .as_deref()
+        .map(|t| common::entity_id("to_entity_id", t))
+        .transpose()?;
+
+    let user_s = user.to_string();
+    // Like a merge: every fold of this user waits, and the entities are locked.
+    snapshots::lock_user(&user_s, true)?;
+    let live = |id: &str, field: &str| -> Result<_, NeotomaError> {
+        let e = find_entity(&user, id)?.ok_or_else(|| {
+            NeotomaError::new(
+                ErrorCode::EntityNotFound,
+                format!("no entity {id} (for this user)"),
+            )
+            .with("field", field)
+            .with("entity_id", id)
+        })?;
+        if let Some(into) = &e.merged_into {
+            return Err(NeotomaError::new(
+                ErrorCode::EntityAlreadyMerged,
+                format!("{id} was merged into {into}: split that entity"),
+            )
+            .with("field", field)
+            .with("merged_into", into.as_str()));
+        }
+        if let Some(at) = crate::lifecycle::deleted_at(&user, id)? {
+            return Err(crate::lifecycle::deleted_error(id, &at));
+        }
+        Ok(e)
+    };
+    let from = live(&from_id, "entity_id")?;
+    // What counts for the entity now: its observations and those of the
+    // entities merged into it, but deletions, restorations and what an
+    // earlier split moved away.
+    let chosen: Vec<String> = db::parsed(
+        "WITH fold AS (
+           SELECT o.id, o.source_id FROM neotoma.observations o
+           WHERE o.user_id = $1::uuid AND o.kind NOT IN ('deletion', 'restoration')
+             AND o.entity_id = ANY(ARRAY[$2::text] || ARRAY(SELECT id FROM neotoma.entities
+                                          WHERE user_id = $1::uuid AND merged_into = $2))
+             AND NOT EXISTS (SELECT FROM neotoma.observation_moves m WHERE m.user_id = $1::uuid AND m.observation_id = o.id))
+         SELECT coalesce(jsonb_agg(id ORDER BY id), '[]')::text FROM fold
+         WHERE CASE WHEN $3 = 'observation_ids' THEN id::text = ANY($4) ELSE source_id::text = ANY($4) END",
+        &[
+            Arg::uuid(user),
+            Arg::Text(&from.id),
+            Arg::Text(by),
+            Arg::Texts(ids.iter().cloned().collect()),
+        ],
+        "observations to move",
+    )?;
+    let total = db::json(
+        "SELECT to_jsonb(count(*)) FROM neotoma.observations o
+         WHERE o.user_id = $1::uuid AND o.kind NOT IN ('deletion', 'restoration')
+           AND o.entity_id = ANY(ARRAY[$2::text] || ARRAY(SELECT id FROM neotoma.entities
+                                        WHERE user_id = $1::uuid AND merged_into = $2))
+           AND NOT EXISTS (SELECT FROM neotoma.observation_moves m WHERE m.user_id = $1::uuid AND m.observation_id = o.id)",
+        &[Arg::uuid(user), Arg::Text(&from.id)],
+    )?
+    .as_i64()
+    .unwrap_or(0);
+    if by == "observation_ids" && chosen.len() < ids.len() {
+        let found: BTreeSet<&String> = chosen.iter().collect();
+        let unknown: Vec<&String> = ids.iter().filter(|i| !found.contains(i)).collect();
+        return Err(NeotomaError::invalid_field(
+            by,
+            format!(
+                "{} of these observations do not count for {} (unknown, another entity's, a deletion, or moved already)",
+                unknown.len(),
+                from.id
+            ),
+        )
+        .with("unknown", serde_json::json!(unknown)));
+    }
+    if chosen.is_empty() {
+        return Err(NeotomaError::invalid_field(
+            by,
+            format!("no observation of {} comes from these sources", from.id),
+        ));
+    }
+    if chosen.len() as i64 >= total {
+        return Err(NeotomaError::invalid_field(
+            by,
+            format!(
+                "this would move every observation of {}: merge_entities it into the other entity instead",
+                from.id
+            ),
+        ));
+    }
+    let (to, created) = match &to_id {
+        Some(t) => {
+            if *t == from.id {
+                return Err(NeotomaError::invalid_field(
+                    "to_entity_id",
+                    "an entity cannot be split into itself",
+                ));
+            }
+            let to = live(t, "to_entity_id")?;
+            if to.entity_type != from.entity_type {
+                return Err(NeotomaError::invalid_field(
+                    "to_entity_id",
+                    format!(
+                        "cannot move observations of a {} to a {}: entities must have the same type",
+                        from.entity_type, to.entity_type
+                    ),
+                ));
+            }
+            (to.id, false)
+        }
+        None => {
+            // A new entity, named after the moved observations: the same
+            // split makes the same id.
+            let key = format!(
+                "split:{}:{}",
+                from.id,
+                sha256_hex(chosen.join(",").as_bytes())
+            );
+            let id = entity_id(&user, &from.entity_type, &key);
+            let inserted = db::json(
+                "WITH ins AS (
+                   INSERT INTO neotoma.entities (user_id, id, entity_type, canonical_name, identity_key)
+                   VALUES ($1::uuid, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING 1)
+                 SELECT to_jsonb(count(*)) FROM ins",
+                &[
+                    Arg::uuid(user),
+                    Arg::Text(&id),
+                    Arg::Text(&from.entity_type),
+                    Arg::Text(&from.canonical_name),
+                    Arg::Text(&key),
+                ],
+            )?;
+            (id, inserted.as_i64() == Some(1))
+        }
+    };
+    let split_id = derived_uuid("split", &[&user_s, &from.id, &to, &chosen.join(",")]);
+    // The split's rows are the extension's to write (users read them): as
+    // its owner, every statement naming the user.
+    let split_at = crate::owner::as_owner(|| {
+        let split_at = db::text(
+            "WITH s AS (
+               INSERT INTO neotoma.entity_splits (user_id, id, from_entity_id, to_entity_id, created_entity,
+                   reason, observations_moved)
+               VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, $7) RETURNING split_at)
+             SELECT neotoma._iso(split_at) FROM s",
+            &[
+                Arg::uuid(user),
+                Arg::uuid(split_id),
+                Arg::Text(&from.id),
+                Arg::Text(&to),
+                Arg::Bool(created),
+                Arg::OptText(reason.as_deref()),
+                Arg::Int(chosen.len() as i64),
+            ],
+        )?
+        .unwrap_or_default();
+        // The originals leave `from`'s fold; copies count for `to` (the
+        // observation trigger folds them in).
+        db::run(
+            "INSERT INTO neotoma.observation_moves (user_id, observation_id, split_id, to_entity_id, copy_id)
+             SELECT $1::uuid, o::uuid, $2::uuid, $3, neotoma._derived_uuid('split_observation', ARRAY[o, $3])
+             FROM unnest($4::text[]) o",
+            &[
+                Arg::uuid(user),
+                Arg::uuid(split_id),
+                Arg::Text(&to),
+                Arg::Texts(chosen.clone()),
+            ],
+        )?;
+        db::run(
+            "INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
+                 interpretation_run_id, kind, observed_at, specificity_score, source_priority, fields)
+             SELECT o.user_id, m.copy_id, $2, o.entity_type, o.schema_version, o.source_id,
+                    o.interpretation_run_id, o.kind, o.observed_at, o.specificity_score, o.source_priority, o.fields
+             FROM neotoma.observation_moves m
+             JOIN neotoma.observations o ON o.user_id = m.user_id AND o.id = m.observation_id
+             WHERE m.user_id = $1::uuid AND m.split_id = $3::uuid
+             ORDER BY m.copy_id",
+            &[Arg::uuid(user), Arg::Text(&to), Arg::uuid(split_id)],
+        )?;
+        // Unknown fields of the moved observations go with them.
+        db::run(
+            "UPDATE neotoma.raw_fragments f SET entity_id = m.to_entity_id, observation_id = m.copy_id
+             FROM neotoma.observation_moves m
+             WHERE m.user_id = $1::uuid AND m.split_id = $2::uuid
+               AND f.user_id = m.user_id AND f.observation_id = m.observation_id",
+            &[Arg::uuid(user), Arg::uuid(split_id)],
+        )?;
+        Ok(split_at)
+    })?;
+    snapshots::recompute(&user, &[from.id.clone(), to.clone()])?;
+    Ok(SplitEntityResponse {
+        split_id: split_id.to_string(),
+        from_entity_id: from.id,
+        to_entity_id: to,
+        created,
+        observations_moved: chosen.len() as i64,
+        split_at,
+        reason,
+    })
+}

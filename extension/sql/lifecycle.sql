@@ -204,3 +204,127 @@ SELECT x.user_id, x.erased_at, 'erase', x.target_kind, NULL, NULL, x.reason,
 FROM neotoma.erasures x;
 COMMENT ON VIEW neotoma.audit_trail IS
   'Every deletion, restoration, correction, merge, split and erasure of the user''s memory: when (at), what (action, target_kind, target_id, target_type), why (reason) and details (ids, corrected field names, erased counts; never erased content).';
+
+-- Export and import (neotoma-mcp export / import): a user's memory as
+-- lines {"table", "row"}, in an order where every row's references come
+-- before it, each table by key. Derived rows (snapshots, identifiers,
+-- events, counts, the change feed) are left out: an import recomputes them.
+-- Secrets (connectors, tokens) are not exported.
+CREATE FUNCTION neotoma.export_lines() RETURNS SETOF jsonb
+LANGUAGE sql STABLE SET search_path = pg_catalog, neotoma, pg_temp AS $$
+  SELECT x.line FROM (
+    SELECT 1 AS n, s.id::text AS k, jsonb_build_object('table', 'sources', 'row', to_jsonb(s) - 'user_id'
+             || jsonb_build_object('file', translate(encode(f.content, 'base64'), E'\n', ''))) AS line
+    FROM neotoma.sources s LEFT JOIN neotoma.files f ON f.user_id = s.user_id AND f.source_id = s.id
+    WHERE s.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 2, r.id::text, jsonb_build_object('table', 'interpretation_runs', 'row', to_jsonb(r) - 'user_id')
+    FROM neotoma.interpretation_runs r WHERE r.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 3, c.id::text, jsonb_build_object('table', 'entity_schemas', 'row', to_jsonb(c) - 'user_id')
+    FROM neotoma.entity_schemas c WHERE c.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 4, e.id, jsonb_build_object('table', 'entities', 'row', to_jsonb(e) - 'user_id')
+    FROM neotoma.entities e WHERE e.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 5, sp.id::text, jsonb_build_object('table', 'entity_splits', 'row', to_jsonb(sp) - 'user_id')
+    FROM neotoma.entity_splits sp WHERE sp.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 6, m.observation_id::text, jsonb_build_object('table', 'observation_moves', 'row', to_jsonb(m) - 'user_id')
+    FROM neotoma.observation_moves m WHERE m.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 7, o.id::text, jsonb_build_object('table', 'observations', 'row', to_jsonb(o) - 'user_id')
+    FROM neotoma.observations o WHERE o.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 8, f.id::text, jsonb_build_object('table', 'raw_fragments', 'row', to_jsonb(f) - 'user_id')
+    FROM neotoma.raw_fragments f WHERE f.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 9, r.id::text, jsonb_build_object('table', 'relationships', 'row', to_jsonb(r) - 'user_id')
+    FROM neotoma.relationships r WHERE r.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 10, o.id::text, jsonb_build_object('table', 'relationship_observations', 'row', to_jsonb(o) - 'user_id')
+    FROM neotoma.relationship_observations o WHERE o.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 11, m.id::text, jsonb_build_object('table', 'entity_merges', 'row', to_jsonb(m) - 'user_id')
+    FROM neotoma.entity_merges m WHERE m.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 12, x.id::text, jsonb_build_object('table', 'erasures', 'row', to_jsonb(x) - 'user_id')
+    FROM neotoma.erasures x WHERE x.user_id = neotoma.current_user_id()
+  ) x ORDER BY x.n, x.k
+$$;
+
+-- Replays exported lines into the session's user's memory: every row is
+-- written for that user (whatever the file says), nothing that exists is
+-- changed (re-importing adds nothing). Answers the rows written per table.
+-- For the gateway's role (neotoma-mcp import), which recomputes the
+-- snapshots afterwards (neotoma._recompute).
+CREATE FUNCTION neotoma.import_lines(lines jsonb[]) RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+DECLARE
+  u uuid := neotoma.current_user_id();
+  l jsonb;
+  t text;
+  r jsonb;
+  n bigint;
+  counts jsonb := '{}';
+BEGIN
+  IF u IS NULL THEN
+    PERFORM neotoma._raise(jsonb_build_object('code', 'USER_ID_REQUIRED',
+      'message', 'import acts for the session''s user: set neotoma.user_id', 'details', '{}'::jsonb));
+  END IF;
+  FOREACH l IN ARRAY lines LOOP
+    t := l->>'table';
+    r := coalesce(l->'row', 'null') || jsonb_build_object('user_id', u);
+    IF jsonb_typeof(l->'row') IS DISTINCT FROM 'object' THEN
+      PERFORM neotoma._raise(jsonb_build_object('code', 'VALIDATION_ERROR',
+        'message', 'each line must be {"table": …, "row": {…}}', 'details', jsonb_build_object('line', left(l::text, 200))));
+    END IF;
+    CASE t
+      WHEN 'sources' THEN
+        INSERT INTO neotoma.sources SELECT * FROM jsonb_populate_record(NULL::neotoma.sources, r - 'file') ON CONFLICT DO NOTHING;
+        GET DIAGNOSTICS n = ROW_COUNT;
+        IF n > 0 AND r->>'file' IS NOT NULL THEN
+          INSERT INTO neotoma.files (user_id, source_id, content) VALUES (u, (r->>'id')::uuid, decode(r->>'file', 'base64'))
+          ON CONFLICT DO NOTHING;
+        END IF;
+      WHEN 'interpretation_runs' THEN
+        INSERT INTO neotoma.interpretation_runs SELECT * FROM jsonb_populate_record(NULL::neotoma.interpretation_runs, r) ON CONFLICT DO NOTHING;
+        GET DIAGNOSTICS n = ROW_COUNT;
+      WHEN 'entity_schemas' THEN
+        INSERT INTO neotoma.entity_schemas SELECT * FROM jsonb_populate_record(NULL::neotoma.entity_schemas, r) ON CONFLICT DO NOTHING;
+        GET DIAGNOSTICS n = ROW_COUNT;
+      WHEN 'entities' THEN
+        INSERT INTO neotoma.entities SELECT * FROM jsonb_populate_record(NULL::neotoma.entities, r) ON CONFLICT DO NOTHING;
+        GET DIAGNOSTICS n = ROW_COUNT;
+      WHEN 'entity_splits' THEN
+        INSERT INTO neotoma.entity_splits SELECT * FROM jsonb_populate_record(NULL::neotoma.entity_splits, r) ON CONFLICT DO NOTHING;
+        GET DIAGNOSTICS n = ROW_COUNT;
+      WHEN 'observation_moves' THEN
+        INSERT INTO neotoma.observation_moves SELECT * FROM jsonb_populate_record(NULL::neotoma.observation_moves, r) ON CONFLICT DO NOTHING;
+        GET DIAGNOSTICS n = ROW_COUNT;
+      WHEN 'observations' THEN
+        INSERT INTO neotoma.observations SELECT * FROM jsonb_populate_record(NULL::neotoma.observations, r) ON CONFLICT DO NOTHING;
+        GET DIAGNOSTICS n = ROW_COUNT;
+      WHEN 'raw_fragments' THEN
+        INSERT INTO neotoma.raw_fragments SELECT * FROM jsonb_populate_record(NULL::neotoma.raw_fragments, r) ON CONFLICT DO NOTHING;
+        GET DIAGNOSTICS n = ROW_COUNT;
+      WHEN 'relationships' THEN
+        INSERT INTO neotoma.relationships SELECT * FROM jsonb_populate_record(NULL::neotoma.relationships, r) ON CONFLICT DO NOTHING;
+        GET DIAGNOSTICS n = ROW_COUNT;
+      WHEN 'relationship_observations' THEN
+        INSERT INTO neotoma.relationship_observations SELECT * FROM jsonb_populate_record(NULL::neotoma.relationship_observations, r) ON CONFLICT DO NOTHING;
+        GET DIAGNOSTICS n = ROW_COUNT;
+      WHEN 'entity_merges' THEN
+        INSERT INTO neotoma.entity_merges SELECT * FROM jsonb_populate_record(NULL::neotoma.entity_merges, r) ON CONFLICT DO NOTHING;
+        GET DIAGNOSTICS n = ROW_COUNT;
+      WHEN 'erasures' THEN
+        INSERT INTO neotoma.erasures SELECT * FROM jsonb_populate_record(NULL::neotoma.erasures, r) ON CONFLICT DO NOTHING;
+        GET DIAGNOSTICS n = ROW_COUNT;
+      ELSE
+        PERFORM neotoma._raise(jsonb_build_object('code', 'VALIDATION_ERROR',
+          'message', format('unknown table %L in an import line', t), 'details', jsonb_build_object('table', t)));
+    END CASE;
+    counts := jsonb_set(counts, ARRAY[t], to_jsonb(coalesce((counts->>t)::bigint, 0) + n));
+  END LOOP;
+  RETURN counts;
+END $$;

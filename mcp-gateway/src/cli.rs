@@ -48,6 +48,30 @@ pub enum Command {
     /// without --database-url).
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Write a user's memory to a JSON Lines file (sources with their bytes,
+    /// observations, relationships, corrections, schemas, merges, splits):
+    /// enough to rebuild it with `import`.
+    Export {
+        /// The user whose memory is written.
+        #[arg(long = "user")]
+        user: Uuid,
+        /// The file to write (`-` for standard output).
+        #[arg(long = "out")]
+        out: PathBuf,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+    /// Replay an export into a user's memory (ids stay the same; importing
+    /// twice adds nothing), then recompute the snapshots.
+    Import {
+        /// The user whose memory receives it.
+        #[arg(long = "user")]
+        user: Uuid,
+        /// The file written by `export`.
+        file: PathBuf,
+        #[command(flatten)]
+        db: DbArgs,
+    },
 }
 
 #[derive(Subcommand, Debug)]

@@ -15,6 +15,7 @@ mod metrics;
 mod server;
 mod services;
 mod sessions;
+mod transfer;
 
 use anyhow::Context;
 use clap::Parser;
@@ -57,6 +58,14 @@ async fn main() -> anyhow::Result<()> {
             embedded::Embedded::new(&args.options())?.stop()
         }
         Command::Token(command) => token(command).await,
+        Command::Export { user, out, db } => {
+            let url = database_url(&db, false).await?;
+            transfer::export(&url, user, &out).await
+        }
+        Command::Import { user, file, db } => {
+            let url = database_url(&db, false).await?;
+            transfer::import(&url, user, &file).await
+        }
     }
 }
 

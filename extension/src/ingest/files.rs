@@ -232,6 +232,9 @@ pub fn store(user: Uuid, content: &str, req: &StoreRequest) -> Result<StoreRespo
     let source = source_id(&user, &content_hash);
     let mut existing = db::json(EXISTING_SOURCE, &[Arg::uuid(user), Arg::uuid(source)])?;
     let mut deduplicated = !existing.is_null();
+    if deduplicated {
+        super::refuse_erased(&user, &source)?;
+    }
     let mime = if deduplicated {
         existing["mime_type"].as_str().unwrap_or(&mime).to_string()
     } else {
@@ -263,6 +266,7 @@ pub fn store(user: Uuid, content: &str, req: &StoreRequest) -> Result<StoreRespo
             )?;
         } else {
             deduplicated = true;
+            super::refuse_erased(&user, &source)?;
             existing = db::json(EXISTING_SOURCE, &[Arg::uuid(user), Arg::uuid(source)])?;
         }
     }

@@ -30,7 +30,32 @@ pub mod write;
 pub use prepare::PreparedBatch;
 pub use write::{Origin, Stored};
 
+use crate::db::{self, Arg};
 use neotoma_core::NeotomaError;
+use uuid::Uuid;
+
+/// Refuses content whose source was erased but kept (it still fed other
+/// entities): its observations' ids would be those of the first store, and
+/// answering it as a duplicate would claim what is gone is stored.
+pub fn refuse_erased(user: &Uuid, source: &Uuid) -> Result<(), NeotomaError> {
+    if !crate::installed::at_least(7)? {
+        return Ok(());
+    }
+    let erased = db::text(
+        "SELECT neotoma._iso(erased_at) FROM neotoma.sources
+         WHERE user_id = $1::uuid AND id = $2::uuid AND erased_at IS NOT NULL",
+        &[Arg::uuid(user), Arg::uuid(source)],
+    )?;
+    match erased {
+        Some(at) => Err(NeotomaError::validation(format!(
+            "this exact content was stored before and erased on {at}: it is not stored again \
+             (change it, e.g. add a field, to store it as new content)"
+        ))
+        .with("source_id", source.to_string())
+        .with("erased_at", at)),
+        None => Ok(()),
+    }
+}
 
 /// Stages 5 to 7 of a run whose entities are prepared: write them, promote
 /// the unknown fields that now qualify, record what the run made.

@@ -101,6 +101,7 @@ pub fn store(
         ],
     )? == Value::Bool(true);
     if !inserted {
+        super::refuse_erased(&user, &source)?;
         return deduplicated(&origin, &content_hash, batch.entities.len());
     }
     let stored = complete(&origin, &batch)?;

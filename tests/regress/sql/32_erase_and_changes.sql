@@ -79,6 +79,11 @@ SELECT error_code(try_action('retrieve_entity_snapshot', jsonb_build_object('ent
        neotoma.retrieve_entities('{}')->'total' AS entities;
 SELECT source_type, content IS NULL AS content_gone, erased_at IS NOT NULL AS marked
 FROM neotoma.sources WHERE erased_at IS NOT NULL;
+-- Storing that very content again is refused, not answered as a duplicate.
+SELECT error_code(r) AS code, r->'error'->'details'->>'erased_at' IS NOT NULL AS has_time
+FROM try_action('store', '{"entities": [{"entity_type": "person", "name": "Grace Hopper", "email": "grace@example.com",
+                        "phone": "+1 555 0100"},
+                       {"entity_type": "person", "name": "Linus", "email": "linus@example.com", "notes": "SECRET-LINUS"}]}') r;
 -- The file: erase the file source; its signed URL no longer fetches it.
 SELECT neotoma.retrieve_file_url(jsonb_build_object('file_path', 'sources/' || :'file_source'))->>'signed_url' AS url \gset
 CREATE TEMP TABLE u AS SELECT

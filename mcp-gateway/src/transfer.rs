@@ -1,0 +1,183 @@
+//! `neotoma-mcp export` and `import`: a user's memory as JSON Lines, one
+//! `{"table", "row"}` per line, as `neotoma.export_lines()` writes them and
+//! `neotoma.import_lines()` replays them. The connection acts for the user
+//! (`neotoma.user_id`), so row level security keeps both to that user.
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::io::{BufRead, Write};
+use std::path::Path;
+use uuid::Uuid;
+
+/// Lines per round trip (export) and per call of import_lines (import).
+const BATCH: usize = 500;
+
+async fn connect(url: &str, user: Uuid) -> anyhow::Result<tokio_postgres::Client> {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .context("could not connect to the database")?;
+    tokio::spawn(connection);
+    client
+        .execute(
+            "SELECT set_config('neotoma.user_id', $1, false)",
+            &[&user.to_string()],
+        )
+        .await
+        .context("could not act for the user (the role must be granted neotoma_service)")?;
+    Ok(client)
+}
+
+/// A progress bar on the terminal (hidden when stderr is not one).
+fn progress(len: u64, what: &str) -> ProgressBar {
+    let bar = ProgressBar::new(len);
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} ({eta})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.set_message(what.to_string());
+    bar
+}
+
+/// The error of a failed statement, with the database's message (and the
+/// Neotoma error envelope, when there is one).
+fn db_error(e: tokio_postgres::Error, what: &str) -> anyhow::Error {
+    match e.as_db_error() {
+        Some(d) => anyhow::anyhow!(
+            "{what}: {}{}",
+            d.message(),
+            d.detail().map(|x| format!(" ({x})")).unwrap_or_default()
+        ),
+        None => anyhow::anyhow!("{what}: {e}"),
+    }
+}
+
+pub async fn export(url: &str, user: Uuid, out: &Path) -> anyhow::Result<()> {
+    let mut client = connect(url, user).await?;
+    let tx = client.transaction().await?;
+    let total: i64 = tx
+        .query_one("SELECT count(*) FROM neotoma.export_lines()", &[])
+        .await
+        .map_err(|e| db_error(e, "could not read the memory"))?
+        .get(0);
+    tx.execute(
+        "DECLARE lines NO SCROLL CURSOR FOR SELECT l::text FROM neotoma.export_lines() AS l",
+        &[],
+    )
+    .await
+    .map_err(|e| db_error(e, "could not read the memory"))?;
+    let mut writer: Box<dyn Write> = if out == Path::new("-") {
+        Box::new(std::io::stdout().lock())
+    } else {
+        Box::new(std::io::BufWriter::new(
+            std::fs::File::create(out)
+                .with_context(|| format!("could not create {}", out.display()))?,
+        ))
+    };
+    let bar = progress(total as u64, "exporting");
+    let mut written = 0u64;
+    loop {
+        let rows = tx
+            .query(&format!("FETCH {BATCH} FROM lines"), &[])
+            .await
+            .map_err(|e| db_error(e, "could not read the memory"))?;
+        if rows.is_empty() {
+            break;
+        }
+        for row in &rows {
+            let line: &str = row.get(0);
+            writeln!(writer, "{line}")?;
+        }
+        written += rows.len() as u64;
+        bar.set_position(written);
+    }
+    writer.flush()?;
+    tx.commit().await?;
+    bar.finish_and_clear();
+    eprintln!(
+        "exported {written} lines of user {user}'s memory to {}",
+        out.display()
+    );
+    Ok(())
+}
+
+pub async fn import(url: &str, user: Uuid, file: &Path) -> anyhow::Result<()> {
+    let reader = std::io::BufReader::new(
+        std::fs::File::open(file).with_context(|| format!("could not open {}", file.display()))?,
+    );
+    let mut lines: Vec<Value> = Vec::new();
+    for (n, line) in reader.lines().enumerate() {
+        let line = line.with_context(|| format!("could not read {}", file.display()))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let value: Value = serde_json::from_str(&line)
+            .with_context(|| format!("line {} of {} is not JSON", n + 1, file.display()))?;
+        lines.push(value);
+    }
+    let mut client = connect(url, user).await?;
+    // All or nothing: one transaction for the whole file.
+    let tx = client.transaction().await?;
+    let bar = progress(lines.len() as u64, "importing");
+    let mut counts: BTreeMap<String, i64> = BTreeMap::new();
+    for (n, chunk) in lines.chunks(BATCH).enumerate() {
+        let answer: Value = tx
+            .query_one("SELECT neotoma.import_lines($1::jsonb[])", &[&chunk])
+            .await
+            .map_err(|e| {
+                db_error(
+                    e,
+                    &format!(
+                        "lines {}–{} of {} were refused",
+                        n * BATCH + 1,
+                        n * BATCH + chunk.len(),
+                        file.display()
+                    ),
+                )
+            })?
+            .get(0);
+        for (table, written) in answer.as_object().into_iter().flatten() {
+            *counts.entry(table.clone()).or_default() += written.as_i64().unwrap_or(0);
+        }
+        bar.inc(chunk.len() as u64);
+    }
+    bar.finish_and_clear();
+    // Snapshots, identifiers and events from all the observations (an
+    // observation a split moved is folded for its new entity only).
+    let ids: Vec<String> = tx
+        .query(
+            "SELECT id FROM neotoma.entities WHERE user_id = $1 ORDER BY id",
+            &[&user],
+        )
+        .await?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let bar = progress(ids.len() as u64, "recomputing");
+    for chunk in ids.chunks(BATCH) {
+        tx.execute(
+            "SELECT neotoma._recompute($1, $2)",
+            &[&user, &chunk.to_vec()],
+        )
+        .await
+        .map_err(|e| db_error(e, "could not recompute the snapshots"))?;
+        bar.inc(chunk.len() as u64);
+    }
+    tx.commit().await?;
+    bar.finish_and_clear();
+    let summary: Vec<String> = counts.iter().map(|(t, n)| format!("{t} {n}")).collect();
+    eprintln!(
+        "imported {} into user {user}'s memory: {} new rows ({}); {} entities recomputed",
+        file.display(),
+        counts.values().sum::<i64>(),
+        if summary.is_empty() {
+            "none".to_string()
+        } else {
+            summary.join(", ")
+        },
+        ids.len()
+    );
+    Ok(())
+}

@@ -262,69 +262,42 @@ CREATE FUNCTION neotoma.import_lines(lines jsonb[]) RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 DECLARE
   u uuid := neotoma.current_user_id();
-  l jsonb;
+  -- In reference order: a batch writes each table's rows in one statement.
+  tables text[] := ARRAY['sources', 'interpretation_runs', 'entity_schemas', 'entities', 'entity_splits',
+                         'observation_moves', 'observations', 'raw_fragments', 'relationships',
+                         'relationship_observations', 'entity_merges', 'erasures'];
   t text;
-  r jsonb;
   n bigint;
+  bad jsonb;
   counts jsonb := '{}';
 BEGIN
   IF u IS NULL THEN
     PERFORM neotoma._raise(jsonb_build_object('code', 'USER_ID_REQUIRED',
       'message', 'import acts for the session''s user: set neotoma.user_id', 'details', '{}'::jsonb));
   END IF;
-  FOREACH l IN ARRAY lines LOOP
-    t := l->>'table';
-    r := coalesce(l->'row', 'null') || jsonb_build_object('user_id', u);
-    IF jsonb_typeof(l->'row') IS DISTINCT FROM 'object' THEN
-      PERFORM neotoma._raise(jsonb_build_object('code', 'VALIDATION_ERROR',
-        'message', 'each line must be {"table": …, "row": {…}}', 'details', jsonb_build_object('line', left(l::text, 200))));
+  SELECT l INTO bad FROM unnest(lines) l
+  WHERE jsonb_typeof(l->'row') IS DISTINCT FROM 'object' OR (l->>'table') IS NULL OR NOT (l->>'table' = ANY (tables))
+  LIMIT 1;
+  IF bad IS NOT NULL THEN
+    PERFORM neotoma._raise(jsonb_build_object('code', 'VALIDATION_ERROR',
+      'message', format('each line must be {"table": one of %s, "row": {…}}; unknown table %L', array_to_string(tables, ', '), bad->>'table'),
+      'details', jsonb_build_object('line', left(bad::text, 200))));
+  END IF;
+  FOREACH t IN ARRAY tables LOOP
+    EXECUTE format('INSERT INTO neotoma.%1$I SELECT (jsonb_populate_record(NULL::neotoma.%1$I,
+                      (l->''row'') - ''file'' || jsonb_build_object(''user_id'', $1))).*
+                    FROM unnest($2) l WHERE l->>''table'' = %2$L ON CONFLICT DO NOTHING', t, t)
+      USING u, lines;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    IF t = 'sources' THEN
+      INSERT INTO neotoma.files (user_id, source_id, content)
+      SELECT u, (l->'row'->>'id')::uuid, decode(l->'row'->>'file', 'base64') FROM unnest(lines) l
+      WHERE l->>'table' = 'sources' AND l->'row'->>'file' IS NOT NULL
+      ON CONFLICT DO NOTHING;
     END IF;
-    CASE t
-      WHEN 'sources' THEN
-        INSERT INTO neotoma.sources SELECT * FROM jsonb_populate_record(NULL::neotoma.sources, r - 'file') ON CONFLICT DO NOTHING;
-        GET DIAGNOSTICS n = ROW_COUNT;
-        IF n > 0 AND r->>'file' IS NOT NULL THEN
-          INSERT INTO neotoma.files (user_id, source_id, content) VALUES (u, (r->>'id')::uuid, decode(r->>'file', 'base64'))
-          ON CONFLICT DO NOTHING;
-        END IF;
-      WHEN 'interpretation_runs' THEN
-        INSERT INTO neotoma.interpretation_runs SELECT * FROM jsonb_populate_record(NULL::neotoma.interpretation_runs, r) ON CONFLICT DO NOTHING;
-        GET DIAGNOSTICS n = ROW_COUNT;
-      WHEN 'entity_schemas' THEN
-        INSERT INTO neotoma.entity_schemas SELECT * FROM jsonb_populate_record(NULL::neotoma.entity_schemas, r) ON CONFLICT DO NOTHING;
-        GET DIAGNOSTICS n = ROW_COUNT;
-      WHEN 'entities' THEN
-        INSERT INTO neotoma.entities SELECT * FROM jsonb_populate_record(NULL::neotoma.entities, r) ON CONFLICT DO NOTHING;
-        GET DIAGNOSTICS n = ROW_COUNT;
-      WHEN 'entity_splits' THEN
-        INSERT INTO neotoma.entity_splits SELECT * FROM jsonb_populate_record(NULL::neotoma.entity_splits, r) ON CONFLICT DO NOTHING;
-        GET DIAGNOSTICS n = ROW_COUNT;
-      WHEN 'observation_moves' THEN
-        INSERT INTO neotoma.observation_moves SELECT * FROM jsonb_populate_record(NULL::neotoma.observation_moves, r) ON CONFLICT DO NOTHING;
-        GET DIAGNOSTICS n = ROW_COUNT;
-      WHEN 'observations' THEN
-        INSERT INTO neotoma.observations SELECT * FROM jsonb_populate_record(NULL::neotoma.observations, r) ON CONFLICT DO NOTHING;
-        GET DIAGNOSTICS n = ROW_COUNT;
-      WHEN 'raw_fragments' THEN
-        INSERT INTO neotoma.raw_fragments SELECT * FROM jsonb_populate_record(NULL::neotoma.raw_fragments, r) ON CONFLICT DO NOTHING;
-        GET DIAGNOSTICS n = ROW_COUNT;
-      WHEN 'relationships' THEN
-        INSERT INTO neotoma.relationships SELECT * FROM jsonb_populate_record(NULL::neotoma.relationships, r) ON CONFLICT DO NOTHING;
-        GET DIAGNOSTICS n = ROW_COUNT;
-      WHEN 'relationship_observations' THEN
-        INSERT INTO neotoma.relationship_observations SELECT * FROM jsonb_populate_record(NULL::neotoma.relationship_observations, r) ON CONFLICT DO NOTHING;
-        GET DIAGNOSTICS n = ROW_COUNT;
-      WHEN 'entity_merges' THEN
-        INSERT INTO neotoma.entity_merges SELECT * FROM jsonb_populate_record(NULL::neotoma.entity_merges, r) ON CONFLICT DO NOTHING;
-        GET DIAGNOSTICS n = ROW_COUNT;
-      WHEN 'erasures' THEN
-        INSERT INTO neotoma.erasures SELECT * FROM jsonb_populate_record(NULL::neotoma.erasures, r) ON CONFLICT DO NOTHING;
-        GET DIAGNOSTICS n = ROW_COUNT;
-      ELSE
-        PERFORM neotoma._raise(jsonb_build_object('code', 'VALIDATION_ERROR',
-          'message', format('unknown table %L in an import line', t), 'details', jsonb_build_object('table', t)));
-    END CASE;
-    counts := jsonb_set(counts, ARRAY[t], to_jsonb(coalesce((counts->>t)::bigint, 0) + n));
+    IF n > 0 THEN
+      counts := counts || jsonb_build_object(t, n);
+    END IF;
   END LOOP;
   RETURN counts;
 END $$;

@@ -44,6 +44,11 @@ fn progress(len: u64, what: &str) -> ProgressBar {
 /// The error of a failed statement, with the database's message (and the
 /// Neotoma error envelope, when there is one).
 fn db_error(e: tokio_postgres::Error, what: &str) -> anyhow::Error {
+    if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_FUNCTION) {
+        return anyhow::anyhow!(
+            "{what}: the database's neotoma extension is older than 0.7.0 (run ALTER EXTENSION neotoma UPDATE)"
+        );
+    }
     match e.as_db_error() {
         Some(d) => anyhow::anyhow!(
             "{what}: {}{}",

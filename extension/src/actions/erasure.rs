@@ -68,13 +68,17 @@ pub fn erase_entities(user: &Uuid, ids: &[String]) -> Result<ErasedCounts, Neoto
         merge_targets: Vec<String>,
     }
     let scope: Scope = db::parsed(
-        "WITH x AS (SELECT id, merged_into FROM neotoma.entities
+        "WITH RECURSIVE x AS (SELECT id, merged_into FROM neotoma.entities
                     WHERE user_id = $1 AND (id = ANY($2) OR merged_into = ANY($2))),
-              -- Theirs, and the originals of what a split moved to them.
+              -- Theirs, and the originals of what splits moved to them, back
+              -- through every split (a copy's original may be a copy too).
+              chain (id) AS (
+                SELECT id FROM neotoma.observations WHERE user_id = $1 AND entity_id IN (SELECT id FROM x)
+                UNION
+                SELECT m.observation_id FROM neotoma.observation_moves m JOIN chain c ON m.copy_id = c.id
+                WHERE m.user_id = $1),
               o AS (SELECT id, source_id FROM neotoma.observations
-                    WHERE user_id = $1 AND (entity_id IN (SELECT id FROM x)
-                                            OR id IN (SELECT m.observation_id FROM neotoma.observation_moves m
-                                                      WHERE m.user_id = $1 AND m.to_entity_id IN (SELECT id FROM x)))),
+                    WHERE user_id = $1 AND id IN (SELECT id FROM chain)),
               r AS (SELECT id FROM neotoma.relationships
                     WHERE user_id = $1 AND (source_entity_id IN (SELECT id FROM x)
                                             OR target_entity_id IN (SELECT id FROM x))),

@@ -70,6 +70,20 @@ SELECT neotoma.retrieve_entity_snapshot(jsonb_build_object('entity_id', :'lovela
 SET neotoma.user_id = '33000000-0000-0000-0000-00000000000b';
 SELECT error_code(try_action('split_entity', jsonb_build_object('entity_id', :'grace', 'source_ids', jsonb_build_array(:'wrong_source')))) AS other_user,
        jsonb_array_length(neotoma.list_potential_duplicates('{"entity_type": "person"}')->'pairs') AS other_pairs;
+SET neotoma.user_id = '33000000-0000-0000-0000-00000000000a';
+-- A chain of splits (W -> X -> Y), erased at its end: the moved content goes
+-- at every step back, and what stays is recomputed as it should be.
+SELECT DISTINCT neotoma.store(jsonb_build_object('entities', jsonb_build_array(jsonb_build_object('entity_type', 'note', 'title', 'chain', 'content', c))))->'entities'->0->>'entity_id' AS w
+FROM unnest(ARRAY['CHAIN-ONE', 'CHAIN-TWO', 'CHAIN-THREE']) c \gset
+SELECT neotoma.split_entity(jsonb_build_object('entity_id', :'w', 'observation_ids',
+  (SELECT jsonb_agg(id) FROM neotoma.observations WHERE entity_id = :'w' AND fields->>'content' IN ('CHAIN-TWO', 'CHAIN-THREE'))))->>'to_entity_id' AS x \gset
+SELECT neotoma.split_entity(jsonb_build_object('entity_id', :'x', 'observation_ids',
+  (SELECT jsonb_agg(id) FROM neotoma.observations WHERE entity_id = :'x' AND fields->>'content' = 'CHAIN-THREE')))->>'to_entity_id' AS y \gset
+SELECT (neotoma.erase(jsonb_build_object('entity_id', :'y', 'confirm', true)))->'counts'->'observations' AS erased;
+SELECT (SELECT count(*) FROM neotoma.observations WHERE fields::text LIKE '%CHAIN-THREE%') AS observations_left,
+       (SELECT count(*) FROM neotoma.sources WHERE content::text LIKE '%CHAIN-THREE%') AS sources_left,
+       neotoma.retrieve_entity_snapshot(jsonb_build_object('entity_id', :'w'))->'observation_count' AS w_observations,
+       neotoma.retrieve_entity_snapshot(jsonb_build_object('entity_id', :'x'))->'observation_count' AS x_observations;
 RESET ROLE;
 SELECT v->'ok' AS ok, v->'mismatch_count' AS mismatches FROM neotoma.verify() AS v;
 ROLLBACK;

@@ -341,11 +341,17 @@ pub fn bytes(sql: &str, args: &[Arg]) -> Result<Option<Vec<u8>>, NeotomaError> {
 /// whether it inserted anything, false when the row was there already (or
 /// a concurrent transaction inserted it first and committed).
 pub fn inserted(insert: &str, args: &[Arg]) -> Result<bool, NeotomaError> {
+    Ok(affected(insert, args)? > 0)
+}
+
+/// Runs an INSERT, UPDATE or DELETE (without its own RETURNING or WITH);
+/// answers how many rows it wrote or removed.
+pub fn affected(statement: &str, args: &[Arg]) -> Result<i64, NeotomaError> {
     let v = json(
-        &format!("WITH ins AS ({insert} RETURNING 1) SELECT to_jsonb(count(*) > 0) FROM ins"),
+        &format!("WITH d AS ({statement} RETURNING 1) SELECT to_jsonb(count(*)) FROM d"),
         args,
     )?;
-    Ok(v == Value::Bool(true))
+    Ok(v.as_i64().unwrap_or(0))
 }
 
 /// Runs a statement for its effect.

@@ -219,59 +219,6 @@ pub fn mark_relationship(
     Ok(id)
 }
 
-/// Relationships whose deleted_at / deleted_reason disagree with their
-/// latest deletion or restoration observation (verify(); 0.7.0 on).
-pub fn relationship_mismatches() -> Result<Vec<Value>, NeotomaError> {
-    let v = db::json(
-        &format!(
-            "SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', r.user_id, 'relationship_id', r.id,
-                   'what', 'deleted_at', 'expected', l.deleted_at, 'stored', r.deleted_at)), '[]')
-             FROM neotoma.relationships r {LATEST_RELATIONSHIP_STEP}
-             WHERE r.deleted_at IS DISTINCT FROM l.deleted_at OR r.deleted_reason IS DISTINCT FROM l.reason"
-        ),
-        &[],
-    )?;
-    db::from_json(v, "relationship lifecycle mismatches")
-}
-
-/// Sets relationships' deleted_at / deleted_reason from their observations
-/// again (verify(repair)).
-pub fn repair_relationships() -> Result<(), NeotomaError> {
-    db::run(
-        &format!(
-            "UPDATE neotoma.relationships x SET deleted_at = l.deleted_at, deleted_reason = l.reason
-             FROM neotoma.relationships r {LATEST_RELATIONSHIP_STEP}
-             WHERE x.user_id = r.user_id AND x.id = r.id
-               AND (r.deleted_at IS DISTINCT FROM l.deleted_at OR r.deleted_reason IS DISTINCT FROM l.reason)"
-        ),
-        &[],
-    )
-}
-
-/// [`repair_relationships`] for these relationships of `user` only (after
-/// an erasure removed some of their observations).
-pub fn repair_relationships_of(user: &Uuid, ids: &[String]) -> Result<(), NeotomaError> {
-    db::run(
-        &format!(
-            "UPDATE neotoma.relationships x SET deleted_at = l.deleted_at, deleted_reason = l.reason
-             FROM neotoma.relationships r {LATEST_RELATIONSHIP_STEP}
-             WHERE r.user_id = $1::uuid AND r.id = ANY($2::uuid[])
-               AND x.user_id = r.user_id AND x.id = r.id
-               AND (r.deleted_at IS DISTINCT FROM l.deleted_at OR r.deleted_reason IS DISTINCT FROM l.reason)"
-        ),
-        &[Arg::uuid(user), Arg::Texts(ids.to_vec())],
-    )
-}
-
-/// What the latest deletion or restoration of relationship `r` says (`l`).
-const LATEST_RELATIONSHIP_STEP: &str = "
-    LEFT JOIN LATERAL (SELECT CASE WHEN o.kind = 'deletion' THEN o.observed_at END AS deleted_at,
-                              CASE WHEN o.kind = 'deletion' THEN o.metadata->>'reason' END AS reason
-                       FROM neotoma.relationship_observations o
-                       WHERE o.user_id = r.user_id AND o.relationship_id = r.id
-                         AND o.kind IN ('deletion', 'restoration')
-                       ORDER BY o.observed_at DESC, o.id DESC LIMIT 1) l ON true";
-
 /// Deletes `entity_id` of `user` unless it is deleted already (a bank
 /// feed's removal); answers whether it did.
 pub fn delete_if_live(user: &Uuid, entity_id: &str, reason: &str) -> Result<bool, NeotomaError> {
@@ -284,40 +231,99 @@ pub fn delete_if_live(user: &Uuid, entity_id: &str, reason: &str) -> Result<bool
     }
 }
 
-/// Entities whose deleted_at / deleted_reason disagree with their latest
+/// The rows whose deleted_at / deleted_reason follow their latest deletion
+/// or restoration observation: entities (from 0.6.0), relationships (0.7.0).
+#[derive(Debug, Clone, Copy)]
+pub enum Marked {
+    Entities,
+    Relationships,
+}
+
+impl Marked {
+    fn table(self) -> &'static str {
+        match self {
+            Marked::Entities => "neotoma.entities",
+            Marked::Relationships => "neotoma.relationships",
+        }
+    }
+
+    /// How a mismatch names the row.
+    fn key(self) -> &'static str {
+        match self {
+            Marked::Entities => "entity_id",
+            Marked::Relationships => "relationship_id",
+        }
+    }
+
+    /// The ids argument ($2) as the id column's type.
+    fn ids(self) -> &'static str {
+        match self {
+            Marked::Entities => "$2",
+            Marked::Relationships => "$2::uuid[]",
+        }
+    }
+
+    /// What the latest deletion or restoration of row `t` says (`l`).
+    fn latest_step(self) -> &'static str {
+        match self {
+            Marked::Entities => {
+                "LEFT JOIN LATERAL (SELECT CASE WHEN o.kind = 'deletion' THEN o.observed_at END AS deleted_at,
+                                          CASE WHEN o.kind = 'deletion' THEN o.fields->>'reason' END AS reason
+                                   FROM neotoma.observations o
+                                   WHERE o.user_id = t.user_id AND o.entity_id = t.id
+                                     AND o.kind IN ('deletion', 'restoration')
+                                   ORDER BY o.observed_at DESC, o.id DESC LIMIT 1) l ON true"
+            }
+            Marked::Relationships => {
+                "LEFT JOIN LATERAL (SELECT CASE WHEN o.kind = 'deletion' THEN o.observed_at END AS deleted_at,
+                                          CASE WHEN o.kind = 'deletion' THEN o.metadata->>'reason' END AS reason
+                                   FROM neotoma.relationship_observations o
+                                   WHERE o.user_id = t.user_id AND o.relationship_id = t.id
+                                     AND o.kind IN ('deletion', 'restoration')
+                                   ORDER BY o.observed_at DESC, o.id DESC LIMIT 1) l ON true"
+            }
+        }
+    }
+}
+
+/// Rows whose deleted_at / deleted_reason disagree with their latest
 /// deletion or restoration observation (verify()).
-pub fn mismatches() -> Result<Vec<Value>, NeotomaError> {
+pub fn mismatches(marked: Marked) -> Result<Vec<Value>, NeotomaError> {
     let v = db::json(
-        "SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', e.user_id, 'entity_id', e.id,
-                   'what', 'deleted_at', 'expected', l.deleted_at, 'stored', e.deleted_at)), '[]')
-         FROM neotoma.entities e
-         LEFT JOIN LATERAL (SELECT CASE WHEN o.kind = 'deletion' THEN o.observed_at END AS deleted_at,
-                                   CASE WHEN o.kind = 'deletion' THEN o.fields->>'reason' END AS reason
-                            FROM neotoma.observations o
-                            WHERE o.user_id = e.user_id AND o.entity_id = e.id
-                              AND o.kind IN ('deletion', 'restoration')
-                            ORDER BY o.observed_at DESC, o.id DESC LIMIT 1) l ON true
-         WHERE e.deleted_at IS DISTINCT FROM l.deleted_at OR e.deleted_reason IS DISTINCT FROM l.reason",
+        &format!(
+            "SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', t.user_id, '{key}', t.id,
+                   'what', 'deleted_at', 'expected', l.deleted_at, 'stored', t.deleted_at)), '[]')
+             FROM {table} t {latest}
+             WHERE t.deleted_at IS DISTINCT FROM l.deleted_at OR t.deleted_reason IS DISTINCT FROM l.reason",
+            key = marked.key(),
+            table = marked.table(),
+            latest = marked.latest_step(),
+        ),
         &[],
     )?;
     db::from_json(v, "lifecycle mismatches")
 }
 
-/// Sets deleted_at / deleted_reason from the observations again (verify(repair)).
-pub fn repair() -> Result<(), NeotomaError> {
-    db::run(
-        "UPDATE neotoma.entities e SET deleted_at = l.deleted_at, deleted_reason = l.reason
-         FROM neotoma.entities x
-         LEFT JOIN LATERAL (SELECT CASE WHEN o.kind = 'deletion' THEN o.observed_at END AS deleted_at,
-                                   CASE WHEN o.kind = 'deletion' THEN o.fields->>'reason' END AS reason
-                            FROM neotoma.observations o
-                            WHERE o.user_id = x.user_id AND o.entity_id = x.id
-                              AND o.kind IN ('deletion', 'restoration')
-                            ORDER BY o.observed_at DESC, o.id DESC LIMIT 1) l ON true
-         WHERE e.user_id = x.user_id AND e.id = x.id
-           AND (x.deleted_at IS DISTINCT FROM l.deleted_at OR x.deleted_reason IS DISTINCT FROM l.reason)",
-        &[],
-    )
+/// Sets deleted_at / deleted_reason from the observations again: of every
+/// row (verify(repair)), or of these rows of a user (after an erasure
+/// removed some of their observations).
+pub fn repair(marked: Marked, only: Option<(&Uuid, &[String])>) -> Result<(), NeotomaError> {
+    let scope = match only {
+        Some(_) => format!("AND t.user_id = $1::uuid AND t.id = ANY({})", marked.ids()),
+        None => String::new(),
+    };
+    let sql = format!(
+        "UPDATE {table} x SET deleted_at = l.deleted_at, deleted_reason = l.reason
+         FROM {table} t {latest}
+         WHERE x.user_id = t.user_id AND x.id = t.id {scope}
+           AND (t.deleted_at IS DISTINCT FROM l.deleted_at OR t.deleted_reason IS DISTINCT FROM l.reason)",
+        table = marked.table(),
+        latest = marked.latest_step(),
+    );
+    match only {
+        Some((user, ids)) => db::run(&sql, &[Arg::uuid(user), Arg::Texts(ids.to_vec())]),
+        None => db::run(&sql, &[]),
+    }
 }
 
 /// When the entity (or the entity it was merged into) was deleted, if it

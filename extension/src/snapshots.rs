@@ -987,18 +987,16 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
     let (relationships_checked, relationship_mismatches) = verify_relationships()?;
     mismatch_count += relationship_mismatches.len() as u64;
     mismatches.extend(relationship_mismatches.into_iter().take(100));
-    if crate::installed::at_least_0_6()? {
-        let lifecycle = crate::lifecycle::mismatches()?;
-        if repair && !lifecycle.is_empty() {
-            crate::lifecycle::repair()?;
+    // Deleted or not, as the latest deletion or restoration says (entities
+    // from 0.6.0, relationships from 0.7.0).
+    use crate::lifecycle::Marked;
+    for (since, marked) in [(6, Marked::Entities), (7, Marked::Relationships)] {
+        if !crate::installed::at_least(since)? {
+            continue;
         }
-        mismatch_count += lifecycle.len() as u64;
-        mismatches.extend(lifecycle.into_iter().take(100));
-    }
-    if crate::installed::at_least(7)? {
-        let lifecycle = crate::lifecycle::relationship_mismatches()?;
+        let lifecycle = crate::lifecycle::mismatches(marked)?;
         if repair && !lifecycle.is_empty() {
-            crate::lifecycle::repair_relationships()?;
+            crate::lifecycle::repair(marked, None)?;
         }
         mismatch_count += lifecycle.len() as u64;
         mismatches.extend(lifecycle.into_iter().take(100));

@@ -6,7 +6,6 @@ use crate::db::{self, Arg};
 use crate::snapshots;
 use neotoma_core::actions::common;
 use neotoma_core::actions::duplicates::*;
-use neotoma_core::actions::lifecycle::MAX_REASON_CHARS;
 use neotoma_core::canonical::sha256_hex;
 use neotoma_core::ids::{derived_uuid, entity_id};
 use neotoma_core::schema::check_name;
@@ -94,16 +93,7 @@ pub fn split_entity(
     req: SplitEntityRequest,
 ) -> Result<SplitEntityResponse, NeotomaError> {
     let from_id = common::entity_id("entity_id", &req.entity_id)?;
-    let reason = match req.reason.as_deref().map(str::trim) {
-        Some("") | None => None,
-        Some(r) if r.chars().count() > MAX_REASON_CHARS => {
-            return Err(NeotomaError::invalid_field(
-                "reason",
-                format!("reason must be at most {MAX_REASON_CHARS} characters"),
-            ))
-        }
-        Some(r) => Some(r.to_string()),
-    };
+    let reason = super::lifecycle::reason(req.reason.as_deref())?.map(str::to_string);
     let (by, ids) = match (&req.observation_ids, &req.source_ids) {
         (Some(o), None) if !o.is_empty() => ("observation_ids", o),
         (None, Some(s)) if !s.is_empty() => ("source_ids", s),
@@ -155,36 +145,19 @@ pub fn split_entity(
         Ok(e)
     };
     let from = live(&from_id, "entity_id")?;
-    // What counts for the entity now: its observations and those of the
-    // entities merged into it, but deletions, restorations and what an
-    // earlier split moved away.
-    let chosen: Vec<String> = db::parsed(
-        "WITH fold AS (
-           SELECT o.id, o.source_id FROM neotoma.observations o
-           WHERE o.user_id = $1::uuid AND o.kind NOT IN ('deletion', 'restoration')
-             AND o.entity_id = ANY(ARRAY[$2::text] || ARRAY(SELECT id FROM neotoma.entities
-                                          WHERE user_id = $1::uuid AND merged_into = $2))
-             AND NOT EXISTS (SELECT FROM neotoma.observation_moves m WHERE m.user_id = $1::uuid AND m.observation_id = o.id))
-         SELECT coalesce(jsonb_agg(id ORDER BY id), '[]')::text FROM fold
-         WHERE CASE WHEN $3 = 'observation_ids' THEN id::text = ANY($4) ELSE source_id::text = ANY($4) END",
-        &[
-            Arg::uuid(user),
-            Arg::Text(&from.id),
-            Arg::Text(by),
-            Arg::Texts(ids.iter().cloned().collect()),
-        ],
-        "observations to move",
-    )?;
-    let total = db::json(
-        "SELECT to_jsonb(count(*)) FROM neotoma.observations o
-         WHERE o.user_id = $1::uuid AND o.kind NOT IN ('deletion', 'restoration')
-           AND o.entity_id = ANY(ARRAY[$2::text] || ARRAY(SELECT id FROM neotoma.entities
-                                        WHERE user_id = $1::uuid AND merged_into = $2))
-           AND NOT EXISTS (SELECT FROM neotoma.observation_moves m WHERE m.user_id = $1::uuid AND m.observation_id = o.id)",
-        &[Arg::uuid(user), Arg::Text(&from.id)],
-    )?
-    .as_i64()
-    .unwrap_or(0);
+    // What counts for the entity now (what its snapshot folds): its
+    // observations and those of the entities merged into it, but deletions,
+    // restorations and what an earlier split moved away. In id order.
+    let fold = snapshots::observations_of(&user, &from.id, None)?;
+    let total = fold.len();
+    let chosen: Vec<String> = fold
+        .into_iter()
+        .filter(|o| match by {
+            "observation_ids" => ids.contains(&o.id),
+            _ => ids.contains(&o.source_id),
+        })
+        .map(|o| o.id)
+        .collect();
     if by == "observation_ids" && chosen.len() < ids.len() {
         let found: BTreeSet<&String> = chosen.iter().collect();
         let unknown: Vec<&String> = ids.iter().filter(|i| !found.contains(i)).collect();
@@ -204,7 +177,7 @@ pub fn split_entity(
             format!("no observation of {} comes from these sources", from.id),
         ));
     }
-    if chosen.len() as i64 >= total {
+    if chosen.len() >= total {
         return Err(NeotomaError::invalid_field(
             by,
             format!(
@@ -242,11 +215,9 @@ pub fn split_entity(
                 sha256_hex(chosen.join(",").as_bytes())
             );
             let id = entity_id(&user, &from.entity_type, &key);
-            let inserted = db::json(
-                "WITH ins AS (
-                   INSERT INTO neotoma.entities (user_id, id, entity_type, canonical_name, identity_key)
-                   VALUES ($1::uuid, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING 1)
-                 SELECT to_jsonb(count(*)) FROM ins",
+            let created = db::inserted(
+                "INSERT INTO neotoma.entities (user_id, id, entity_type, canonical_name, identity_key)
+                 VALUES ($1::uuid, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
                 &[
                     Arg::uuid(user),
                     Arg::Text(&id),
@@ -255,7 +226,7 @@ pub fn split_entity(
                     Arg::Text(&key),
                 ],
             )?;
-            (id, inserted.as_i64() == Some(1))
+            (id, created)
         }
     };
     let split_id = derived_uuid("split", &[&user_s, &from.id, &to, &chosen.join(",")]);

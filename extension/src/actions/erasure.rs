@@ -7,6 +7,7 @@
 
 use super::relationships::{apply_to_relationship, relationship_observations};
 use crate::db::{self, Arg};
+use crate::lifecycle::{self, Marked};
 use crate::snapshots;
 use neotoma_core::actions::lifecycle::ErasedCounts;
 use neotoma_core::NeotomaError;
@@ -44,7 +45,7 @@ pub fn while_erasing<R>(f: impl FnOnce() -> Result<R, NeotomaError>) -> Result<R
     })
 }
 
-/// Counts of one statement's deleted rows.
+/// The count a statement answers (as jsonb).
 fn count(sql: &str, args: &[Arg]) -> Result<i64, NeotomaError> {
     Ok(db::json(sql, args)?.as_i64().unwrap_or(0))
 }
@@ -102,10 +103,9 @@ pub fn erase_entities(user: &Uuid, ids: &[String]) -> Result<ErasedCounts, Neoto
     let x = || Arg::Texts(scope.entities.clone());
     let o = || Arg::Texts(scope.observations.clone());
     let r = || Arg::Texts(scope.relationships.clone());
-    c.timeline_events = count(
-        "WITH d AS (DELETE FROM neotoma.timeline_events WHERE user_id = $1
-                      AND (entity_id = ANY($2) OR observation_id = ANY($3::uuid[])) RETURNING 1)
-         SELECT to_jsonb(count(*)) FROM d",
+    c.timeline_events = db::affected(
+        "DELETE FROM neotoma.timeline_events WHERE user_id = $1
+                      AND (entity_id = ANY($2) OR observation_id = ANY($3::uuid[]))",
         &[u.clone(), x(), o()],
     )?;
     db::run(
@@ -116,18 +116,17 @@ pub fn erase_entities(user: &Uuid, ids: &[String]) -> Result<ErasedCounts, Neoto
         "DELETE FROM neotoma.entity_snapshots WHERE user_id = $1 AND entity_id = ANY($2)",
         &[u.clone(), x()],
     )?;
-    c.raw_fragments = count(
-        "WITH d AS (DELETE FROM neotoma.raw_fragments WHERE user_id = $1
-                      AND (entity_id = ANY($2) OR observation_id = ANY($3::uuid[])) RETURNING 1)
-         SELECT to_jsonb(count(*)) FROM d",
+    c.raw_fragments = db::affected(
+        "DELETE FROM neotoma.raw_fragments WHERE user_id = $1
+                      AND (entity_id = ANY($2) OR observation_id = ANY($3::uuid[]))",
         &[u.clone(), x(), o()],
     )?;
-    c.relationship_observations = count(
-        "WITH d AS (DELETE FROM neotoma.relationship_observations WHERE user_id = $1
-                      AND relationship_id = ANY($2::uuid[]) RETURNING 1)
-         SELECT to_jsonb(count(*)) FROM d",
+    c.relationship_observations = db::affected(
+        "DELETE FROM neotoma.relationship_observations WHERE user_id = $1
+                      AND relationship_id = ANY($2::uuid[])",
         &[u.clone(), r()],
     )?;
+    // Re-keyed copies left by merges go too; only current ones are counted.
     c.relationships = count(
         "WITH d AS (DELETE FROM neotoma.relationships WHERE user_id = $1 AND id = ANY($2::uuid[])
                     RETURNING merged_into)
@@ -151,16 +150,14 @@ pub fn erase_entities(user: &Uuid, ids: &[String]) -> Result<ErasedCounts, Neoto
            AND (from_entity_id = ANY($2) OR to_entity_id = ANY($2))",
         &[u.clone(), x()],
     )?;
-    c.observations = count(
-        "WITH d AS (DELETE FROM neotoma.observations WHERE user_id = $1 AND id = ANY($2::uuid[]) RETURNING 1)
-         SELECT to_jsonb(count(*)) FROM d",
+    c.observations = db::affected(
+        "DELETE FROM neotoma.observations WHERE user_id = $1 AND id = ANY($2::uuid[])",
         &[u.clone(), o()],
     )?;
     erase_change_rows(user, &scope.entities, &scope.relationships)?;
     forget_samples(user, &scope.entities)?;
-    c.entities = count(
-        "WITH d AS (DELETE FROM neotoma.entities WHERE user_id = $1 AND id = ANY($2) RETURNING 1)
-         SELECT to_jsonb(count(*)) FROM d",
+    c.entities = db::affected(
+        "DELETE FROM neotoma.entities WHERE user_id = $1 AND id = ANY($2)",
         &[u.clone(), x()],
     )?;
     let (gone, redacted) = settle_sources(user, &scope.sources)?;
@@ -193,26 +190,20 @@ pub fn erase_source(user: &Uuid, source: &Uuid) -> Result<ErasedCounts, NeotomaE
         "erased source's reach",
     )?;
     let mut c = ErasedCounts {
-        timeline_events: count(
-            "WITH d AS (DELETE FROM neotoma.timeline_events t WHERE t.user_id = $1
+        timeline_events: db::affected(
+            "DELETE FROM neotoma.timeline_events t WHERE t.user_id = $1
                           AND (t.source_id = $2 OR t.observation_id IN (
-                                SELECT o.id FROM neotoma.observations o WHERE o.user_id = $1 AND o.source_id = $2))
-                        RETURNING 1)
-             SELECT to_jsonb(count(*)) FROM d",
+                                SELECT o.id FROM neotoma.observations o WHERE o.user_id = $1 AND o.source_id = $2))",
             &[u.clone(), s()],
         )?,
-        raw_fragments: count(
-            "WITH d AS (DELETE FROM neotoma.raw_fragments f WHERE f.user_id = $1
+        raw_fragments: db::affected(
+            "DELETE FROM neotoma.raw_fragments f WHERE f.user_id = $1
                           AND (f.source_id = $2 OR f.observation_id IN (
-                                SELECT o.id FROM neotoma.observations o WHERE o.user_id = $1 AND o.source_id = $2))
-                        RETURNING 1)
-             SELECT to_jsonb(count(*)) FROM d",
+                                SELECT o.id FROM neotoma.observations o WHERE o.user_id = $1 AND o.source_id = $2))",
             &[u.clone(), s()],
         )?,
-        relationship_observations: count(
-            "WITH d AS (DELETE FROM neotoma.relationship_observations WHERE user_id = $1 AND source_id = $2
-                        RETURNING 1)
-             SELECT to_jsonb(count(*)) FROM d",
+        relationship_observations: db::affected(
+            "DELETE FROM neotoma.relationship_observations WHERE user_id = $1 AND source_id = $2",
             &[u.clone(), s()],
         )?,
         observations: count(
@@ -258,9 +249,8 @@ pub fn erase_source(user: &Uuid, source: &Uuid) -> Result<ErasedCounts, NeotomaE
             )?;
             let (gone, _) = settle_sources(user, &lifecycle)?;
             c.sources += gone;
-            let n = count(
-                "WITH d AS (DELETE FROM neotoma.relationships WHERE user_id = $1 AND id = $2::uuid RETURNING 1)
-                 SELECT to_jsonb(count(*)) FROM d",
+            let n = db::affected(
+                "DELETE FROM neotoma.relationships WHERE user_id = $1 AND id = $2::uuid",
                 &[u.clone(), Arg::Text(id)],
             )?;
             c.relationships += n;
@@ -271,7 +261,7 @@ pub fn erase_source(user: &Uuid, source: &Uuid) -> Result<ErasedCounts, NeotomaE
     }
     // Deleted or not: what the remaining deletions and restorations say
     // (the erased source may have held one).
-    crate::lifecycle::repair_relationships_of(user, &touched.relationships)?;
+    lifecycle::repair(Marked::Relationships, Some((user, &touched.relationships)))?;
     // Entities: erased when nothing but deletions and restorations is left
     // of them (or of what was merged into them); else recomputed.
     #[derive(Deserialize)]
@@ -315,19 +305,7 @@ pub fn erase_source(user: &Uuid, source: &Uuid) -> Result<ErasedCounts, NeotomaE
     forget_samples(user, &touched.entities)?;
     if !fate.recompute.is_empty() {
         // Deletions are derived from the remaining lifecycle observations.
-        db::run(
-            "UPDATE neotoma.entities e SET deleted_at = l.deleted_at, deleted_reason = l.reason
-             FROM neotoma.entities x
-             LEFT JOIN LATERAL (SELECT CASE WHEN o.kind = 'deletion' THEN o.observed_at END AS deleted_at,
-                                       CASE WHEN o.kind = 'deletion' THEN o.fields->>'reason' END AS reason
-                                FROM neotoma.observations o
-                                WHERE o.user_id = x.user_id AND o.entity_id = x.id
-                                  AND o.kind IN ('deletion', 'restoration')
-                                ORDER BY o.observed_at DESC, o.id DESC LIMIT 1) l ON true
-             WHERE x.user_id = $1 AND x.id = ANY($2) AND e.user_id = x.user_id AND e.id = x.id
-               AND (x.deleted_at IS DISTINCT FROM l.deleted_at OR x.deleted_reason IS DISTINCT FROM l.reason)",
-            &[u.clone(), Arg::Texts(fate.recompute.clone())],
-        )?;
+        lifecycle::repair(Marked::Entities, Some((user, &fate.recompute)))?;
         c.entities_recomputed += snapshots::recompute(user, &fate.recompute)?;
         entities_recomputed(user, &fate.recompute)?;
     }
@@ -361,16 +339,14 @@ fn settle_sources(user: &Uuid, ids: &[String]) -> Result<(i64, i64), NeotomaErro
     )?;
     let unused: Vec<String> = db::from_json(v["unused"].clone(), "sources")?;
     let used: Vec<String> = db::from_json(v["used"].clone(), "sources")?;
-    let removed = count(
-        "WITH d AS (DELETE FROM neotoma.sources WHERE user_id = $1 AND id = ANY($2::uuid[]) RETURNING 1)
-         SELECT to_jsonb(count(*)) FROM d",
+    let removed = db::affected(
+        "DELETE FROM neotoma.sources WHERE user_id = $1 AND id = ANY($2::uuid[])",
         &[Arg::uuid(user), Arg::Texts(unused)],
     )?;
-    let redacted = count(
-        "WITH d AS (UPDATE neotoma.sources SET content = NULL, original_filename = NULL, storage_path = NULL,
+    let redacted = db::affected(
+        "UPDATE neotoma.sources SET content = NULL, original_filename = NULL, storage_path = NULL,
                         file_size = NULL, provenance = '{}', erased_at = clock_timestamp()
-                    WHERE user_id = $1 AND id = ANY($2::uuid[]) RETURNING 1)
-         SELECT to_jsonb(count(*)) FROM d",
+                    WHERE user_id = $1 AND id = ANY($2::uuid[])",
         &[Arg::uuid(user), Arg::Texts(used)],
     )?;
     Ok((removed, redacted))
@@ -400,11 +376,8 @@ pub fn erase_user_rows(user: &Uuid) -> Result<ErasedCounts, NeotomaError> {
     let u = || Arg::uuid(user);
     let mut c = ErasedCounts::default();
     let del = |table: &str| -> Result<i64, NeotomaError> {
-        count(
-            &format!(
-                "WITH d AS (DELETE FROM neotoma.{table} WHERE user_id = $1 RETURNING 1)
-                 SELECT to_jsonb(count(*)) FROM d"
-            ),
+        db::affected(
+            &format!("DELETE FROM neotoma.{table} WHERE user_id = $1"),
             &[u()],
         )
     };

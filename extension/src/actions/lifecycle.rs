@@ -10,7 +10,8 @@ use neotoma_core::ids::relationship_id;
 use neotoma_core::{ErrorCode, NeotomaError};
 use uuid::Uuid;
 
-fn reason(r: Option<&str>) -> Result<Option<&str>, NeotomaError> {
+/// A reason as kept: trimmed, empty as none, at most [`MAX_REASON_CHARS`].
+pub(super) fn reason(r: Option<&str>) -> Result<Option<&str>, NeotomaError> {
     match r.map(str::trim) {
         Some("") | None => Ok(None),
         Some(r) if r.chars().count() > MAX_REASON_CHARS => Err(NeotomaError::invalid_field(

@@ -502,7 +502,9 @@ pub fn spec(id: ActionId) -> ActionSpec {
                 a change: pass the answer's next_cursor as `since` to read on (polling with it \
                 returns nothing until something changes). entity_type keeps entity changes of \
                 that type. Returns {changes: [{cursor, kind, operation, entity_id, entity_type, \
-                relationship_id, source_id, changed_at}], next_cursor, has_more}.",
+                relationship_id, relationship_type, source_entity_id, target_entity_id, \
+                source_id, changed_at}], next_cursor, has_more}; MCP resource subscriptions are \
+                driven by this feed.",
         )
         .read_only(),
         ActionId::Erase => ActionSpec::new(

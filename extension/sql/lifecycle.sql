@@ -161,6 +161,22 @@ CREATE TRIGGER erasures_changes AFTER INSERT ON neotoma.erasures
   REFERENCING NEW TABLE AS new_erasures
   FOR EACH STATEMENT EXECUTE FUNCTION neotoma._erasures_changed();
 
+-- Subscriptions: a transaction that adds to a user's feed says so on the
+-- channel neotoma_changes when it commits (NOTIFY is transactional; equal
+-- payloads fold into one), as "<user id> <transaction id>". Gateways then
+-- read that user's feed as the user, under RLS. Any role that can connect may
+-- LISTEN, so the payload carries no content: whose feed grew, and when.
+CREATE FUNCTION neotoma._changes_notify() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, neotoma, pg_temp AS $$
+BEGIN
+  PERFORM pg_notify('neotoma_changes', u.user_id::text || ' ' || pg_current_xact_id()::text)
+  FROM (SELECT DISTINCT c.user_id FROM new_changes c) u;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER changes_notify AFTER INSERT ON neotoma.changes
+  REFERENCING NEW TABLE AS new_changes
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma._changes_notify();
+
 -- Who did what, when and why: every deletion, restoration, correction,
 -- merge, split and erasure, newest last. `user_id` is whose memory it is (the
 -- user the acting agent's session or token stands for). Corrections list

@@ -87,6 +87,7 @@ GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA neotoma TO neotoma_user;
 REVOKE EXECUTE ON FUNCTION neotoma._apply_observations(text), neotoma._observations_inserted(),
   neotoma._observations_changed(), neotoma._relationship_observations_changed(), neotoma._source_created(),
   neotoma._merges_changed(), neotoma._schemas_changed(), neotoma._erasures_changed(), neotoma._splits_changed(),
+  neotoma._changes_notify(),
   neotoma._count_entities(),
   neotoma.authenticate_token(text),
   neotoma.signed_file(uuid, uuid, bigint, uuid, text), neotoma.rotate_signing_key(boolean),

@@ -131,6 +131,17 @@ impl Default for TokenCache {
     }
 }
 
+impl crate::database::Listener for TokenCache {
+    fn listening(&self, up: bool) {
+        self.set_listening(up);
+    }
+
+    /// A token changed (created, revoked): its hash.
+    fn notified(&self, hash: &str) {
+        self.forget(hash);
+    }
+}
+
 impl TokenCache {
     /// The notification channel is up (true) or lost (false: forget all).
     pub fn set_listening(&self, up: bool) {

@@ -2,7 +2,7 @@
 //! one call per action, `SELECT neotoma.<action>($args)`, in one transaction,
 //! with the acting user set for that transaction.
 
-use crate::auth::{Caller, TOKEN_CHANNEL, TokenCache, TokenIdentity};
+use crate::auth::{Caller, TokenIdentity};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use neotoma_core::{ErrorCode, NeotomaError};
 use serde_json::Value;
@@ -97,17 +97,17 @@ impl Database {
         Ok(can)
     }
 
-    /// Listens to token changes (created, revoked) for as long as the
-    /// process runs, reconnecting when the connection is lost; the cache is
-    /// trusted only while the channel is up.
-    pub fn listen_to_tokens(&self, cache: Arc<TokenCache>) {
+    /// Listens to `channel` for as long as the process runs, reconnecting
+    /// when the connection is lost, and tells `listener` of each payload
+    /// and of the channel going up and down.
+    pub fn listen(&self, channel: &'static str, listener: Arc<dyn Listener>) {
         let config = self.config.clone();
         tokio::spawn(async move {
             loop {
-                if let Err(e) = listen_once(&config, &cache).await {
-                    tracing::debug!(error = %e, "token notification channel lost");
+                if let Err(e) = listen_once(&config, channel, listener.as_ref()).await {
+                    tracing::debug!(error = %e, channel, "notification channel lost");
                 }
-                cache.set_listening(false);
+                listener.listening(false);
                 tokio::time::sleep(Duration::from_secs(1)).await;
             }
         });
@@ -278,11 +278,20 @@ impl Database {
     }
 }
 
-/// One life of the notification connection: LISTEN, then forget each token
-/// that is announced, until the connection ends.
+/// What hears a channel's notifications ([`Database::listen`]).
+pub trait Listener: Send + Sync + 'static {
+    /// The channel is up (LISTEN done) or lost: notifications may have been
+    /// missed while it was down.
+    fn listening(&self, up: bool);
+    fn notified(&self, payload: &str);
+}
+
+/// One life of the notification connection: LISTEN, then hand each payload
+/// to `listener`, until the connection ends.
 async fn listen_once(
     config: &tokio_postgres::Config,
-    cache: &TokenCache,
+    channel: &str,
+    listener: &dyn Listener,
 ) -> Result<(), tokio_postgres::Error> {
     let (client, mut connection) = config.connect(NoTls).await?;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
@@ -302,15 +311,13 @@ async fn listen_once(
         }
         Ok(())
     });
-    client
-        .batch_execute(&format!("LISTEN {TOKEN_CHANNEL}"))
-        .await?;
-    cache.set_listening(true);
-    tracing::debug!("listening to token changes");
-    while let Some(hash) = rx.recv().await {
-        cache.forget(&hash);
+    client.batch_execute(&format!("LISTEN {channel}")).await?;
+    listener.listening(true);
+    tracing::debug!(channel, "listening");
+    while let Some(payload) = rx.recv().await {
+        listener.notified(&payload);
     }
-    cache.set_listening(false);
+    listener.listening(false);
     match driver.await {
         Ok(result) => result,
         Err(_) => Ok(()),

@@ -15,6 +15,7 @@ mod metrics;
 mod server;
 mod services;
 mod sessions;
+mod subscriptions;
 mod transfer;
 
 use anyhow::Context;
@@ -208,9 +209,19 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     let tokens = Arc::new(auth::TokenCache::default());
     if args.http.is_some() && !args.no_auth {
-        db.listen_to_tokens(tokens.clone());
+        db.listen(auth::TOKEN_CHANNEL, tokens.clone());
     }
     let file_roots = files::FileRoots::new(&args.file_roots)?;
+    // The extension notifies changes from 0.8.0 on (its trigger says so).
+    let notifies = db
+        .query_json(
+            "SELECT to_jsonb(EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'changes_notify' \
+             AND tgrelid = to_regclass('neotoma.changes')))",
+        )
+        .await
+        .is_ok_and(|v| v == serde_json::Value::Bool(true));
+    let hub = subscriptions::Hub::new(db.clone(), notifies);
+    hub.start();
     let state = Arc::new(server::AppState {
         db,
         catalog,
@@ -241,6 +252,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             allow_private_hosts: args.allow_private_hosts,
         })?,
         large_calls: tokio::sync::Semaphore::new(args.max_large_requests.max(1)),
+        hub,
     });
     let shutdown = CancellationToken::new();
     tokio::spawn(cancel_on_signal(shutdown.clone()));

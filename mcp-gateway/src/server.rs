@@ -9,15 +9,17 @@ use crate::files::FileRoots;
 use crate::interpreter::ModelInterpreter;
 use crate::limits::RateLimits;
 use crate::metrics::Metrics;
+use crate::subscriptions::{Hub, Registration};
 use neotoma_core::{ErrorCode, NeotomaError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ProgressNotificationParam, ProgressToken, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+    ReadResourceResult, Resource, ResourceContents, ResourceUpdatedNotificationParam,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool,
+    UnsubscribeRequestParams,
 };
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::{Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -59,11 +61,31 @@ pub struct AppState {
     /// Calls carrying files that may run at once (--max-large-requests):
     /// each holds a few copies of its file in memory.
     pub large_calls: tokio::sync::Semaphore,
+    /// Resource subscriptions, fed by the database's change notifications.
+    pub hub: Arc<Hub>,
 }
 
 #[derive(Clone)]
 pub struct Gateway {
     pub state: Arc<AppState>,
+    /// What this session subscribed to (`resources/subscribe`, before
+    /// protocol 2026-07-28); a gateway value lives as long as its session.
+    session: Arc<SessionSubscriptions>,
+}
+
+/// A session's resource subscriptions: its place in the hub and the task
+/// that forwards what changes to the session's peer.
+#[derive(Default)]
+struct SessionSubscriptions(std::sync::Mutex<Option<(Registration, tokio::task::JoinHandle<()>)>>);
+
+impl Drop for SessionSubscriptions {
+    fn drop(&mut self) {
+        if let Ok(mut slot) = self.0.lock()
+            && let Some((_, forward)) = slot.take()
+        {
+            forward.abort();
+        }
+    }
 }
 
 pub fn new_trace_id() -> String {
@@ -77,7 +99,10 @@ fn tool_error(e: &NeotomaError, trace_id: &str) -> CallToolResult {
 
 impl Gateway {
     pub fn new(state: Arc<AppState>) -> Self {
-        Gateway { state }
+        Gateway {
+            state,
+            session: Arc::default(),
+        }
     }
 
     /// Who this request acts for: the HTTP request's authenticated caller
@@ -295,29 +320,37 @@ impl Gateway {
             .db
             .call(function, caller, &args, false)
             .await
-            .map_err(|e| {
-                let data = Some(e.envelope(None));
-                match e.code {
-                    ErrorCode::NotFound | ErrorCode::EntityNotFound | ErrorCode::SourceNotFound => {
-                        ErrorData::resource_not_found(e.message, data)
-                    }
-                    ErrorCode::ValidationError => ErrorData::invalid_params(e.message, data),
-                    _ => ErrorData::internal_error(e.message, data),
-                }
-            })
+            .map_err(resource_error)
+    }
+}
+
+/// A failure of a resource request as a JSON-RPC error carrying the envelope.
+fn resource_error(e: NeotomaError) -> ErrorData {
+    let data = Some(e.envelope(None));
+    match e.code {
+        ErrorCode::NotFound | ErrorCode::EntityNotFound | ErrorCode::SourceNotFound => {
+            ErrorData::resource_not_found(e.message, data)
+        }
+        ErrorCode::ValidationError => ErrorData::invalid_params(e.message, data),
+        _ => ErrorData::internal_error(e.message, data),
     }
 }
 
 impl ServerHandler for Gateway {
     fn get_info(&self) -> ServerConfig {
         #[allow(deprecated)] // logging is deprecated by SEP-2577 but clients still set levels
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_logging()
             .enable_completions()
             .enable_resources()
-            .enable_resources_subscribe()
             .enable_tools()
             .build();
+        // Declared only where it works: the extension notifies changes.
+        if self.state.hub.supported()
+            && let Some(resources) = capabilities.resources.as_mut()
+        {
+            resources.subscribe = Some(true);
+        }
         ServerConfig::new(capabilities)
             .with_server_info(
                 Implementation::new(SERVER_NAME, SERVER_VERSION)
@@ -452,10 +485,30 @@ impl ServerHandler for Gateway {
     async fn subscribe(
         &self,
         request: SubscribeRequestParams,
-        _cx: RequestContext<RoleServer>,
+        cx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        // Accepted; resources are read fresh on every read, so there is no
-        // stale copy to invalidate.
+        let caller = self.caller_for(&cx);
+        let mut slot = self.session.0.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            let (registration, mut changed) = self
+                .state
+                .hub
+                .register(caller.user)
+                .map_err(resource_error)?;
+            let peer = cx.peer.clone();
+            let forward = tokio::spawn(async move {
+                while let Some(uri) = changed.recv().await {
+                    let update = ResourceUpdatedNotificationParam::new(uri);
+                    if peer.notify_resource_updated(update).await.is_err() {
+                        break;
+                    }
+                }
+            });
+            *slot = Some((registration, forward));
+        }
+        if let Some((registration, _)) = slot.as_ref() {
+            registration.add(&request.uri).map_err(resource_error)?;
+        }
         tracing::debug!(uri = %request.uri, "resource subscription");
         Ok(())
     }
@@ -466,8 +519,65 @@ impl ServerHandler for Gateway {
         request: UnsubscribeRequestParams,
         _cx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        if let Some((registration, _)) = self
+            .session
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            registration.remove(&request.uri);
+        }
         tracing::debug!(uri = %request.uri, "resource unsubscription");
         Ok(())
+    }
+
+    /// Protocol 2026-07-28: the neotoma:// URIs of a `subscriptions/listen`
+    /// filter (at most [`crate::subscriptions::MAX_URIS`]); nothing else.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        if !self.state.hub.supported() {
+            return None;
+        }
+        let uris: Vec<String> = requested
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .filter(|uri| neotoma_core::actions::resources::ResourceUri::parse(uri).is_ok())
+            .take(crate::subscriptions::MAX_URIS)
+            .cloned()
+            .collect();
+        Some(
+            SubscriptionFilter::builder()
+                .resource_subscriptions(uris)
+                .build(),
+        )
+    }
+
+    /// Hears what changes until the client cancels the request.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let caller = self.caller_for(context.request_context());
+        let (registration, mut changed) = self
+            .state
+            .hub
+            .register(caller.user)
+            .map_err(resource_error)?;
+        for uri in context.accepted().resource_subscriptions.iter().flatten() {
+            registration.add(uri).map_err(resource_error)?;
+        }
+        loop {
+            tokio::select! {
+                _ = context.cancelled() => return Ok(()),
+                uri = changed.recv() => {
+                    let Some(uri) = uri else { return Ok(()) };
+                    if context.sink().notify_resource_updated(uri).await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
     }
 
     #[allow(deprecated)]

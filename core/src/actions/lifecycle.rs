@@ -154,6 +154,13 @@ pub struct ChangeOut {
     pub entity_type: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub relationship_id: Option<String>,
+    /// A relationship change's type and ends (while the relationship exists).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relationship_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_entity_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_entity_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source_id: Option<String>,
     pub changed_at: String,

@@ -2,6 +2,7 @@
 //! read by `neotoma.read_resource`; `neotoma.list_resources` lists what the
 //! user's data offers.
 
+use crate::actions::lifecycle::ChangeOut;
 use crate::error::{ErrorCode, NeotomaError, Result};
 use crate::ids::is_entity_id;
 use crate::schema::check_name;
@@ -100,6 +101,51 @@ impl ResourceUri {
     }
 }
 
+impl ResourceUri {
+    /// Whether a change of the user's feed may change this resource's body
+    /// (what a subscription to it is told). Errs on the side of yes: a
+    /// spurious notification costs a read, a missed one a stale answer.
+    pub fn changed_by(&self, change: &ChangeOut) -> bool {
+        let entity = |id: &str| change.kind == "entity" && change.entity_id.as_deref() == Some(id);
+        match change.kind.as_str() {
+            // What an erasure took is gone from the feed: anything may differ.
+            "erasure" => return true,
+            // A schema can change how every snapshot of its type folds.
+            "schema" => {
+                return matches!(self, ResourceUri::Entity(_))
+                    || matches!(self, ResourceUri::Entities(t) if change.entity_type.as_deref() == Some(t))
+            }
+            _ => {}
+        }
+        match self {
+            ResourceUri::Entity(id) | ResourceUri::EntityObservations(id) => entity(id),
+            ResourceUri::EntityRelationships(id) => match change.kind.as_str() {
+                // A relationship erased since has no ends left to compare.
+                "relationship" => match (&change.source_entity_id, &change.target_entity_id) {
+                    (Some(s), Some(t)) => s == id || t == id,
+                    _ => true,
+                },
+                // Deleting, merging or splitting an entity hides or moves
+                // its relationships.
+                _ => entity(id) && !matches!(change.operation.as_str(), "observed" | "corrected"),
+            },
+            ResourceUri::Entities(t) => {
+                change.kind == "entity" && change.entity_type.as_deref() == Some(t)
+            }
+            // Events come from any entity's dates.
+            ResourceUri::TimelineYear(_) | ResourceUri::TimelineMonth(..) => {
+                change.kind == "entity"
+            }
+            ResourceUri::Source(id) => {
+                let id = id.to_string();
+                matches!(change.kind.as_str(), "source" | "entity")
+                    && change.source_id.as_deref() == Some(id.as_str())
+            }
+            ResourceUri::Sources => change.kind == "source",
+        }
+    }
+}
+
 /// The resource templates, as listed by MCP `resources/templates/list`.
 pub fn templates() -> Value {
     let t = |uri: &str, name: &str, description: &str| json!({"uri_template": uri, "name": name, "description": description, "mime_type": "application/json"});
@@ -150,6 +196,81 @@ pub fn templates() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn change(kind: &str, operation: &str) -> ChangeOut {
+        ChangeOut {
+            cursor: "c1.1.1".into(),
+            kind: kind.into(),
+            operation: operation.into(),
+            entity_id: None,
+            entity_type: None,
+            relationship_id: None,
+            relationship_type: None,
+            source_entity_id: None,
+            target_entity_id: None,
+            source_id: None,
+            changed_at: "2026-11-24T00:00:00Z".into(),
+        }
+    }
+
+    #[test]
+    fn a_change_touches_the_resources_that_show_it() {
+        let a = "ent_0123456789abcdef0123456789abcdef";
+        let b = "ent_fedcba9876543210fedcba9876543210";
+        let source = Uuid::from_u128(7);
+        let uri = |u: String| ResourceUri::parse(&u).unwrap();
+        let mut observed = change("entity", "observed");
+        observed.entity_id = Some(a.into());
+        observed.entity_type = Some("person".into());
+        observed.source_id = Some(source.to_string());
+        assert!(uri(format!("neotoma://entity/{a}")).changed_by(&observed));
+        assert!(uri(format!("neotoma://entity/{a}/observations")).changed_by(&observed));
+        assert!(!uri(format!("neotoma://entity/{b}")).changed_by(&observed));
+        // A new observation leaves relationships as they were; a deletion hides them.
+        assert!(!uri(format!("neotoma://entity/{a}/relationships")).changed_by(&observed));
+        let mut deleted = observed.clone();
+        deleted.operation = "deleted".into();
+        assert!(uri(format!("neotoma://entity/{a}/relationships")).changed_by(&deleted));
+        assert!(uri("neotoma://entities/person".into()).changed_by(&observed));
+        assert!(!uri("neotoma://entities/company".into()).changed_by(&observed));
+        assert!(uri("neotoma://timeline/2026-11".into()).changed_by(&observed));
+        assert!(uri(format!("neotoma://source/{source}")).changed_by(&observed));
+        assert!(!uri(format!("neotoma://source/{}", Uuid::from_u128(8))).changed_by(&observed));
+        assert!(!uri("neotoma://sources".into()).changed_by(&observed));
+
+        let mut related = change("relationship", "asserted");
+        related.source_entity_id = Some(b.into());
+        related.target_entity_id = Some(a.into());
+        assert!(uri(format!("neotoma://entity/{a}/relationships")).changed_by(&related));
+        assert!(!uri(format!("neotoma://entity/{a}")).changed_by(&related));
+        let mut elsewhere = related.clone();
+        elsewhere.target_entity_id = Some(b.into());
+        assert!(!uri(format!("neotoma://entity/{a}/relationships")).changed_by(&elsewhere));
+        // Erased since: the ends are unknown, so it may have been a's.
+        assert!(uri(format!("neotoma://entity/{a}/relationships"))
+            .changed_by(&change("relationship", "asserted")));
+
+        let mut created = change("source", "created");
+        created.source_id = Some(source.to_string());
+        assert!(uri("neotoma://sources".into()).changed_by(&created));
+        assert!(uri(format!("neotoma://source/{source}")).changed_by(&created));
+
+        let mut schema = change("schema", "update");
+        schema.entity_type = Some("person".into());
+        assert!(uri("neotoma://entities/person".into()).changed_by(&schema));
+        assert!(!uri("neotoma://entities/company".into()).changed_by(&schema));
+        assert!(uri(format!("neotoma://entity/{b}")).changed_by(&schema));
+        assert!(!uri("neotoma://sources".into()).changed_by(&schema));
+
+        let erased = change("erasure", "entity");
+        for u in [
+            format!("neotoma://entity/{b}"),
+            "neotoma://sources".into(),
+            "neotoma://timeline/1999".into(),
+        ] {
+            assert!(uri(u).changed_by(&erased));
+        }
+    }
 
     #[test]
     fn parses_every_kind() {

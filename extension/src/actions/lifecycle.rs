@@ -273,20 +273,26 @@ pub fn list_recent_changes(
         entity_id: Option<String>,
         entity_type: Option<String>,
         relationship_id: Option<String>,
+        relationship_type: Option<String>,
+        source_entity_id: Option<String>,
+        target_entity_id: Option<String>,
         source_id: Option<String>,
         changed_at: String,
     }
     let rows: Vec<Row> = crate::db::parsed(
         "SELECT coalesce(jsonb_agg(jsonb_build_object('xid', c.xid::text, 'seq', c.seq, 'kind', c.kind,
                    'operation', c.operation, 'entity_id', c.entity_id, 'entity_type', c.entity_type,
-                   'relationship_id', c.relationship_id, 'source_id', c.source_id,
+                   'relationship_id', c.relationship_id, 'relationship_type', r.relationship_type,
+                   'source_entity_id', r.source_entity_id, 'target_entity_id', r.target_entity_id,
+                   'source_id', c.source_id,
                    'changed_at', neotoma._iso(c.changed_at)) ORDER BY c.xid, c.seq), '[]')::text
          FROM (SELECT * FROM neotoma.changes c
                WHERE c.user_id = $1::uuid AND (c.xid, c.seq) > ($2::text::xid8, $3::bigint)
                  -- Settled: every transaction below the snapshot's xmin has ended.
                  AND c.xid < pg_snapshot_xmin(pg_current_snapshot())
                  AND ($4::text IS NULL OR c.entity_type = $4)
-               ORDER BY c.xid, c.seq LIMIT $5 + 1) c",
+               ORDER BY c.xid, c.seq LIMIT $5 + 1) c
+         LEFT JOIN neotoma.relationships r ON r.user_id = $1::uuid AND r.id = c.relationship_id",
         &[
             crate::db::Arg::uuid(user),
             crate::db::Arg::Text(&after.xid.to_string()),
@@ -314,6 +320,9 @@ pub fn list_recent_changes(
                 entity_id: r.entity_id,
                 entity_type: r.entity_type,
                 relationship_id: r.relationship_id,
+                relationship_type: r.relationship_type,
+                source_entity_id: r.source_entity_id,
+                target_entity_id: r.target_entity_id,
                 source_id: r.source_id,
                 changed_at: r.changed_at,
             }

@@ -27,6 +27,9 @@ SELECT neotoma.store(jsonb_build_object('file_content', encode(convert_to('SECRE
 
 SELECT c->>'kind' AS kind, c->>'operation' AS operation, count(*) AS n
 FROM jsonb_array_elements(neotoma.list_recent_changes('{"limit": 1000}')->'changes') c GROUP BY 1, 2 ORDER BY 1, 2;
+-- A relationship change names its type and ends.
+SELECT c->>'relationship_type' AS type, c->>'source_entity_id' = :'linus' AS from_linus, c->>'target_entity_id' = :'grace' AS to_grace
+FROM jsonb_array_elements(neotoma.list_recent_changes('{"limit": 1000}')->'changes') c WHERE c->>'kind' = 'relationship';
 -- Paging: two at a time reads exactly what one page does, in the same order.
 CREATE TEMP TABLE paged (n serial, cursor text);
 DO $$

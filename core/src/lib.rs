@@ -13,6 +13,7 @@ pub mod identity;
 pub mod ids;
 pub mod interpret;
 pub mod limits;
+pub mod memory_graph;
 pub mod reducer;
 pub mod request;
 pub mod schema;

@@ -62,16 +62,27 @@ pub enum Command {
         db: DbArgs,
     },
     /// Replay an export into a user's memory (ids stay the same; importing
-    /// twice adds nothing), then recompute the snapshots.
+    /// twice adds nothing), then recompute the snapshots; or, with
+    /// `--format memory-jsonl`, read the MCP memory server's memory.jsonl.
     Import {
         /// The user whose memory receives it.
         #[arg(long = "user")]
         user: Uuid,
-        /// The file written by `export`.
+        /// The file written by `export` (or the memory server's memory.jsonl).
         file: PathBuf,
+        /// `neotoma` (a file written by `export`) or `memory-jsonl` (the
+        /// knowledge graph of @modelcontextprotocol/server-memory).
+        #[arg(long = "format", value_enum, default_value_t = ImportFormat::Neotoma)]
+        format: ImportFormat,
         #[command(flatten)]
         db: DbArgs,
     },
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImportFormat {
+    Neotoma,
+    MemoryJsonl,
 }
 
 #[derive(Subcommand, Debug)]

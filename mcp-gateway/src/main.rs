@@ -63,9 +63,17 @@ async fn main() -> anyhow::Result<()> {
             let url = database_url(&db, false).await?;
             transfer::export(&url, user, &out).await
         }
-        Command::Import { user, file, db } => {
+        Command::Import {
+            user,
+            file,
+            format,
+            db,
+        } => {
             let url = database_url(&db, false).await?;
-            transfer::import(&url, user, &file).await
+            match format {
+                cli::ImportFormat::Neotoma => transfer::import(&url, user, &file).await,
+                cli::ImportFormat::MemoryJsonl => transfer::import_memory(&url, user, &file).await,
+            }
         }
     }
 }

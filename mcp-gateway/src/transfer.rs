@@ -186,3 +186,229 @@ pub async fn import(url: &str, user: Uuid, file: &Path) -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+/// Objects per `store` call of a memory-jsonl import.
+const STORE_BATCH: usize = 200;
+
+/// Calls one action as the connection's user; a refusal names `what`.
+async fn action(
+    tx: &tokio_postgres::Transaction<'_>,
+    name: &str,
+    args: &Value,
+    what: &str,
+) -> anyhow::Result<Value> {
+    let sql = format!("SELECT neotoma.{name}($1::jsonb)");
+    Ok(tx
+        .query_one(&sql, &[args])
+        .await
+        .map_err(|e| db_error(e, what))?
+        .get(0))
+}
+
+/// The active schema of `entity_type` this user stores with: theirs, else
+/// the global one.
+async fn active_schema(
+    tx: &tokio_postgres::Transaction<'_>,
+    user: Uuid,
+    entity_type: &str,
+) -> anyhow::Result<Option<neotoma_core::schema::EntitySchema>> {
+    let row = tx
+        .query_opt(
+            "SELECT definition FROM neotoma.entity_schemas
+             WHERE entity_type = $1 AND active AND user_id IN ($2, neotoma.global_user_id())
+             ORDER BY user_id = $2 DESC LIMIT 1",
+            &[&entity_type, &user],
+        )
+        .await
+        .map_err(|e| db_error(e, "could not read the schemas"))?;
+    match row {
+        None => Ok(None),
+        Some(r) => Ok(Some(
+            serde_json::from_value(r.get::<_, Value>(0))
+                .with_context(|| format!("the schema of {entity_type} is unreadable"))?,
+        )),
+    }
+}
+
+/// The type memory entities of `original` type go to, with a schema that
+/// holds them (registered or extended for this user when needed): its
+/// name, and what was done to its schema.
+async fn memory_type(
+    tx: &tokio_postgres::Transaction<'_>,
+    user: Uuid,
+    original: &str,
+) -> anyhow::Result<(String, &'static str)> {
+    use neotoma_core::memory_graph::{self as memory, Fit};
+    let base = memory::type_name(original);
+    for name in [base.clone(), memory::fallback_type_name(&base)] {
+        let what = format!("could not prepare the type {name}");
+        match memory::fit(active_schema(tx, user, &name).await?.as_ref()) {
+            Fit::Missing => {
+                action(
+                    tx,
+                    "register_schema",
+                    &memory::register_args(&name, original),
+                    &what,
+                )
+                .await?;
+                return Ok((name, "registered"));
+            }
+            Fit::Fits {
+                has_observations: false,
+            } => {
+                action(
+                    tx,
+                    "update_schema_incremental",
+                    &memory::add_observations_args(&name),
+                    &what,
+                )
+                .await?;
+                return Ok((name, "observations added"));
+            }
+            Fit::Fits {
+                has_observations: true,
+            } => return Ok((name, "as is")),
+            Fit::Unfit => continue,
+        }
+    }
+    anyhow::bail!(
+        "neither {base} nor {} can hold entities identified by name",
+        memory::fallback_type_name(&base)
+    )
+}
+
+/// `import --format memory-jsonl`: the MCP memory server's knowledge graph
+/// into a user's memory, in one transaction. The file itself becomes a
+/// source (its bytes kept); the entities are stored with provenance naming
+/// it, each text observation one observation; relations become REFERS_TO
+/// relationships keeping their type. Importing the same file again adds
+/// nothing.
+pub async fn import_memory(url: &str, user: Uuid, file: &Path) -> anyhow::Result<()> {
+    use neotoma_core::memory_graph as memory;
+    let bytes =
+        std::fs::read(file).with_context(|| format!("could not read {}", file.display()))?;
+    let text = std::str::from_utf8(&bytes)
+        .with_context(|| format!("{} is not UTF-8 text", file.display()))?;
+    let graph = memory::parse(text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    let mut client = connect(url, user).await?;
+    let tx = client.transaction().await?;
+
+    let mut types: BTreeMap<String, String> = BTreeMap::new();
+    let mut prepared: Vec<String> = Vec::new();
+    for e in &graph.entities {
+        if !types.contains_key(&e.entity_type) {
+            let (name, done) = memory_type(&tx, user, &e.entity_type).await?;
+            prepared.push(format!("{} → {name} ({done})", e.entity_type));
+            types.insert(e.entity_type.clone(), name);
+        }
+    }
+
+    let filename = file
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "memory.jsonl".into());
+    let stored = action(
+        &tx,
+        "store",
+        &serde_json::json!({
+            "file_content": neotoma_core::interpret::encode_base64(&bytes),
+            "original_filename": filename,
+            "mime_type": "application/x-ndjson",
+            "interpret": false,
+        }),
+        "could not keep the file",
+    )
+    .await?;
+    let source = stored["source_id"].as_str().unwrap_or_default().to_string();
+    // The file source's own time: the same file gives the same provenance,
+    // so importing it again stores nothing new.
+    let extracted_at: String = tx
+        .query_one(
+            "SELECT neotoma._iso(created_at) FROM neotoma.sources WHERE id = $1::text::uuid",
+            &[&source],
+        )
+        .await
+        .map_err(|e| db_error(e, "could not read the file's source"))?
+        .get(0);
+    let provenance = serde_json::json!({
+        "source_refs": [source],
+        "extracted_at": extracted_at,
+        "extractor_version": format!("neotoma-mcp/{} memory-jsonl", env!("CARGO_PKG_VERSION")),
+    });
+
+    // (entity name, object) in file order; each object is one observation.
+    let objects: Vec<(&str, Value)> = graph
+        .entities
+        .iter()
+        .flat_map(|e| {
+            memory::store_objects(e, &types[&e.entity_type])
+                .into_iter()
+                .map(move |o| (e.name.as_str(), o))
+        })
+        .collect();
+    let bar = progress((objects.len() + graph.relations.len()) as u64, "importing");
+    let mut ids: BTreeMap<&str, String> = BTreeMap::new();
+    let mut observations = 0u64;
+    for chunk in objects.chunks(STORE_BATCH) {
+        let entities: Vec<&Value> = chunk.iter().map(|(_, o)| o).collect();
+        let answer = action(
+            &tx,
+            "store",
+            &serde_json::json!({"entities": entities, "provenance": provenance}),
+            "the memory server's entities were refused",
+        )
+        .await?;
+        for ((name, _), out) in chunk
+            .iter()
+            .zip(answer["entities"].as_array().into_iter().flatten())
+        {
+            if let Some(id) = out["entity_id"].as_str() {
+                ids.entry(name).or_insert_with(|| id.to_string());
+            }
+        }
+        observations += answer["interpretation"]["observations_created"]
+            .as_u64()
+            .unwrap_or(0);
+        bar.inc(chunk.len() as u64);
+    }
+
+    let (mut related, mut dangling) = (0u64, 0u64);
+    for r in &graph.relations {
+        match (ids.get(r.from.as_str()), ids.get(r.to.as_str())) {
+            (Some(from), Some(to)) => {
+                action(
+                    &tx,
+                    "create_relationship",
+                    &memory::relationship_args(r, from, to),
+                    &format!(
+                        "the relation {} -{}-> {} was refused",
+                        r.from, r.relation_type, r.to
+                    ),
+                )
+                .await?;
+                related += 1;
+            }
+            _ => dangling += 1,
+        }
+        bar.inc(1);
+    }
+    tx.commit().await?;
+    bar.finish_and_clear();
+    eprintln!(
+        "imported {} into user {user}'s memory (source {source}): {} entities, {observations} new observations, \
+         {related} relations{}; types: {}",
+        file.display(),
+        ids.len(),
+        if dangling > 0 {
+            format!(" ({dangling} naming an entity the file lacks, skipped)")
+        } else {
+            String::new()
+        },
+        if prepared.is_empty() {
+            "none".to_string()
+        } else {
+            prepared.join(", ")
+        }
+    );
+    Ok(())
+}

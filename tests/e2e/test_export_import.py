@@ -107,3 +107,88 @@ async def test_export_then_import_rebuilds_the_same_memory(start_gateway, databa
         assert b.execute("SELECT count(*) FROM neotoma.export_lines()").fetchone()[0] == 0
         with pytest.raises(psycopg.Error):
             b.execute("SELECT neotoma.import_lines(ARRAY['{}'::jsonb])")
+
+
+MEMORY_SERVER = Path(__file__).resolve().parents[1] / "conformance" / "node_modules" / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
+
+
+async def test_import_from_the_memory_server(database: str, tmp_path: Path) -> None:
+    """The reference MCP memory server (npm) writes its memory.jsonl through
+    its own tools; `import --format memory-jsonl` brings it in: entities with
+    their observations (provenance: the file), relations, types registered
+    or extended for the user; importing again adds nothing; bad files change
+    nothing."""
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    assert MEMORY_SERVER.exists(), "run `npm ci` in tests/conformance (scripts/test does)"
+    memory_file = tmp_path / "memory.jsonl"
+    params = StdioServerParameters(command="node", args=[str(MEMORY_SERVER)],
+                                   env={**os.environ, "MEMORY_FILE_PATH": str(memory_file)})
+    async with Client(params) as memory:
+        await memory.call_tool("create_entities", {"entities": [
+            {"name": "Ada Lovelace", "entityType": "person", "observations": ["wrote the first program"]},
+            {"name": "Analytical Engine", "entityType": "Machine Design", "observations": ["designed by Babbage", "never built"]},
+            {"name": "Engines", "entityType": "note", "observations": []}]})
+        await memory.call_tool("create_relations", {"relations": [
+            {"from": "Ada Lovelace", "to": "Analytical Engine", "relationType": "wrote programs for"},
+            {"from": "Analytical Engine", "to": "Ada Lovelace", "relationType": "was described by"}]})
+        await memory.call_tool("add_observations", {"observations": [
+            {"entityName": "Ada Lovelace", "contents": ["likes poetry"]}]})
+    assert memory_file.exists()
+
+    user = new_user()
+    run = cli("import", "--format", "memory-jsonl", "--user", user, str(memory_file), "--database-url", database)
+    assert run.returncode == 0, run.stderr
+    assert "3 entities" in run.stderr and "2 relations" in run.stderr, run.stderr
+    with psycopg.connect(admin_dsn("neotoma_e2e"), autocommit=True) as conn:
+        rows = conn.execute(
+            """SELECT s.entity_type, s.snapshot FROM neotoma.entity_snapshots s
+               WHERE s.user_id = %s ORDER BY s.entity_type""", (user,)).fetchall()
+        assert [(t, {k: sorted(v) if k == "observations" else v for k, v in s.items()}) for t, s in rows] == [
+            ("machine_design", {"name": "Analytical Engine", "observations": ["designed by Babbage", "never built"]}),
+            # note identifies by title: its own type for name-identified memory entities.
+            ("memory_note", {"name": "Engines"}),
+            ("person", {"name": "Ada Lovelace", "observations": ["likes poetry", "wrote the first program"]}),
+        ]
+        # Each text is one observation, from a source whose provenance names the kept file.
+        file_source = conn.execute(
+            "SELECT id, original_filename, mime_type FROM neotoma.sources WHERE user_id = %s AND original_filename = 'memory.jsonl'",
+            (user,)).fetchone()
+        assert file_source is not None and file_source[2] == "application/x-ndjson"
+        refs = conn.execute(
+            """SELECT count(*), count(*) FILTER (WHERE s.provenance->'source_refs' ? %s)
+               FROM neotoma.observations o JOIN neotoma.sources s ON s.user_id = o.user_id AND s.id = o.source_id
+               WHERE o.user_id = %s""", (str(file_source[0]), user)).fetchone()
+        assert refs == (5, 5)
+        relations = conn.execute(
+            "SELECT relationship_type, snapshot->>'relation_type' FROM neotoma.relationships WHERE user_id = %s ORDER BY 2",
+            (user,)).fetchall()
+        assert relations == [("REFERS_TO", "was described by"), ("REFERS_TO", "wrote programs for")]
+        # The person type got observations for this user only; the global schema is unchanged.
+        scopes = conn.execute(
+            """SELECT user_id = neotoma.global_user_id(), definition->'fields' ? 'observations'
+               FROM neotoma.entity_schemas WHERE entity_type = 'person' AND active AND user_id IN (%s, neotoma.global_user_id())
+               ORDER BY 1""", (user,)).fetchall()
+        assert scopes == [(False, True), (True, False)]
+        count = "SELECT (SELECT count(*) FROM neotoma.observations WHERE user_id = %s) + (SELECT count(*) FROM neotoma.relationship_observations WHERE user_id = %s)"
+        before = conn.execute(count, (user, user)).fetchone()
+        again = cli("import", "--format", "memory-jsonl", "--user", user, str(memory_file), "--database-url", database)
+        assert again.returncode == 0, again.stderr
+        assert "0 new observations" in again.stderr, again.stderr
+        assert conn.execute(count, (user, user)).fetchone() == before
+
+        bad = tmp_path / "bad.jsonl"
+        bad.write_text(memory_file.read_text().rstrip("\n") + '\n{"type":"entity","name":"X"}\n')
+        stranger = new_user()
+        refused = cli("import", "--format", "memory-jsonl", "--user", stranger, str(bad), "--database-url", database)
+        assert refused.returncode != 0 and "line 6:" in refused.stderr, refused.stderr
+        assert conn.execute("SELECT count(*) FROM neotoma.sources WHERE user_id = %s", (stranger,)).fetchone()[0] == 0
+        # Refused by the database halfway (after the file and the types): all or nothing.
+        bad.write_text(memory_file.read_text().rstrip("\n") + "\n"
+                       + json.dumps({"type": "entity", "name": "x" * 5000, "entityType": "person"}) + "\n")
+        refused = cli("import", "--format", "memory-jsonl", "--user", stranger, str(bad), "--database-url", database)
+        assert refused.returncode != 0 and "refused" in refused.stderr, refused.stderr
+        for table in ("sources", "observations", "entity_schemas", "relationships"):
+            assert conn.execute(f"SELECT count(*) FROM neotoma.{table} WHERE user_id = %s", (stranger,)).fetchone()[0] == 0
+        assert conn.execute("SELECT (neotoma.verify())->>'ok'").fetchone()[0] == "true"

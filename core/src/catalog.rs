@@ -336,7 +336,11 @@ pub fn spec(id: ActionId) -> ActionSpec {
                 first, with their snapshots (include_snapshots, default true). Merged entities are \
                 left out unless include_merged. Paginated with limit (max 1000) and offset; returns \
                 {entities:[{id, entity_type, canonical_name, snapshot, observation_count, \
-                last_observation_at}], total, excluded_merged}.",
+                last_observation_at}], total, excluded_merged}. With `search` (free text) it finds \
+                entities by their names (typos forgiven), every snapshot value and the names of \
+                entities merged into them, best first (then by id), each with relevance_score and \
+                matched_fields; search_method says which mode answered (search_mode: auto, \
+                lexical, semantic, hybrid).",
         )
         .read_only(),
         ActionId::RetrieveEntityByIdentifier => ActionSpec::new(

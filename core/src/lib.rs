@@ -17,6 +17,7 @@ pub mod memory_graph;
 pub mod reducer;
 pub mod request;
 pub mod schema;
+pub mod search;
 pub mod similarity;
 pub mod time;
 pub mod typesearch;

@@ -15,6 +15,8 @@
 --   actions.sql       one SQL function per action (generated, checked in)
 --   views.sql         views for analysts
 --   statistics.sql    planner statistics that keep up with growth
+--   lifecycle.sql     deletion, erasure, the change feed and its notifications
+--   search.sql        what each snapshot is found by (full text, name trigrams)
 --   security.sql      row level security, roles and grants (installed last)
 -- Rules:
 --  * every table has user_id; primary and unique keys lead with it;

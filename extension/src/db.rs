@@ -212,6 +212,25 @@ pub fn with_generic_plans<R>(work: Work, f: impl FnOnce() -> R) -> R {
 /// Runs `f` with its statements planned for the values they are given, on
 /// every call: for the few reads whose best plan depends on them (a page's
 /// LIMIT decides between reading an index in order and sorting).
+/// Runs `f` with notices kept from the client: a text-search query of stop
+/// words only says so with a NOTICE, which is no news to the caller.
+pub fn quietly<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(std::ffi::c_int);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            // SAFETY: a backend runs one thread; this is the GUC's own variable.
+            unsafe { pg_sys::client_min_messages = self.0 }
+        }
+    }
+    // SAFETY: as above.
+    let _restore = unsafe {
+        let saved = Restore(pg_sys::client_min_messages);
+        pg_sys::client_min_messages = pg_sys::WARNING as std::ffi::c_int;
+        saved
+    };
+    f()
+}
+
 pub fn with_custom_plans<R>(f: impl FnOnce() -> R) -> R {
     planned(
         pg_sys::PlanCacheMode::PLAN_CACHE_MODE_FORCE_CUSTOM_PLAN,

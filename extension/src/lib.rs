@@ -19,6 +19,7 @@ mod installed;
 mod lifecycle;
 mod owner;
 mod registry;
+mod search;
 mod settings;
 mod snapshots;
 mod statistics;
@@ -101,6 +102,11 @@ extension_sql_file!(
     "../sql/statistics.sql",
     name = "statistics",
     requires = ["entities", "counts", "graph", "timeline", "files"]
+);
+extension_sql_file!(
+    "../sql/search.sql",
+    name = "search",
+    requires = ["entities", search::name_trigrams]
 );
 extension_sql_file!("../sql/security.sql", name = "security", finalize);
 

@@ -85,6 +85,7 @@ async def test_every_published_output_schema_is_what_the_action_returns(start_ga
             ("merge_entities", {"from_entity_id": ana2, "to_entity_id": ana, "merge_reason": "same person"}),
             ("delete_entity", {"entity_id": inv, "reason": "checking schemas"}),
             ("retrieve_entities", {"entity_type": "invoice", "include_deleted": True}),
+            ("retrieve_entities", {"search": "invoice acme", "search_mode": "hybrid"}),
             ("retrieve_entity_snapshot", {"entity_id": inv, "include_deleted": True}),
             ("restore_entity", {"entity_id": inv}),
             ("delete_relationship", {**rel, "reason": "checking schemas"}),

@@ -145,6 +145,13 @@ pub struct RetrieveEntitiesRequest {
     pub include_merged: Option<bool>,
     /// Include deleted entities, with deleted_at and deleted_reason (default false).
     pub include_deleted: Option<bool>,
+    /// Free text to look for (1–1000 characters): names (typos forgiven),
+    /// every snapshot field value, aliases of merged entities. Ranks by
+    /// relevance, then id.
+    pub search: Option<String>,
+    /// How to search (default auto); the answer's search_method says which
+    /// mode answered.
+    pub search_mode: Option<crate::search::SearchMode>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -164,6 +171,12 @@ pub struct EntitySummary {
     pub deleted_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deleted_reason: Option<String>,
+    /// With `search`: how well it matched (0–1), and which fields did
+    /// (snapshot fields; `alias` for the name of an entity merged into it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relevance_score: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matched_fields: Option<Vec<String>>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -175,6 +188,12 @@ pub struct RetrieveEntitiesResponse {
     pub excluded_merged: bool,
     pub limit: i64,
     pub offset: i64,
+    /// With `search`: the mode that answered (`lexical`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search_method: Option<String>,
+    /// Why the mode asked for did not answer, when it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search_fallback: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -234,6 +234,15 @@ pub fn retrieve_entities(
     req: RetrieveEntitiesRequest,
 ) -> Result<RetrieveEntitiesResponse, NeotomaError> {
     optional_type("entity_type", &req.entity_type)?;
+    if let Some(text) = req.search.as_deref() {
+        return super::search::search_entities(user, &req, text);
+    }
+    if req.search_mode.is_some() {
+        return Err(NeotomaError::invalid_field(
+            "search_mode",
+            "search_mode goes with search (the text to look for)",
+        ));
+    }
     let (limit, offset) = common::page(req.limit, req.offset)?;
     let include_snapshots = req.include_snapshots.unwrap_or(true);
     let include_merged = req.include_merged.unwrap_or(false);

@@ -30,6 +30,7 @@ mod records;
 mod relationships;
 mod resources;
 mod schemas;
+mod search;
 mod store;
 mod system;
 mod timeline;

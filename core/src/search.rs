@@ -1,0 +1,105 @@
+//! Search of a user's entities (`retrieve_entities` with `search`): the
+//! query's checks and forms, and which mode answers. Pure: no database.
+//!
+//! Lexical search matches the query's words against each snapshot's
+//! full-text vector (`entity_snapshots.search_vector`: every string and
+//! number, as `simple` words and as `english` stems, names weighted) and its
+//! trigrams against the name's (`entity_snapshots.name_trigrams`, pg_trgm's
+//! trigrams, so typos are forgiven).
+
+use crate::error::{NeotomaError, Result};
+use crate::similarity::trigrams;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Longest query, in characters.
+pub const MAX_QUERY_CHARS: usize = 1000;
+/// Least trigram similarity for a name to match.
+pub const NAME_THRESHOLD: f64 = 0.3;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    /// Hybrid when embeddings exist, else lexical.
+    #[default]
+    Auto,
+    Lexical,
+    Semantic,
+    Hybrid,
+}
+
+/// The mode that answers a request, and why it differs from the one asked
+/// for (when it does). No embeddings exist yet: every mode answers
+/// lexically, and says so when another was asked for.
+pub fn answering_mode(asked: SearchMode) -> (&'static str, Option<String>) {
+    match asked {
+        SearchMode::Auto | SearchMode::Lexical => ("lexical", None),
+        SearchMode::Semantic | SearchMode::Hybrid => (
+            "lexical",
+            Some(
+                "no embeddings are configured for this database: answered by lexical search"
+                    .to_string(),
+            ),
+        ),
+    }
+}
+
+/// The query, trimmed; refused when empty or too long.
+pub fn check_query(search: &str) -> Result<&str> {
+    let q = search.trim();
+    if q.is_empty() || q.chars().count() > MAX_QUERY_CHARS {
+        return Err(NeotomaError::invalid_field(
+            "search",
+            format!("search must be 1 to {MAX_QUERY_CHARS} characters of text"),
+        ));
+    }
+    Ok(q)
+}
+
+/// Whether the query has anything to match (a letter or digit).
+pub fn has_words(q: &str) -> bool {
+    q.chars().any(char::is_alphanumeric)
+}
+
+/// The query's trigrams, and a tsquery matching any of them (`''` when
+/// there are none).
+pub fn trigram_query(q: &str) -> (Vec<String>, String) {
+    let grams: Vec<String> = trigrams(q).into_iter().collect();
+    let tsquery = grams
+        .iter()
+        .map(|g| format!("'{}'", g.replace('\\', "\\\\").replace('\'', "''")))
+        .collect::<Vec<_>>()
+        .join(" | ");
+    (grams, tsquery)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queries_are_checked() {
+        assert_eq!(check_query("  Grace ").unwrap(), "Grace");
+        assert!(check_query("   ").is_err());
+        assert!(check_query(&"x".repeat(MAX_QUERY_CHARS + 1)).is_err());
+        assert!(check_query(&"é".repeat(MAX_QUERY_CHARS)).is_ok());
+        assert!(!has_words("?! -"));
+        assert!(has_words("R2"));
+    }
+
+    #[test]
+    fn trigram_queries_quote_every_trigram() {
+        let (grams, q) = trigram_query("O'Neil");
+        assert!(grams.contains(&"  o".to_string()) && grams.contains(&"nei".to_string()));
+        assert!(q.contains("'  o'") && q.contains(" | "));
+        assert_eq!(trigram_query("!!"), (vec![], String::new()));
+    }
+
+    #[test]
+    fn other_modes_say_they_fell_back() {
+        assert_eq!(answering_mode(SearchMode::Auto), ("lexical", None));
+        let (method, why) = answering_mode(SearchMode::Semantic);
+        assert_eq!(method, "lexical");
+        assert!(why.unwrap().contains("lexical"));
+    }
+}

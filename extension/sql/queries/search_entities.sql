@@ -1,0 +1,75 @@
+-- retrieve_entities with `search`: the user's entities whose snapshot text
+-- matches the query's words, or whose name shares enough trigrams with it,
+-- best first, then by id. $1 user, $2 the query, $3 its trigrams (text[]),
+-- $4 a tsquery of any of them ('' for none), $5 the type (or null), $6
+-- include merged, $7 include deleted, $8 include snapshots ('true'/'false'),
+-- $9 limit, $10 offset, $11 the least name similarity.
+-- relevance_score = 0.6 × name similarity (trigrams, 1 for the same name)
+--                 + 0.4 × text rank (ts_rank_cd normalised to 0–1).
+WITH q AS (
+  SELECT websearch_to_tsquery('pg_catalog.simple', $2) || websearch_to_tsquery('pg_catalog.english', $2) AS text_query),
+text_hits AS (
+  SELECT s.entity_id, ts_rank_cd(s.search_vector, q.text_query, 32) AS text_rank
+  FROM neotoma.entity_snapshots s, q
+  WHERE s.user_id = $1::uuid AND s.search_vector @@ q.text_query
+    AND ($5::text IS NULL OR s.entity_type = $5)),
+name_hits AS (
+  SELECT s.entity_id, x.shared::float8 / (cardinality($3::text[]) + length(s.name_trigrams) - x.shared) AS name_sim
+  FROM neotoma.entity_snapshots s
+  CROSS JOIN LATERAL (SELECT count(*) AS shared FROM unnest(tsvector_to_array(s.name_trigrams)) g
+                      WHERE g = ANY ($3::text[])) x
+  WHERE $4::text <> '' AND s.user_id = $1::uuid AND s.name_trigrams @@ $4::text::tsquery
+    AND ($5::text IS NULL OR s.entity_type = $5)),
+hits AS (
+  SELECT h.entity_id, max(h.text_rank) AS text_rank, max(h.name_sim) AS name_sim
+  FROM (SELECT entity_id, text_rank, 0::float8 AS name_sim FROM text_hits
+        UNION ALL
+        SELECT entity_id, 0, name_sim FROM name_hits WHERE name_sim >= $11::float8) h
+  GROUP BY h.entity_id),
+-- Unless merged entities are asked for, one merged away is an alias of the
+-- entity it went to: its match counts for that one.
+resolved AS (
+  SELECT CASE WHEN $6 = 'true' THEN e.id ELSE coalesce(e.merged_into, e.id) END AS id,
+         max(0.6 * h.name_sim + 0.4 * h.text_rank) AS score,
+         max(h.name_sim) FILTER (WHERE e.merged_into IS NULL OR $6 = 'true') AS name_sim,
+         bool_or(e.merged_into IS NOT NULL AND $6 <> 'true') AS by_alias
+  FROM hits h
+  JOIN neotoma.entities e ON e.user_id = $1::uuid AND e.id = h.entity_id
+  GROUP BY 1),
+ranked AS (
+  SELECT r.id, r.score, r.name_sim, r.by_alias, e.entity_type, e.canonical_name, e.merged_into,
+         e.deleted_at, e.deleted_reason
+  FROM resolved r
+  JOIN neotoma.entities e ON e.user_id = $1::uuid AND e.id = r.id
+  WHERE ($6 = 'true' OR e.merged_into IS NULL)
+    AND ($7 = 'true' OR e.deleted_at IS NULL)),
+page AS (
+  SELECT * FROM ranked ORDER BY score DESC, id LIMIT $9 OFFSET $10)
+SELECT json_build_object(
+  'entities', coalesce((
+    SELECT json_agg(json_build_object(
+             'id', page.id, 'entity_type', page.entity_type, 'canonical_name', page.canonical_name,
+             'observation_count', s.observation_count,
+             'last_observation_at', neotoma._iso(s.last_observation_at),
+             'snapshot', CASE WHEN $8 = 'true' THEN s.snapshot END,
+             'merged_into', page.merged_into,
+             'deleted_at', neotoma._iso(page.deleted_at), 'deleted_reason', page.deleted_reason,
+             'relevance_score', round(page.score::numeric, 6),
+             'matched_fields', m.fields)
+           ORDER BY page.score DESC, page.id)
+    FROM page
+    JOIN LATERAL (SELECT s.observation_count, s.last_observation_at, s.snapshot FROM neotoma.entity_snapshots s
+                  WHERE s.user_id = $1::uuid AND s.entity_id = page.id OFFSET 0) s ON true
+    -- The fields whose own text matches; the name field when the name did.
+    CROSS JOIN LATERAL (
+      SELECT coalesce(json_agg(f.field ORDER BY f.field), '[]') AS fields FROM (
+        SELECT kv.key AS field FROM jsonb_each(s.snapshot) kv, q
+        WHERE (jsonb_to_tsvector('pg_catalog.simple', kv.value, '["string", "numeric"]')
+               || jsonb_to_tsvector('pg_catalog.english', kv.value, '["string"]')) @@ q.text_query
+        UNION
+        SELECT CASE WHEN s.snapshot ? 'name' THEN 'name' ELSE 'title' END
+        WHERE page.name_sim >= $11::float8
+        UNION
+        SELECT 'alias' WHERE page.by_alias) f) m), '[]'),
+  'total', (SELECT count(*) FROM ranked),
+  'excluded_merged', $6 <> 'true', 'limit', $9, 'offset', $10)::text

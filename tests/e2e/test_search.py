@@ -1,0 +1,42 @@
+"""Search through MCP (retrieve_entities with `search`), over HTTP with
+tokens: typos forgiven, the mode that answered said, a stranger finds
+nothing of another user's memory, bad input refused with the envelope."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import authed_client, create_token, error, new_user, ok
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_search_through_mcp(start_gateway) -> None:
+    alice, bob = new_user(), new_user()
+    gw = start_gateway(auth=True)
+    async with authed_client(gw.url, create_token(alice)) as a, authed_client(gw.url, create_token(bob)) as b:
+        tools = {t.name: t for t in (await a.list_tools()).tools}
+        schema = tools["retrieve_entities"].input_schema["properties"]
+        assert "search" in schema and "search_mode" in schema
+        ok(await a.call_tool("store", {"entities": [
+            {"entity_type": "person", "name": "Katherine Johnson", "email": "kj@nasa.example", "notes": "orbital mechanics"},
+            {"entity_type": "person", "name": "Dorothy Vaughan", "email": "dv@nasa.example", "notes": "FORTRAN programmer"},
+            {"entity_type": "company", "name": "Johnson Controls"}]}))
+
+        found = ok(await a.call_tool("retrieve_entities", {"search": "Katherin Jonson"}))
+        assert found["search_method"] == "lexical" and "search_fallback" not in found
+        names = [e["snapshot"]["name"] for e in found["entities"]]
+        assert names[0] == "Katherine Johnson", names
+        assert found["entities"][0]["matched_fields"] == ["name"]
+        assert 0 < found["entities"][0]["relevance_score"] <= 1
+        scores = [e["relevance_score"] for e in found["entities"]]
+        assert scores == sorted(scores, reverse=True)
+
+        by_text = ok(await a.call_tool("retrieve_entities", {"search": "fortran", "search_mode": "semantic"}))
+        assert [e["snapshot"]["name"] for e in by_text["entities"]] == ["Dorothy Vaughan"]
+        assert by_text["search_method"] == "lexical" and "lexical" in by_text["search_fallback"]
+
+        stranger = ok(await b.call_tool("retrieve_entities", {"search": "Katherine Johnson"}))
+        assert stranger["total"] == 0 and stranger["entities"] == []
+
+        for args in ({"search": ""}, {"search": "x" * 10_000}, {"search": "a", "search_mode": "psychic"}):
+            assert error(await a.call_tool("retrieve_entities", args))["code"] == "VALIDATION_ERROR", args

@@ -1,0 +1,68 @@
+-- Search (retrieve_entities with `search`): ranking on a corpus with known
+-- answers (the exact name first, typos found by trigram, words found in any
+-- field, stems), the mode that answered, a stable order across pages,
+-- isolation (as a non-superuser: B never finds A's entities), aliases of
+-- merged entities, read-after-write, bad input.
+\ir include/setup.sql
+BEGIN;
+\set SHOW_CONTEXT never
+SET ROLE neotoma_regress_agent;
+SET neotoma.user_id = '34000000-0000-0000-0000-00000000000a';
+
+SELECT count(*) AS stored FROM jsonb_array_elements(neotoma.store('{"entities": [
+  {"entity_type": "person", "name": "Grace Hopper", "email": "grace@navy.example", "notes": "invented the first compiler"},
+  {"entity_type": "person", "name": "Grace Hopper Jr", "email": "gj@example.com"},
+  {"entity_type": "person", "name": "Alan Turing", "email": "alan@example.com", "notes": "compilers and computing machinery"},
+  {"entity_type": "company", "name": "Grace Foods", "website": "grace-foods.example"},
+  {"entity_type": "note", "title": "Meeting with Ada", "content": "Ada explained the Analytical Engine", "created_date": "2026-01-02"}]}')->'entities');
+
+-- The exact name first, then the longer one, then one sharing a word.
+SELECT e->>'entity_type' AS type, e->'snapshot'->>'name' AS name, e->'relevance_score' AS score, e->'matched_fields' AS fields
+FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "Grace Hopper"}')->'entities') e;
+-- Typos: found by the name's trigrams.
+SELECT e->'snapshot'->>'name' AS name, e->'matched_fields' AS fields
+FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "Grce Hoppr"}')->'entities') e;
+-- Any field's words, English stems too (compiler ~ compilers); a title names a note.
+SELECT e->'snapshot'->>'name' AS name, e->'matched_fields' AS fields
+FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "compiler"}')->'entities') e;
+SELECT e->'snapshot'->>'title' AS title, e->'matched_fields' AS fields
+FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "analytical engine", "entity_type": "note"}')->'entities') e;
+-- The mode that answered, said; another mode asked for falls back, and says why.
+SELECT r->>'search_method' AS method, r->>'search_fallback' AS fallback, r->'total' AS total
+FROM (VALUES ('{"search": "grace"}'::jsonb), ('{"search": "grace", "search_mode": "lexical"}'),
+             ('{"search": "grace", "search_mode": "hybrid"}')) t(args), neotoma.retrieve_entities(args) r;
+-- Pages of one order: two at a time read what one page does.
+SELECT (SELECT array_agg(e->>'id') FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "grace compiler", "limit": 100}')->'entities') e)
+     = (SELECT array_agg(e->>'id') FROM generate_series(0, 4, 2) o,
+               jsonb_array_elements(neotoma.retrieve_entities(jsonb_build_object('search', 'grace compiler', 'limit', 2, 'offset', o))->'entities') e)
+       AS same_order;
+-- Read after write: a new value is found in the same transaction.
+SELECT neotoma.store('{"entities": [{"entity_type": "person", "name": "Alan Turing", "email": "alan@example.com", "notes": "Enigma codebreaker"}]}') IS NOT NULL AS stored;
+SELECT e->'snapshot'->>'name' AS name FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "enigma"}')->'entities') e;
+-- A merged entity's name is an alias of the one it went to.
+SELECT neotoma.merge_entities(jsonb_build_object(
+  'from_entity_id', (SELECT id FROM neotoma.entities WHERE canonical_name = 'gj@example.com'),
+  'to_entity_id', (SELECT id FROM neotoma.entities WHERE canonical_name = 'grace@navy.example'))) IS NOT NULL AS merged;
+SELECT e->'snapshot'->>'name' AS name, e->'matched_fields' AS fields
+FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "Grace Hopper Jr"}')->'entities') e;
+SELECT jsonb_array_length(neotoma.retrieve_entities('{"search": "Grace Hopper Jr", "include_merged": true}')->'entities') AS with_merged;
+-- Deleted entities are not found unless asked for.
+SELECT neotoma.delete_entity(jsonb_build_object('entity_id',
+  (SELECT e->>'id' FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "Grace Foods"}')->'entities') e LIMIT 1))) IS NOT NULL AS deleted;
+SELECT (SELECT count(*) FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "foods"}')->'entities')) AS found,
+       (SELECT count(*) FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "foods", "include_deleted": true}')->'entities')) AS with_deleted;
+-- Punctuation only matches nothing; stop words alone need no notice.
+SELECT r->'total' AS total FROM neotoma.retrieve_entities('{"search": "?!"}') r;
+SELECT r->'total' AS total FROM neotoma.retrieve_entities('{"search": "the of"}') r;
+
+-- Another user finds none of it, by any word or name.
+SET neotoma.user_id = '34000000-0000-0000-0000-00000000000b';
+SELECT r->'total' AS total FROM (VALUES ('grace'), ('Grce Hoppr'), ('compiler'), ('enigma')) t(q),
+  neotoma.retrieve_entities(jsonb_build_object('search', q)) r;
+
+-- Bad input: empty, too long, an unknown mode, a mode without a search.
+SELECT error_code(try_action('retrieve_entities', args)) AS code,
+       try_action('retrieve_entities', args)->'error'->'details'->>'field' AS field
+FROM (VALUES ('{"search": ""}'::jsonb), ('{"search": "   "}'), (jsonb_build_object('search', repeat('x', 10000))),
+             ('{"search": "grace", "search_mode": "psychic"}'), ('{"search_mode": "lexical"}'), ('{"search": 42}')) t(args);
+ROLLBACK;

@@ -5,7 +5,8 @@
 //! full-text vector (`entity_snapshots.search_vector`: every string and
 //! number, as `simple` words and as `english` stems, names weighted) and its
 //! trigrams against the name's (`entity_snapshots.name_trigrams`, pg_trgm's
-//! trigrams, so typos are forgiven).
+//! trigrams, so typos are forgiven; one row each in
+//! `entity_name_trigrams`, the index that finds the names sharing enough).
 
 use crate::error::{NeotomaError, Result};
 use crate::similarity::trigrams;
@@ -61,16 +62,16 @@ pub fn has_words(q: &str) -> bool {
     q.chars().any(char::is_alphanumeric)
 }
 
-/// The query's trigrams, and a tsquery matching any of them (`''` when
-/// there are none).
-pub fn trigram_query(q: &str) -> (Vec<String>, String) {
-    let grams: Vec<String> = trigrams(q).into_iter().collect();
-    let tsquery = grams
-        .iter()
-        .map(|g| format!("'{}'", g.replace('\\', "\\\\").replace('\'', "''")))
-        .collect::<Vec<_>>()
-        .join(" | ");
-    (grams, tsquery)
+/// The query's trigrams (as pg_trgm makes them).
+pub fn query_trigrams(q: &str) -> Vec<String> {
+    trigrams(q).into_iter().collect()
+}
+
+/// The fewest of a query's `n` trigrams a name must share to be
+/// [`NAME_THRESHOLD`] similar: similarity = shared / (n + name's − shared) is
+/// at most shared / n. The index finds names sharing that many.
+pub fn least_shared(n: usize) -> i64 {
+    ((NAME_THRESHOLD * n as f64).ceil() as i64).max(1)
 }
 
 #[cfg(test)]
@@ -88,11 +89,17 @@ mod tests {
     }
 
     #[test]
-    fn trigram_queries_quote_every_trigram() {
-        let (grams, q) = trigram_query("O'Neil");
-        assert!(grams.contains(&"  o".to_string()) && grams.contains(&"nei".to_string()));
-        assert!(q.contains("'  o'") && q.contains(" | "));
-        assert_eq!(trigram_query("!!"), (vec![], String::new()));
+    fn names_must_share_enough_trigrams() {
+        let grams = query_trigrams("Grace");
+        assert_eq!(grams.len(), 6);
+        assert_eq!(least_shared(grams.len()), 2);
+        assert_eq!(least_shared(1), 1);
+        assert!(query_trigrams("?!").is_empty());
+        // The bound holds: a name at the threshold shares at least that many.
+        let (a, b) = (trigrams("grace hopper"), trigrams("grce hoppr"));
+        let shared = a.intersection(&b).count() as i64;
+        assert!(crate::similarity::similarity(&a, &b) >= NAME_THRESHOLD);
+        assert!(shared >= least_shared(b.len()));
     }
 
     #[test]

@@ -209,9 +209,6 @@ pub fn with_generic_plans<R>(work: Work, f: impl FnOnce() -> R) -> R {
     )
 }
 
-/// Runs `f` with its statements planned for the values they are given, on
-/// every call: for the few reads whose best plan depends on them (a page's
-/// LIMIT decides between reading an index in order and sorting).
 /// Runs `f` with notices kept from the client: a text-search query of stop
 /// words only says so with a NOTICE, which is no news to the caller.
 pub fn quietly<R>(f: impl FnOnce() -> R) -> R {
@@ -231,10 +228,24 @@ pub fn quietly<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Runs `f` with its statements planned for the values they are given, on
+/// every call: for the few reads whose best plan depends on them (a page's
+/// LIMIT decides between reading an index in order and sorting).
 pub fn with_custom_plans<R>(f: impl FnOnce() -> R) -> R {
     planned(
         pg_sys::PlanCacheMode::PLAN_CACHE_MODE_FORCE_CUSTOM_PLAN,
         false,
+        f,
+    )
+}
+
+/// Runs `f` planned for its values and without sequential scans: for reads
+/// that probe a few hundred rows by key (the candidates of a search), where
+/// a generic plan's guess makes Postgres scan whole tables to hash them.
+pub fn with_custom_index_plans<R>(f: impl FnOnce() -> R) -> R {
+    planned(
+        pg_sys::PlanCacheMode::PLAN_CACHE_MODE_FORCE_CUSTOM_PLAN,
+        true,
         f,
     )
 }

@@ -1004,6 +1004,11 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
     let count_mismatches = verify_counts(repair)?;
     mismatch_count += count_mismatches.len() as u64;
     mismatches.extend(count_mismatches.into_iter().take(100));
+    if crate::installed::at_least(8)? {
+        let name_mismatches = verify_name_trigrams(repair)?;
+        mismatch_count += name_mismatches.len() as u64;
+        mismatches.extend(name_mismatches.into_iter().take(100));
+    }
     Ok(json!({
         "ok": mismatch_count == 0,
         "entities_checked": checked,
@@ -1012,6 +1017,48 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
         "mismatches": mismatches,
         "repaired": repair && mismatch_count > 0,
     }))
+}
+
+/// Compares the index of name trigrams (`neotoma.entity_name_trigrams`,
+/// kept by triggers) with the trigrams of every snapshot the session can
+/// see; with `repair`, rewrites the rows of the entities that differ.
+fn verify_name_trigrams(repair: bool) -> Result<Vec<Value>, NeotomaError> {
+    const DIFFERENT: &str = "
+        WITH expected AS (
+          SELECT s.user_id, g AS trigram, s.entity_id
+          FROM neotoma.entity_snapshots s, unnest(tsvector_to_array(s.name_trigrams)) g),
+        stored AS (SELECT t.user_id, t.trigram, t.entity_id FROM neotoma.entity_name_trigrams t),
+        different AS ((SELECT * FROM expected EXCEPT SELECT * FROM stored)
+                      UNION (SELECT * FROM stored EXCEPT SELECT * FROM expected))
+        SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', user_id, 'entity_id', entity_id,
+                                                     'what', 'entity_name_trigrams')
+                                  ORDER BY user_id, entity_id), '[]')
+        FROM (SELECT DISTINCT user_id, entity_id FROM different) d";
+    let v = db::json(DIFFERENT, &[])?;
+    let mismatches: Vec<Value> = db::from_json(v, "name trigrams")?;
+    if repair {
+        for m in &mismatches {
+            let key = [
+                Arg::Text(m["user_id"].as_str().unwrap_or_default()),
+                Arg::Text(m["entity_id"].as_str().unwrap_or_default()),
+            ];
+            // Written as the owner, as the triggers write them.
+            crate::owner::as_owner(|| {
+                db::run(
+                    "DELETE FROM neotoma.entity_name_trigrams WHERE user_id = $1::uuid AND entity_id = $2",
+                    &key,
+                )?;
+                db::run(
+                    "INSERT INTO neotoma.entity_name_trigrams (user_id, trigram, entity_id)
+                     SELECT s.user_id, g, s.entity_id
+                     FROM neotoma.entity_snapshots s, unnest(tsvector_to_array(s.name_trigrams)) g
+                     WHERE s.user_id = $1::uuid AND s.entity_id = $2",
+                    &key,
+                )
+            })?;
+        }
+    }
+    Ok(mismatches)
 }
 
 /// The derived rows of a slice of entities (the CTEs of

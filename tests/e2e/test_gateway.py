@@ -128,7 +128,7 @@ async def test_resources_from_data(start_gateway) -> None:
         ok(await c.call_tool("create_relationship", {"relationship_type": "REFERS_TO", "source_entity_id": inv, "target_entity_id": company}))
 
         templates = {t.uri_template for t in (await c.list_resource_templates()).resource_templates}
-        assert "neotoma://entity/{entity_id}/observations" in templates and len(templates) == 8
+        assert "neotoma://entity/{entity_id}/observations" in templates and len(templates) == 9
         uris = {r.uri for r in (await c.list_resources()).resources}
         assert {"neotoma://sources", "neotoma://entities/invoice", "neotoma://entities/company",
                 "neotoma://timeline/2024", "neotoma://timeline/2024-03"} <= uris  # fmt: skip

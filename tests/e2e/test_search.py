@@ -4,6 +4,8 @@ nothing of another user's memory, bad input refused with the envelope."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from conftest import authed_client, create_token, error, new_user, ok
 
@@ -34,6 +36,12 @@ async def test_search_through_mcp(start_gateway) -> None:
         by_text = ok(await a.call_tool("retrieve_entities", {"search": "fortran", "search_mode": "semantic"}))
         assert [e["snapshot"]["name"] for e in by_text["entities"]] == ["Dorothy Vaughan"]
         assert by_text["search_method"] == "lexical" and "lexical" in by_text["search_fallback"]
+
+        # The same search as a resource (the query percent-encoded).
+        read = await a.read_resource("neotoma://search/Katherin%20Jonson")
+        body = json.loads(read.contents[0].text)
+        assert body["type"] == "search" and body["query"] == "Katherin Jonson"
+        assert body["entities"][0]["canonical_name"] == found["entities"][0]["canonical_name"]
 
         stranger = ok(await b.call_tool("retrieve_entities", {"search": "Katherine Johnson"}))
         assert stranger["total"] == 0 and stranger["entities"] == []

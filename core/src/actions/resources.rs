@@ -36,6 +36,8 @@ pub enum ResourceUri {
     TimelineMonth(i32, u32),
     Source(Uuid),
     Sources,
+    /// The best matches of a search (its text percent-decoded).
+    Search(String),
 }
 
 pub const SCHEME: &str = "neotoma://";
@@ -68,6 +70,14 @@ impl ResourceUri {
             ["entities", t] => {
                 check_name("uri", t).map_err(|_| not_found(uri, "not an entity type"))?;
                 Ok(ResourceUri::Entities(t.to_string()))
+            }
+            ["search", q] => {
+                let text = percent_encoding::percent_decode_str(q)
+                    .decode_utf8()
+                    .map_err(|_| not_found(uri, "the query is not UTF-8"))?;
+                crate::search::check_query(&text)
+                    .map_err(|_| not_found(uri, "the query is 1 to 1000 characters"))?;
+                Ok(ResourceUri::Search(text.trim().to_string()))
             }
             ["entity", id] => Ok(ResourceUri::Entity(entity(id)?)),
             ["entity", id, "observations"] => Ok(ResourceUri::EntityObservations(entity(id)?)),
@@ -112,7 +122,7 @@ impl ResourceUri {
             "erasure" => return true,
             // A schema can change how every snapshot of its type folds.
             "schema" => {
-                return matches!(self, ResourceUri::Entity(_))
+                return matches!(self, ResourceUri::Entity(_) | ResourceUri::Search(_))
                     || matches!(self, ResourceUri::Entities(t) if change.entity_type.as_deref() == Some(t))
             }
             _ => {}
@@ -142,6 +152,8 @@ impl ResourceUri {
                     && change.source_id.as_deref() == Some(id.as_str())
             }
             ResourceUri::Sources => change.kind == "source",
+            // Any entity may start or stop matching.
+            ResourceUri::Search(_) => change.kind == "entity",
         }
     }
 }
@@ -189,6 +201,11 @@ pub fn templates() -> Value {
             "neotoma://sources",
             "Sources",
             "Every source material, newest first (up to 1000)."
+        ),
+        t(
+            "neotoma://search/{query}",
+            "Search",
+            "The 100 best matches of a search (the query percent-encoded), as retrieve_entities with search answers them."
         )
     ])
 }
@@ -261,6 +278,12 @@ mod tests {
         assert!(!uri("neotoma://entities/company".into()).changed_by(&schema));
         assert!(uri(format!("neotoma://entity/{b}")).changed_by(&schema));
         assert!(!uri("neotoma://sources".into()).changed_by(&schema));
+
+        let search = uri("neotoma://search/grace%20hopper".into());
+        assert_eq!(search, ResourceUri::Search("grace hopper".into()));
+        assert!(search.changed_by(&observed) && !search.changed_by(&created));
+        assert!(ResourceUri::parse("neotoma://search/%20").is_err());
+        assert!(ResourceUri::parse("neotoma://search/%FF").is_err());
 
         let erased = change("erasure", "entity");
         for u in [
@@ -335,6 +358,6 @@ mod tests {
                 "{bad}"
             );
         }
-        assert_eq!(templates().as_array().unwrap().len(), 8);
+        assert_eq!(templates().as_array().unwrap().len(), 9);
     }
 }

@@ -1,7 +1,7 @@
 -- retrieve_entities with `search`: the user's entities whose snapshot text
 -- matches the query's words, or whose name shares enough trigrams with it,
 -- best first, then by id. $1 user, $2 the query, $3 its trigrams (text[]),
--- $4 a tsquery of any of them ('' for none), $5 the type (or null), $6
+-- $4 the fewest of them a name must share, $5 the type (or null), $6
 -- include merged, $7 include deleted, $8 include snapshots ('true'/'false'),
 -- $9 limit, $10 offset, $11 the least name similarity.
 -- relevance_score = 0.6 × name similarity (trigrams, 1 for the same name)
@@ -13,13 +13,18 @@ text_hits AS (
   FROM neotoma.entity_snapshots s, q
   WHERE s.user_id = $1::uuid AND s.search_vector @@ q.text_query
     AND ($5::text IS NULL OR s.entity_type = $5)),
+-- Names sharing at least $4 of the query's trigrams, from the index of
+-- trigrams (as pg_trgm's GIN index finds them), then their similarity.
 name_hits AS (
-  SELECT s.entity_id, x.shared::float8 / (cardinality($3::text[]) + length(s.name_trigrams) - x.shared) AS name_sim
-  FROM neotoma.entity_snapshots s
-  CROSS JOIN LATERAL (SELECT count(*) AS shared FROM unnest(tsvector_to_array(s.name_trigrams)) g
-                      WHERE g = ANY ($3::text[])) x
-  WHERE $4::text <> '' AND s.user_id = $1::uuid AND s.name_trigrams @@ $4::text::tsquery
-    AND ($5::text IS NULL OR s.entity_type = $5)),
+  SELECT p.entity_id, p.shared::float8 / (cardinality($3::text[]) + length(s.name_trigrams) - p.shared) AS name_sim
+  FROM (SELECT t.entity_id, count(*) AS shared FROM neotoma.entity_name_trigrams t
+        WHERE t.user_id = $1::uuid AND t.trigram = ANY ($3::text[])
+        GROUP BY t.entity_id HAVING count(*) >= $4) p
+  -- Probes by key (OFFSET 0 keeps them so: a hash join would read every
+  -- snapshot of the user).
+  CROSS JOIN LATERAL (SELECT s.name_trigrams FROM neotoma.entity_snapshots s
+                      WHERE s.user_id = $1::uuid AND s.entity_id = p.entity_id
+                        AND ($5::text IS NULL OR s.entity_type = $5) OFFSET 0) s),
 hits AS (
   SELECT h.entity_id, max(h.text_rank) AS text_rank, max(h.name_sim) AS name_sim
   FROM (SELECT entity_id, text_rank, 0::float8 AS name_sim FROM text_hits
@@ -29,18 +34,20 @@ hits AS (
 -- Unless merged entities are asked for, one merged away is an alias of the
 -- entity it went to: its match counts for that one.
 resolved AS (
-  SELECT CASE WHEN $6 = 'true' THEN e.id ELSE coalesce(e.merged_into, e.id) END AS id,
+  SELECT CASE WHEN $6 = 'true' THEN h.entity_id ELSE coalesce(e.merged_into, h.entity_id) END AS id,
          max(0.6 * h.name_sim + 0.4 * h.text_rank) AS score,
          max(h.name_sim) FILTER (WHERE e.merged_into IS NULL OR $6 = 'true') AS name_sim,
          bool_or(e.merged_into IS NOT NULL AND $6 <> 'true') AS by_alias
   FROM hits h
-  JOIN neotoma.entities e ON e.user_id = $1::uuid AND e.id = h.entity_id
+  CROSS JOIN LATERAL (SELECT e.merged_into FROM neotoma.entities e
+                      WHERE e.user_id = $1::uuid AND e.id = h.entity_id OFFSET 0) e
   GROUP BY 1),
 ranked AS (
   SELECT r.id, r.score, r.name_sim, r.by_alias, e.entity_type, e.canonical_name, e.merged_into,
          e.deleted_at, e.deleted_reason
   FROM resolved r
-  JOIN neotoma.entities e ON e.user_id = $1::uuid AND e.id = r.id
+  CROSS JOIN LATERAL (SELECT e.entity_type, e.canonical_name, e.merged_into, e.deleted_at, e.deleted_reason
+                      FROM neotoma.entities e WHERE e.user_id = $1::uuid AND e.id = r.id OFFSET 0) e
   WHERE ($6 = 'true' OR e.merged_into IS NULL)
     AND ($7 = 'true' OR e.deleted_at IS NULL)),
 page AS (

@@ -35,7 +35,59 @@ ALTER TABLE neotoma.entity_snapshots
   ADD COLUMN name_trigrams tsvector GENERATED ALWAYS AS (
     array_to_tsvector(neotoma._name_trigrams(coalesce(snapshot->>'name', snapshot->>'title', '')))) STORED;
 CREATE INDEX entity_snapshots_search ON neotoma.entity_snapshots USING gin (search_vector);
-CREATE INDEX entity_snapshots_name_trigrams ON neotoma.entity_snapshots USING gin (name_trigrams);
+
+-- The index of name trigrams, one row each, kept by the triggers below from
+-- entity_snapshots.name_trigrams: finds the entities sharing enough of a
+-- query's trigrams the way pg_trgm's index does, from a narrow btree,
+-- without reading snapshots.
+CREATE TABLE neotoma.entity_name_trigrams (
+  user_id   uuid NOT NULL,
+  trigram   text NOT NULL,
+  entity_id text NOT NULL,
+  PRIMARY KEY (user_id, trigram, entity_id)
+);
+-- Row triggers, by key: a snapshot's rows are found through its own
+-- trigrams (no foreign key: its check per row cost more than the rows).
+CREATE FUNCTION neotoma._name_trigrams_changed() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+BEGIN
+  IF TG_OP IN ('UPDATE', 'DELETE') THEN
+    DELETE FROM neotoma.entity_name_trigrams t
+    WHERE t.user_id = OLD.user_id AND t.trigram = ANY (tsvector_to_array(OLD.name_trigrams))
+      AND t.entity_id = OLD.entity_id;
+  END IF;
+  IF TG_OP IN ('INSERT', 'UPDATE') THEN
+    INSERT INTO neotoma.entity_name_trigrams (user_id, trigram, entity_id)
+    SELECT NEW.user_id, g, NEW.entity_id FROM unnest(tsvector_to_array(NEW.name_trigrams)) g
+    ON CONFLICT DO NOTHING;
+  END IF;
+  RETURN NULL;
+END $$;
+-- Emptying the snapshots (TRUNCATE, also by CASCADE from entities) empties it.
+CREATE FUNCTION neotoma._name_trigrams_truncated() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+BEGIN
+  TRUNCATE neotoma.entity_name_trigrams;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER entity_snapshots_name_trigrams AFTER INSERT OR DELETE ON neotoma.entity_snapshots
+  FOR EACH ROW EXECUTE FUNCTION neotoma._name_trigrams_changed();
+CREATE TRIGGER entity_snapshots_name_trigrams_changed AFTER UPDATE ON neotoma.entity_snapshots
+  FOR EACH ROW WHEN (OLD.name_trigrams IS DISTINCT FROM NEW.name_trigrams)
+  EXECUTE FUNCTION neotoma._name_trigrams_changed();
+CREATE TRIGGER entity_snapshots_truncated AFTER TRUNCATE ON neotoma.entity_snapshots
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma._name_trigrams_truncated();
+-- The index of names as it would have been kept; row level security and
+-- grants as security.sql gives them.
+INSERT INTO neotoma.entity_name_trigrams (user_id, trigram, entity_id)
+SELECT s.user_id, g, s.entity_id FROM neotoma.entity_snapshots s, unnest(tsvector_to_array(s.name_trigrams)) g;
+ALTER TABLE neotoma.entity_name_trigrams ENABLE ROW LEVEL SECURITY;
+ALTER TABLE neotoma.entity_name_trigrams FORCE ROW LEVEL SECURITY;
+CREATE POLICY entity_name_trigrams_own_rows ON neotoma.entity_name_trigrams
+  USING (user_id = (SELECT neotoma.current_user_id())) WITH CHECK (user_id = (SELECT neotoma.current_user_id()));
+REVOKE ALL ON neotoma.entity_name_trigrams FROM PUBLIC;
+GRANT SELECT ON neotoma.entity_name_trigrams TO neotoma_user;
+REVOKE EXECUTE ON FUNCTION neotoma._name_trigrams_changed(), neotoma._name_trigrams_truncated() FROM PUBLIC;
 
 -- retrieve_entities' description tells of search.
 COMMENT ON FUNCTION neotoma.retrieve_entities(jsonb) IS

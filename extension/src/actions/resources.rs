@@ -16,6 +16,8 @@ use uuid::Uuid;
 
 /// Most items a collection resource holds (the actions paginate further).
 const MAX_ITEMS: i64 = 1000;
+/// Matches a search resource holds (best first).
+const SEARCH_ITEMS: i64 = 100;
 
 pub fn list_resources(user: Uuid, _req: ListResourcesRequest) -> Result<Value, NeotomaError> {
     db::json(
@@ -105,6 +107,19 @@ pub fn read_resource(user: Uuid, req: ReadResourceRequest) -> Result<Value, Neot
             r
         }
         ResourceUri::Sources => db::json(SOURCES, &[Arg::uuid(user), Arg::Int(MAX_ITEMS)])?,
+        ResourceUri::Search(q) => {
+            let r = entities::retrieve_entities(
+                user,
+                RetrieveEntitiesRequest {
+                    search: Some(q.clone()),
+                    limit: Some(SEARCH_ITEMS),
+                    include_snapshots: Some(false),
+                    ..Default::default()
+                },
+            )?;
+            json!({"type": "search", "query": q, "search_method": r.search_method,
+                   "entities": r.entities, "total": r.total})
+        }
     };
     body["uri"] = json!(uri);
     Ok(body)

@@ -33,26 +33,29 @@ pub fn search_entities(
         }
     };
     let mut answer: RetrieveEntitiesResponse = if search::has_words(q) {
-        let (grams, any_gram) = search::trigram_query(q);
+        let grams = search::query_trigrams(q);
+        let least = search::least_shared(grams.len());
         let threshold = NAME_THRESHOLD.to_string();
         db::quietly(|| {
-            db::parsed(
-                SEARCH_ENTITIES,
-                &[
-                    Arg::uuid(user),
-                    Arg::Text(q),
-                    Arg::Texts(grams),
-                    Arg::Text(&any_gram),
-                    Arg::OptText(req.entity_type.as_deref()),
-                    Arg::Text(flag(req.include_merged, false)),
-                    Arg::Text(flag(req.include_deleted, false)),
-                    Arg::Text(flag(req.include_snapshots, true)),
-                    Arg::Int(limit),
-                    Arg::Int(offset),
-                    Arg::Text(&threshold),
-                ],
-                "found entities",
-            )
+            db::with_custom_index_plans(|| {
+                db::parsed(
+                    SEARCH_ENTITIES,
+                    &[
+                        Arg::uuid(user),
+                        Arg::Text(q),
+                        Arg::Texts(grams),
+                        Arg::Int(least),
+                        Arg::OptText(req.entity_type.as_deref()),
+                        Arg::Text(flag(req.include_merged, false)),
+                        Arg::Text(flag(req.include_deleted, false)),
+                        Arg::Text(flag(req.include_snapshots, true)),
+                        Arg::Int(limit),
+                        Arg::Int(offset),
+                        Arg::Text(&threshold),
+                    ],
+                    "found entities",
+                )
+            })
         })?
     } else {
         // Nothing to match (punctuation only): nothing matches.

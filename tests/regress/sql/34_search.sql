@@ -60,6 +60,16 @@ SET neotoma.user_id = '34000000-0000-0000-0000-00000000000b';
 SELECT r->'total' AS total FROM (VALUES ('grace'), ('Grce Hoppr'), ('compiler'), ('enigma')) t(q),
   neotoma.retrieve_entities(jsonb_build_object('search', q)) r;
 
+-- The index of name trigrams is checked by verify(), and repaired.
+SET neotoma.user_id = '34000000-0000-0000-0000-00000000000a';
+SELECT (neotoma.verify())->'ok' AS clean;
+RESET ROLE;
+DELETE FROM neotoma.entity_name_trigrams WHERE user_id = '34000000-0000-0000-0000-00000000000a' AND trigram = 'tur';
+SET ROLE neotoma_regress_agent;
+SELECT v->'ok' AS clean, jsonb_path_query_array(v, '$.mismatches[*].what') AS what FROM neotoma.verify() v;
+SELECT (neotoma.verify(true))->'repaired' AS repaired, (neotoma.verify())->'ok' AS clean;
+SELECT e->'snapshot'->>'name' AS name FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "Alan Turing"}')->'entities') e;
+
 -- Bad input: empty, too long, an unknown mode, a mode without a search.
 SELECT error_code(try_action('retrieve_entities', args)) AS code,
        try_action('retrieve_entities', args)->'error'->'details'->>'field' AS field

@@ -4,7 +4,7 @@
 
 use crate::actions::{
     analytics, duplicates, entities, graph, legacy, lifecycle, metrics, plaid, providers,
-    resources, schemas, store, system,
+    resources, schemas, store, subgraph, system,
 };
 use crate::canonical::{canonical_json, sha256_hex};
 use crate::request::schema_for;
@@ -101,6 +101,8 @@ declare_actions! {
     ListRecentChanges = "list_recent_changes": lifecycle::ListRecentChangesRequest => lifecycle::ListRecentChangesResponse;
     ListPotentialDuplicates = "list_potential_duplicates": duplicates::ListPotentialDuplicatesRequest => duplicates::ListPotentialDuplicatesResponse;
     SplitEntity = "split_entity": duplicates::SplitEntityRequest => duplicates::SplitEntityResponse;
+    SearchSubgraph = "search_subgraph": subgraph::SearchSubgraphRequest => subgraph::SubgraphResponse;
+    GetSubgraphByIds = "get_subgraph_by_ids": subgraph::GetSubgraphByIdsRequest => subgraph::SubgraphResponse;
     AnalyzeSchemaCandidates = "analyze_schema_candidates": schemas::AnalyzeSchemaCandidatesRequest => schemas::AnalyzeSchemaCandidatesResponse;
     GetSchemaRecommendations = "get_schema_recommendations": schemas::GetSchemaRecommendationsRequest => schemas::GetSchemaRecommendationsResponse;
     UpdateSchemaIncremental = "update_schema_incremental": schemas::UpdateSchemaIncrementalRequest => schemas::UpdateSchemaIncrementalResponse;
@@ -482,6 +484,28 @@ pub fn spec(id: ActionId) -> ActionSpec {
                 [{entity_id, other_entity_id, name, other_name, score, \
                 evidence: [{field, method, score, values}]}], entity_type, threshold, \
                 entities_compared, truncated}.",
+        )
+        .read_only(),
+        ActionId::SearchSubgraph => ActionSpec::new(
+            id,
+            "Search a subgraph",
+            "Search the memory and get a subgraph: the entities that match query (names with \
+                typos forgiven, entity types, names of entities merged into them, every snapshot \
+                value; each search_in_* turns one off), best first and paginated (page, per_page \
+                up to 100), each with its snapshot, its latest observations, relevance_score and \
+                matched_fields, and the current relationships among them. Returns {entities: \
+                [{entity_id, entity_type, canonical_name, snapshot, observation_count, \
+                observations, relevance_score, matched_fields}], relationships: [{id, \
+                relationship_type, source_entity_id, target_entity_id, snapshot}], total, page, \
+                per_page, search_method}.",
+        )
+        .read_only(),
+        ActionId::GetSubgraphByIds => ActionSpec::new(
+            id,
+            "Get a subgraph by ids",
+            "The entities named by entity_ids (1–100, in that order), each with its snapshot and \
+                latest observations, and the current relationships among them; ids that name no \
+                current entity are listed in missing. Returns {entities, relationships, missing}.",
         )
         .read_only(),
         ActionId::SplitEntity => ActionSpec::new(

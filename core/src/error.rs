@@ -174,6 +174,16 @@ impl NeotomaError {
         NeotomaError::validation(message).with("field", field)
     }
 
+    /// The same error naming field `to` where it named `from` (a check
+    /// shared by actions whose fields are named differently).
+    pub fn renamed_field(mut self, from: &str, to: &str) -> Self {
+        if self.details.get("field").and_then(Value::as_str) == Some(from) {
+            self.details.insert("field".into(), to.into());
+            self.message = self.message.replace(from, to);
+        }
+        self
+    }
+
     /// `{code, message, details}`, the envelope body.
     pub fn to_json(&self) -> Value {
         json!({

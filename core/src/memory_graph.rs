@@ -119,26 +119,8 @@ pub fn parse(text: &str) -> Result<Graph, String> {
     Ok(graph)
 }
 
-/// A Neotoma type name for a memory server `entityType`: lower case, runs
-/// of anything but letters and digits as `_`, starting with a letter:
-/// `Person` → `person`, `AI Model` → `ai_model`, `3D print` → `t_3d_print`.
-pub fn type_name(entity_type: &str) -> String {
-    let mut name = String::new();
-    for c in entity_type.trim().chars() {
-        if c.is_ascii_alphanumeric() {
-            name.push(c.to_ascii_lowercase());
-        } else if !name.ends_with('_') {
-            name.push('_');
-        }
-    }
-    let name = name.trim_matches('_');
-    let name = match name.chars().next() {
-        None => "entity".to_string(),
-        Some(c) if c.is_ascii_alphabetic() => name.to_string(),
-        Some(_) => format!("t_{name}"),
-    };
-    name.chars().take(80).collect()
-}
+/// A Neotoma type name for a memory server `entityType` ([`crate::search::type_name`]).
+pub use crate::search::type_name;
 
 /// The type to use when `type_name`'s schema cannot hold these entities.
 pub fn fallback_type_name(type_name: &str) -> String {

@@ -74,6 +74,28 @@ pub fn least_shared(n: usize) -> i64 {
     ((NAME_THRESHOLD * n as f64).ceil() as i64).max(1)
 }
 
+/// A type name for free text (a query naming a type, a memory server's
+/// `entityType`): lower case, runs of anything but letters and digits as
+/// `_`, starting with a letter:
+/// `Person` → `person`, `AI Model` → `ai_model`, `3D print` → `t_3d_print`.
+pub fn type_name(entity_type: &str) -> String {
+    let mut name = String::new();
+    for c in entity_type.trim().chars() {
+        if c.is_ascii_alphanumeric() {
+            name.push(c.to_ascii_lowercase());
+        } else if !name.ends_with('_') {
+            name.push('_');
+        }
+    }
+    let name = name.trim_matches('_');
+    let name = match name.chars().next() {
+        None => "entity".to_string(),
+        Some(c) if c.is_ascii_alphabetic() => name.to_string(),
+        Some(_) => format!("t_{name}"),
+    };
+    name.chars().take(80).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

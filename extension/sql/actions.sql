@@ -329,6 +329,26 @@ END $body$;
 COMMENT ON FUNCTION neotoma.split_entity(jsonb) IS
   'The inverse of merge_entities: move some observations of entity_id (by observation_ids, or every one from source_ids) to another entity of its type (to_entity_id) or to a new one. The observations themselves never change: copies with the same source, time and fields count for the target, the originals no longer count for entity_id; both snapshots are recomputed; relationships stay with entity_id. Logged in neotoma.audit_trail. Returns {split_id, from_entity_id, to_entity_id, created, observations_moved, split_at, reason}.';
 
+CREATE OR REPLACE FUNCTION neotoma.search_subgraph(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('search_subgraph', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.search_subgraph(jsonb) IS
+  'Search the memory and get a subgraph: the entities that match query (names with typos forgiven, entity types, names of entities merged into them, every snapshot value; each search_in_* turns one off), best first and paginated (page, per_page up to 100), each with its snapshot, its latest observations, relevance_score and matched_fields, and the current relationships among them. Returns {entities: [{entity_id, entity_type, canonical_name, snapshot, observation_count, observations, relevance_score, matched_fields}], relationships: [{id, relationship_type, source_entity_id, target_entity_id, snapshot}], total, page, per_page, search_method}.';
+
+CREATE OR REPLACE FUNCTION neotoma.get_subgraph_by_ids(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('get_subgraph_by_ids', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.get_subgraph_by_ids(jsonb) IS
+  'The entities named by entity_ids (1–100, in that order), each with its snapshot and latest observations, and the current relationships among them; ids that name no current entity are listed in missing. Returns {entities, relationships, missing}.';
+
 CREATE OR REPLACE FUNCTION neotoma.analyze_schema_candidates(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$
 DECLARE r jsonb := neotoma._invoke('analyze_schema_candidates', coalesce(args, 'null')::text);

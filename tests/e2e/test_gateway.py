@@ -29,7 +29,7 @@ EXPECTED_TOOLS = {
     "correct", "create_relationship", "list_relationships", "get_relationship_snapshot",
     "retrieve_related_entities", "retrieve_graph_neighborhood", "list_timeline_events", "merge_entities",
     "delete_entity", "restore_entity", "delete_relationship", "restore_relationship", "erase",
-    "list_recent_changes", "list_potential_duplicates", "split_entity",
+    "list_recent_changes", "list_potential_duplicates", "split_entity", "search_subgraph", "get_subgraph_by_ids",
     "analyze_schema_candidates", "get_schema_recommendations", "update_schema_incremental", "register_schema",
     "reinterpret", "retrieve_file_url", "get_product_analytics", "get_technical_metrics",
     "plaid_create_link_token", "plaid_exchange_public_token", "plaid_sync", "plaid_list_items",

@@ -94,6 +94,8 @@ async def test_every_published_output_schema_is_what_the_action_returns(start_ga
             ("restore_relationship", rel),
             ("list_recent_changes", {"limit": 5}),
             ("list_potential_duplicates", {"entity_type": "person", "threshold": 0.1}),
+            ("search_subgraph", {"query": "invoice acme"}),
+            ("get_subgraph_by_ids", {"entity_ids": [inv, "ent_00000000000000000000000000000000"]}),
             # (split_entity and erase follow: they need what these made.)
         ]
         later = ["split_entity", "erase"]

@@ -13,4 +13,5 @@ pub mod providers;
 pub mod resources;
 pub mod schemas;
 pub mod store;
+pub mod subgraph;
 pub mod system;

@@ -3,47 +3,58 @@
 -- best first, then by id. $1 user, $2 the query, $3 its trigrams (text[]),
 -- $4 the fewest of them a name must share, $5 the type (or null), $6
 -- include merged, $7 include deleted, $8 include snapshots ('true'/'false'),
--- $9 limit, $10 offset, $11 the least name similarity.
+-- $9 limit, $10 offset, $11 the least name similarity; what to match
+-- (search_subgraph's search_in_*): $12 snapshot values, $13 names, $14
+-- aliases ('true'/'false'), $15 a type name (or null: types not matched).
 -- relevance_score = 0.6 × name similarity (trigrams, 1 for the same name)
---                 + 0.4 × text rank (ts_rank_cd normalised to 0–1).
+--                 + 0.4 × text rank (ts_rank_cd normalised to 0–1);
+-- an entity matched by its type alone scores 0.1.
 WITH q AS (
   SELECT websearch_to_tsquery('pg_catalog.simple', $2) || websearch_to_tsquery('pg_catalog.english', $2) AS text_query),
 text_hits AS (
   SELECT s.entity_id, ts_rank_cd(s.search_vector, q.text_query, 32) AS text_rank
   FROM neotoma.entity_snapshots s, q
-  WHERE s.user_id = $1::uuid AND s.search_vector @@ q.text_query
+  WHERE $12 = 'true' AND s.user_id = $1::uuid AND s.search_vector @@ q.text_query
     AND ($5::text IS NULL OR s.entity_type = $5)),
 -- Names sharing at least $4 of the query's trigrams, from the index of
 -- trigrams (as pg_trgm's GIN index finds them), then their similarity.
 name_hits AS (
   SELECT p.entity_id, p.shared::float8 / (cardinality($3::text[]) + length(s.name_trigrams) - p.shared) AS name_sim
   FROM (SELECT t.entity_id, count(*) AS shared FROM neotoma.entity_name_trigrams t
-        WHERE t.user_id = $1::uuid AND t.trigram = ANY ($3::text[])
+        WHERE $13 = 'true' AND t.user_id = $1::uuid AND t.trigram = ANY ($3::text[])
         GROUP BY t.entity_id HAVING count(*) >= $4) p
   -- Probes by key (OFFSET 0 keeps them so: a hash join would read every
   -- snapshot of the user).
   CROSS JOIN LATERAL (SELECT s.name_trigrams FROM neotoma.entity_snapshots s
                       WHERE s.user_id = $1::uuid AND s.entity_id = p.entity_id
                         AND ($5::text IS NULL OR s.entity_type = $5) OFFSET 0) s),
+type_hits AS (
+  SELECT e.id AS entity_id FROM neotoma.entities e
+  WHERE $15::text IS NOT NULL AND e.user_id = $1::uuid AND e.entity_type = $15
+    AND ($5::text IS NULL OR e.entity_type = $5)),
 hits AS (
-  SELECT h.entity_id, max(h.text_rank) AS text_rank, max(h.name_sim) AS name_sim
-  FROM (SELECT entity_id, text_rank, 0::float8 AS name_sim FROM text_hits
+  SELECT h.entity_id, max(h.text_rank) AS text_rank, max(h.name_sim) AS name_sim, bool_or(h.by_type) AS by_type
+  FROM (SELECT entity_id, text_rank, 0::float8 AS name_sim, false AS by_type FROM text_hits
         UNION ALL
-        SELECT entity_id, 0, name_sim FROM name_hits WHERE name_sim >= $11::float8) h
+        SELECT entity_id, 0, name_sim, false FROM name_hits WHERE name_sim >= $11::float8
+        UNION ALL
+        SELECT entity_id, 0, 0, true FROM type_hits) h
   GROUP BY h.entity_id),
 -- Unless merged entities are asked for, one merged away is an alias of the
 -- entity it went to: its match counts for that one.
 resolved AS (
   SELECT CASE WHEN $6 = 'true' THEN h.entity_id ELSE coalesce(e.merged_into, h.entity_id) END AS id,
-         max(0.6 * h.name_sim + 0.4 * h.text_rank) AS score,
+         max(greatest(0.6 * h.name_sim + 0.4 * h.text_rank, CASE WHEN h.by_type THEN 0.1 ELSE 0 END)) AS score,
          max(h.name_sim) FILTER (WHERE e.merged_into IS NULL OR $6 = 'true') AS name_sim,
-         bool_or(e.merged_into IS NOT NULL AND $6 <> 'true') AS by_alias
+         bool_or(e.merged_into IS NOT NULL AND $6 <> 'true') AS by_alias,
+         bool_or(h.by_type) AS by_type
   FROM hits h
   CROSS JOIN LATERAL (SELECT e.merged_into FROM neotoma.entities e
                       WHERE e.user_id = $1::uuid AND e.id = h.entity_id OFFSET 0) e
+  WHERE $14 = 'true' OR $6 = 'true' OR e.merged_into IS NULL
   GROUP BY 1),
 ranked AS (
-  SELECT r.id, r.score, r.name_sim, r.by_alias, e.entity_type, e.canonical_name, e.merged_into,
+  SELECT r.id, r.score, r.name_sim, r.by_alias, r.by_type, e.entity_type, e.canonical_name, e.merged_into,
          e.deleted_at, e.deleted_reason
   FROM resolved r
   CROSS JOIN LATERAL (SELECT e.entity_type, e.canonical_name, e.merged_into, e.deleted_at, e.deleted_reason
@@ -71,12 +82,14 @@ SELECT json_build_object(
     CROSS JOIN LATERAL (
       SELECT coalesce(json_agg(f.field ORDER BY f.field), '[]') AS fields FROM (
         SELECT kv.key AS field FROM jsonb_each(s.snapshot) kv, q
-        WHERE (jsonb_to_tsvector('pg_catalog.simple', kv.value, '["string", "numeric"]')
+        WHERE $12 = 'true' AND (jsonb_to_tsvector('pg_catalog.simple', kv.value, '["string", "numeric"]')
                || jsonb_to_tsvector('pg_catalog.english', kv.value, '["string"]')) @@ q.text_query
         UNION
         SELECT CASE WHEN s.snapshot ? 'name' THEN 'name' ELSE 'title' END
         WHERE page.name_sim >= $11::float8
         UNION
-        SELECT 'alias' WHERE page.by_alias) f) m), '[]'),
+        SELECT 'alias' WHERE page.by_alias
+        UNION
+        SELECT 'entity_type' WHERE page.by_type) f) m), '[]'),
   'total', (SELECT count(*) FROM ranked),
   'excluded_merged', $6 <> 'true', 'limit', $9, 'offset', $10)::text

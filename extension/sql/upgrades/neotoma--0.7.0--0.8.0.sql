@@ -92,3 +92,27 @@ REVOKE EXECUTE ON FUNCTION neotoma._name_trigrams_changed(), neotoma._name_trigr
 -- retrieve_entities' description tells of search.
 COMMENT ON FUNCTION neotoma.retrieve_entities(jsonb) IS
   'List entities, optionally of one `entity_type`, most recently observed first, with their snapshots (include_snapshots, default true). Merged entities are left out unless include_merged. Paginated with limit (max 1000) and offset; returns {entities:[{id, entity_type, canonical_name, snapshot, observation_count, last_observation_at}], total, excluded_merged}. With `search` (free text) it finds entities by their names (typos forgiven), every snapshot value and the names of entities merged into them, best first (then by id), each with relevance_score and matched_fields; search_method says which mode answered (search_mode: auto, lexical, semantic, hybrid).';
+
+-- search_subgraph and get_subgraph_by_ids (as actions.sql declares them).
+CREATE OR REPLACE FUNCTION neotoma.search_subgraph(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('search_subgraph', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.search_subgraph(jsonb) IS
+  'Search the memory and get a subgraph: the entities that match query (names with typos forgiven, entity types, names of entities merged into them, every snapshot value; each search_in_* turns one off), best first and paginated (page, per_page up to 100), each with its snapshot, its latest observations, relevance_score and matched_fields, and the current relationships among them. Returns {entities: [{entity_id, entity_type, canonical_name, snapshot, observation_count, observations, relevance_score, matched_fields}], relationships: [{id, relationship_type, source_entity_id, target_entity_id, snapshot}], total, page, per_page, search_method}.';
+
+CREATE OR REPLACE FUNCTION neotoma.get_subgraph_by_ids(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('get_subgraph_by_ids', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.get_subgraph_by_ids(jsonb) IS
+  'The entities named by entity_ids (1–100, in that order), each with its snapshot and latest observations, and the current relationships among them; ids that name no current entity are listed in missing. Returns {entities, relationships, missing}.';
+
+REVOKE EXECUTE ON FUNCTION neotoma.search_subgraph(jsonb), neotoma.get_subgraph_by_ids(jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma.search_subgraph(jsonb), neotoma.get_subgraph_by_ids(jsonb) TO neotoma_user;

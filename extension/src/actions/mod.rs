@@ -32,6 +32,7 @@ mod resources;
 mod schemas;
 mod search;
 mod store;
+mod subgraph;
 mod system;
 mod timeline;
 mod traversal;
@@ -135,6 +136,7 @@ fn needs_version(id: ActionId) -> u32 {
         | ListRecentChanges
         | ListPotentialDuplicates
         | SplitEntity => 7,
+        SearchSubgraph | GetSubgraphByIds => 8,
         _ => 0,
     }
 }
@@ -195,6 +197,10 @@ fn route(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
             serve::<a::ListPotentialDuplicates, _>(duplicates::list_potential_duplicates, args)
         }
         ActionId::SplitEntity => serve::<a::SplitEntity, _>(duplicates::split_entity, args),
+        ActionId::SearchSubgraph => serve::<a::SearchSubgraph, _>(subgraph::search_subgraph, args),
+        ActionId::GetSubgraphByIds => {
+            serve::<a::GetSubgraphByIds, _>(subgraph::get_subgraph_by_ids, args)
+        }
         ActionId::ListRecentChanges => {
             serve::<a::ListRecentChanges, _>(lifecycle::list_recent_changes, args)
         }

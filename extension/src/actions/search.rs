@@ -1,41 +1,80 @@
-//! `retrieve_entities` with `search`: the user's entities ranked by how well
-//! they match (sql/queries/search_entities.sql; the query's forms and the
-//! mode in neotoma_core::search).
+//! Search of the user's entities, ranked by how well they match
+//! (sql/queries/search_entities.sql; the query's forms and the mode in
+//! neotoma_core::search): `retrieve_entities` with `search`, and
+//! `search_subgraph`, which chooses what is matched.
 
 use crate::db::{self, Arg};
 use neotoma_core::actions::common;
 use neotoma_core::actions::entities::{RetrieveEntitiesRequest, RetrieveEntitiesResponse};
-use neotoma_core::search::{self, NAME_THRESHOLD};
+use neotoma_core::search::{self, SearchMode, NAME_THRESHOLD};
 use neotoma_core::{ErrorCode, NeotomaError};
 use uuid::Uuid;
 
 const SEARCH_ENTITIES: &str = include_str!("../../sql/queries/search_entities.sql");
 
+/// What a search matches and answers.
+pub struct Search<'a> {
+    pub text: &'a str,
+    pub mode: SearchMode,
+    pub entity_type: Option<&'a str>,
+    pub limit: i64,
+    pub offset: i64,
+    pub include_merged: bool,
+    pub include_deleted: bool,
+    pub include_snapshots: bool,
+    /// Every snapshot value (full text).
+    pub in_values: bool,
+    /// Names, typos forgiven.
+    pub in_names: bool,
+    /// Names of entities merged into others count for those.
+    pub in_aliases: bool,
+    /// The query names a type: its entities match (weakly).
+    pub in_types: bool,
+}
+
+/// `retrieve_entities` with `search`.
 pub fn search_entities(
     user: Uuid,
     req: &RetrieveEntitiesRequest,
     text: &str,
 ) -> Result<RetrieveEntitiesResponse, NeotomaError> {
-    let q = search::check_query(text)?;
     let (limit, offset) = common::page(req.limit, req.offset)?;
+    run(
+        user,
+        &Search {
+            text,
+            mode: req.search_mode.unwrap_or_default(),
+            entity_type: req.entity_type.as_deref(),
+            limit,
+            offset,
+            include_merged: req.include_merged.unwrap_or(false),
+            include_deleted: req.include_deleted.unwrap_or(false),
+            include_snapshots: req.include_snapshots.unwrap_or(true),
+            in_values: true,
+            in_names: true,
+            in_aliases: true,
+            in_types: false,
+        },
+    )
+}
+
+/// Runs a search: the page of matches, best first, with the total and the
+/// mode that answered.
+pub fn run(user: Uuid, s: &Search) -> Result<RetrieveEntitiesResponse, NeotomaError> {
+    let q = search::check_query(s.text)?;
     if !crate::installed::at_least(8)? {
         return Err(NeotomaError::new(
             ErrorCode::ServiceUnavailable,
             "search needs the extension's 0.8.0 objects: run ALTER EXTENSION neotoma UPDATE",
         ));
     }
-    let (method, fallback) = search::answering_mode(req.search_mode.unwrap_or_default());
-    let flag = |b: Option<bool>, default: bool| {
-        if b.unwrap_or(default) {
-            "true"
-        } else {
-            "false"
-        }
-    };
+    let (method, fallback) = search::answering_mode(s.mode);
+    let flag = |b: bool| if b { "true" } else { "false" };
     let mut answer: RetrieveEntitiesResponse = if search::has_words(q) {
         let grams = search::query_trigrams(q);
         let least = search::least_shared(grams.len());
         let threshold = NAME_THRESHOLD.to_string();
+        let type_name = s.in_types.then(|| search::type_name(q));
         db::quietly(|| {
             db::with_custom_index_plans(|| {
                 db::parsed(
@@ -45,13 +84,17 @@ pub fn search_entities(
                         Arg::Text(q),
                         Arg::Texts(grams),
                         Arg::Int(least),
-                        Arg::OptText(req.entity_type.as_deref()),
-                        Arg::Text(flag(req.include_merged, false)),
-                        Arg::Text(flag(req.include_deleted, false)),
-                        Arg::Text(flag(req.include_snapshots, true)),
-                        Arg::Int(limit),
-                        Arg::Int(offset),
+                        Arg::OptText(s.entity_type),
+                        Arg::Text(flag(s.include_merged)),
+                        Arg::Text(flag(s.include_deleted)),
+                        Arg::Text(flag(s.include_snapshots)),
+                        Arg::Int(s.limit),
+                        Arg::Int(s.offset),
                         Arg::Text(&threshold),
+                        Arg::Text(flag(s.in_values)),
+                        Arg::Text(flag(s.in_names)),
+                        Arg::Text(flag(s.in_aliases)),
+                        Arg::OptText(type_name.as_deref()),
                     ],
                     "found entities",
                 )
@@ -62,9 +105,9 @@ pub fn search_entities(
         RetrieveEntitiesResponse {
             entities: vec![],
             total: 0,
-            excluded_merged: !req.include_merged.unwrap_or(false),
-            limit,
-            offset,
+            excluded_merged: !s.include_merged,
+            limit: s.limit,
+            offset: s.offset,
             search_method: None,
             search_fallback: None,
         }

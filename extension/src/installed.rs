@@ -114,6 +114,21 @@ pub fn at_least(minor_version: u32) -> Result<bool, NeotomaError> {
     Ok(minor()? >= minor_version)
 }
 
+/// Refuses `what` (an action, or part of one) until the installed SQL is
+/// 0.`minor_version`.0 or newer: a clear SERVICE_UNAVAILABLE, not a missing
+/// column.
+pub fn require(minor_version: u32, what: &str) -> Result<(), NeotomaError> {
+    if at_least(minor_version)? {
+        return Ok(());
+    }
+    Err(NeotomaError::new(
+        neotoma_core::ErrorCode::ServiceUnavailable,
+        format!(
+            "{what} needs the 0.{minor_version}.0 SQL of the extension: run ALTER EXTENSION neotoma UPDATE"
+        ),
+    ))
+}
+
 /// Whether the installed SQL is 0.6.0 or newer (entities can be deleted).
 pub fn at_least_0_6() -> Result<bool, NeotomaError> {
     at_least(6)

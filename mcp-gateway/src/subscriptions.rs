@@ -18,7 +18,7 @@ use neotoma_core::actions::lifecycle::{ChangeCursor, ListRecentChangesResponse};
 use neotoma_core::actions::resources::ResourceUri;
 use neotoma_core::{ErrorCode, NeotomaError};
 use serde_json::json;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -64,7 +64,8 @@ struct State {
 
 struct Subscriber {
     user: Uuid,
-    uris: BTreeSet<String>,
+    /// Each URI, with what it names (none: another scheme, never told).
+    uris: BTreeMap<String, Option<ResourceUri>>,
     tx: mpsc::UnboundedSender<String>,
 }
 
@@ -150,7 +151,7 @@ impl Hub {
             id,
             Subscriber {
                 user,
-                uris: BTreeSet::new(),
+                uris: BTreeMap::new(),
                 tx,
             },
         );
@@ -291,23 +292,24 @@ impl Hub {
     /// The oldest transaction still running (or the next one): every
     /// transaction below it has ended.
     async fn horizon(&self) -> Result<u64, NeotomaError> {
-        let v = self
-            .db
-            .query_json("SELECT to_jsonb(pg_snapshot_xmin(pg_current_snapshot())::text)")
-            .await?;
-        v.as_str().and_then(|s| s.parse().ok()).ok_or_else(|| {
-            NeotomaError::new(ErrorCode::DbQueryFailed, "unreadable snapshot horizon")
-        })
+        self.snapshot_bound("pg_snapshot_xmin").await
     }
 
     /// The next transaction id: every change committed so far is below it.
     async fn next_xid(&self) -> Result<u64, NeotomaError> {
+        self.snapshot_bound("pg_snapshot_xmax").await
+    }
+
+    /// `bound` (pg_snapshot_xmin or _xmax) of a snapshot taken now.
+    async fn snapshot_bound(&self, bound: &str) -> Result<u64, NeotomaError> {
         let v = self
             .db
-            .query_json("SELECT to_jsonb(pg_snapshot_xmax(pg_current_snapshot())::text)")
+            .query_json(&format!(
+                "SELECT to_jsonb({bound}(pg_current_snapshot())::text)"
+            ))
             .await?;
         v.as_str().and_then(|s| s.parse().ok()).ok_or_else(|| {
-            NeotomaError::new(ErrorCode::DbQueryFailed, "unreadable snapshot horizon")
+            NeotomaError::new(ErrorCode::DbQueryFailed, format!("unreadable {bound}"))
         })
     }
 }
@@ -335,10 +337,8 @@ fn deliver(state: &State, user: Uuid, page: &ListRecentChangesResponse) {
         return;
     }
     for subscriber in state.subscribers.values().filter(|s| s.user == user) {
-        for uri in &subscriber.uris {
-            let Ok(resource) = ResourceUri::parse(uri) else {
-                continue;
-            };
+        for (uri, resource) in &subscriber.uris {
+            let Some(resource) = resource else { continue };
             if page.changes.iter().any(|c| resource.changed_by(c)) {
                 let _ = subscriber.tx.send(uri.clone());
             }
@@ -396,20 +396,22 @@ impl Registration {
                 format!("a URI of at most {MAX_URI_BYTES} bytes"),
             ));
         }
-        if uri.starts_with(neotoma_core::actions::resources::SCHEME) {
-            ResourceUri::parse(uri)?;
-        }
+        let resource = if uri.starts_with(neotoma_core::actions::resources::SCHEME) {
+            Some(ResourceUri::parse(uri)?)
+        } else {
+            None
+        };
         let mut state = self.hub.state();
         let Some(s) = state.subscribers.get_mut(&self.id) else {
             return Ok(());
         };
-        if s.uris.len() >= MAX_URIS && !s.uris.contains(uri) {
+        if s.uris.len() >= MAX_URIS && !s.uris.contains_key(uri) {
             return Err(NeotomaError::invalid_field(
                 "uri",
                 format!("at most {MAX_URIS} resource subscriptions at once"),
             ));
         }
-        s.uris.insert(uri.to_string());
+        s.uris.insert(uri.to_string(), resource);
         Ok(())
     }
 

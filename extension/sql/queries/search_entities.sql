@@ -78,7 +78,9 @@ SELECT json_build_object(
     FROM page
     JOIN LATERAL (SELECT s.observation_count, s.last_observation_at, s.snapshot FROM neotoma.entity_snapshots s
                   WHERE s.user_id = $1::uuid AND s.entity_id = page.id OFFSET 0) s ON true
-    -- The fields whose own text matches; the name field when the name did.
+    -- The fields whose own text matches (each value read as the generated
+    -- column search_vector reads the snapshot: keep sql/search.sql in step);
+    -- the name field when the name did.
     CROSS JOIN LATERAL (
       SELECT coalesce(json_agg(f.field ORDER BY f.field), '[]') AS fields FROM (
         SELECT kv.key AS field FROM jsonb_each(s.snapshot) kv, q

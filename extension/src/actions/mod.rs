@@ -92,14 +92,8 @@ fn serve<A: Action, U: Tenant>(
 /// writes then keep the planner's statistics current with what they wrote.
 pub fn dispatch(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
     let needed = needs_version(id);
-    if needed > 0 && !crate::installed::at_least(needed)? {
-        return Err(NeotomaError::new(
-            ErrorCode::ServiceUnavailable,
-            format!(
-                "{} needs the 0.{needed}.0 SQL of the extension: run ALTER EXTENSION neotoma UPDATE",
-                id.name()
-            ),
-        ));
+    if needed > 0 {
+        crate::installed::require(needed, id.name())?;
     }
     if catalog::spec(id).read_only {
         return db::with_generic_plans(db::Work::Reads, || route(id, args));

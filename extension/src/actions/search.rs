@@ -7,7 +7,7 @@ use crate::db::{self, Arg};
 use neotoma_core::actions::common;
 use neotoma_core::actions::entities::{RetrieveEntitiesRequest, RetrieveEntitiesResponse};
 use neotoma_core::search::{self, SearchMode, NAME_THRESHOLD};
-use neotoma_core::{ErrorCode, NeotomaError};
+use neotoma_core::NeotomaError;
 use uuid::Uuid;
 
 const SEARCH_ENTITIES: &str = include_str!("../../sql/queries/search_entities.sql");
@@ -62,12 +62,7 @@ pub fn search_entities(
 /// mode that answered.
 pub fn run(user: Uuid, s: &Search) -> Result<RetrieveEntitiesResponse, NeotomaError> {
     let q = search::check_query(s.text)?;
-    if !crate::installed::at_least(8)? {
-        return Err(NeotomaError::new(
-            ErrorCode::ServiceUnavailable,
-            "search needs the extension's 0.8.0 objects: run ALTER EXTENSION neotoma UPDATE",
-        ));
-    }
+    crate::installed::require(8, "search")?;
     let (method, fallback) = search::answering_mode(s.mode);
     let flag = |b: bool| if b { "true" } else { "false" };
     let mut answer: RetrieveEntitiesResponse = if search::has_words(q) {

@@ -1,8 +1,9 @@
 """Benchmark of search (issue 17): retrieve_entities with `search` over one
 user's 10,000 and 100,000 entities (plus two other users' as noise), next to
-a plain `ILIKE '%term%'` scan over the same snapshots as the baseline; and the
-cost of keeping search current per store (single-entity stores with and
-without the generated search columns).
+a plain `ILIKE '%term%'` scan over the same snapshots as the baseline, in
+the lexical, semantic and hybrid modes (embeddings by the built-in model);
+and the cost of keeping search current per store (single-entity stores with
+everything, without embeddings, and without any search upkeep).
 
 Queries: exact names, names with a typo, single words of the notes (any,
 and one of the 50 common ones). Names are made of syllables and notes of
@@ -82,9 +83,11 @@ def measure(conn: psycopg.Connection, user: str, size: int, rows: list[tuple[str
     conn.execute("SELECT set_config('neotoma.user_id', %s, false)", (user,))
     lexical_p50 = 0.0
     for kind, qs in queries(conn, user, rng).items():
-        search = latencies(lambda i: conn.execute(
-            "SELECT neotoma.retrieve_entities(%s::jsonb)",
-            (json.dumps({"search": qs[i], "limit": 10, "include_snapshots": False}),)).fetchone(), len(qs))
+        def mode(m: str, n: int = len(qs)) -> list[float]:
+            return latencies(lambda i: conn.execute(
+                "SELECT neotoma.retrieve_entities(%s::jsonb)",
+                (json.dumps({"search": qs[i], "search_mode": m, "limit": 10, "include_snapshots": False}),)).fetchone(), n)
+        search = mode("lexical")
         # The baseline: what one would write without search, a scan of the snapshots' text.
         term = [q.split()[0] if kind == "name with a typo" else q for q in qs]
         ilike = latencies(lambda i: conn.execute(
@@ -92,14 +95,22 @@ def measure(conn: psycopg.Connection, user: str, size: int, rows: list[tuple[str
             (user, f"%{term[i]}%")).fetchall(), len(qs))
         rows.append((f"{size:,}", kind, "lexical", summary(search)))
         rows.append((f"{size:,}", kind, "ILIKE scan", summary(ilike)))
+        if kind in ("exact name", "one word"):
+            rows.append((f"{size:,}", kind, "semantic", summary(mode("semantic", CALLS // 4))))
+            rows.append((f"{size:,}", kind, "hybrid", summary(mode("hybrid", CALLS // 4))))
         if kind == "exact name":
             lexical_p50 = pct(search, 50)
     return lexical_p50
 
 
-def store_latency(dsn: str, drop_search: bool) -> list[float]:
+def store_latency(dsn: str, drop: str) -> list[float]:
+    """drop: "" keeps all search upkeep; "embeddings" drops the embedding
+    triggers; "all" also the search columns and the trigram index."""
     with psycopg.connect(dsn, autocommit=True) as conn:
-        if drop_search:
+        if drop in ("embeddings", "all"):
+            conn.execute("DROP TRIGGER entity_snapshots_embedding ON neotoma.entity_snapshots")
+            conn.execute("DROP TRIGGER entity_snapshots_embedding_changed ON neotoma.entity_snapshots")
+        if drop == "all":
             conn.execute("DROP TRIGGER entity_snapshots_name_trigrams ON neotoma.entity_snapshots")
             conn.execute("ALTER TABLE neotoma.entity_snapshots DROP COLUMN search_vector, DROP COLUMN name_trigrams CASCADE")
         user = new_user()
@@ -123,18 +134,20 @@ def main() -> None:
             load(conn, user, loaded, size, seed=size)
             loaded = size
             # As autovacuum leaves them: statistics, visibility, GIN pending lists merged.
-            conn.execute("VACUUM (ANALYZE) neotoma.entity_snapshots, neotoma.entity_name_trigrams, neotoma.entities")
+            conn.execute("VACUUM (ANALYZE) neotoma.entity_snapshots, neotoma.entity_name_trigrams, "
+                         "neotoma.entity_embeddings, neotoma.entities")
             p50_at_largest = measure(conn, user, size, rows)
     table("search latency (one user; limit 10; no snapshots in the answer)", rows)
-    print("  semantic and hybrid: not measured (no embeddings are computed yet)")
 
-    with_search = store_latency(fresh_database("neotoma_bench_search_store"), drop_search=False)
-    without = store_latency(fresh_database("neotoma_bench_search_store"), drop_search=True)
+    with_search = store_latency(fresh_database("neotoma_bench_search_store"), drop="")
+    lexical_only = store_latency(fresh_database("neotoma_bench_search_store"), drop="embeddings")
+    without = store_latency(fresh_database("neotoma_bench_search_store"), drop="all")
     ratio = pct(with_search, 50) / max(pct(without, 50), 1e-9)
     table("store of one entity (after 10,000), with and without search maintenance", [
         ("", "latency", "stores/s"),
-        ("with search columns", summary(with_search), f"{1000 / pct(with_search, 50):,.0f}"),
-        ("without (columns dropped)", summary(without), f"{1000 / pct(without, 50):,.0f}"),
+        ("with search columns and embeddings", summary(with_search), f"{1000 / pct(with_search, 50):,.0f}"),
+        ("without embeddings (triggers dropped)", summary(lexical_only), f"{1000 / pct(lexical_only, 50):,.0f}"),
+        ("without any (columns dropped too)", summary(without), f"{1000 / pct(without, 50):,.0f}"),
     ])
     table("goals", [
         ("goal", "figure", ""),

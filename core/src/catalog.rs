@@ -341,8 +341,9 @@ pub fn spec(id: ActionId) -> ActionSpec {
                 last_observation_at}], total, excluded_merged}. With `search` (free text) it finds \
                 entities by their names (typos forgiven), every snapshot value and the names of \
                 entities merged into them, best first (then by id), each with relevance_score and \
-                matched_fields; search_method says which mode answered (search_mode: auto, \
-                lexical, semantic, hybrid).",
+                matched_fields; search_mode: lexical (words, stems, names with typos), semantic \
+                (by meaning: embeddings), hybrid (both, fused by rank) or auto (hybrid when \
+                embeddings exist, else lexical); search_method says which mode answered.",
         )
         .read_only(),
         ActionId::RetrieveEntityByIdentifier => ActionSpec::new(
@@ -361,9 +362,10 @@ pub fn spec(id: ActionId) -> ActionSpec {
             "List entity types",
             "List the entity types you can store, with their fields (type, required), \
                 identity fields and schema version. Call it before `store` to choose the \
-                entity_type. With `keyword`, types are ranked by matches in their names, \
-                descriptions and field names (e.g. 'bill' finds invoice), falling back to fuzzy \
-                similarity when nothing matches.",
+                entity_type. With `keyword`, types are ranked by matches in their names and field \
+                names; when nothing matches well, by meaning (embeddings of their names, \
+                descriptions and fields: 'payment' finds transaction and invoice; match_type \
+                vector), else by fuzzy similarity (typos).",
         )
         .read_only(),
         ActionId::Correct => ActionSpec::new(

@@ -24,24 +24,104 @@ pub enum SearchMode {
     /// Hybrid when embeddings exist, else lexical.
     #[default]
     Auto,
+    /// Words (exact and stemmed) and names (typos forgiven).
     Lexical,
+    /// Meaning: the cosine similarity of embeddings.
     Semantic,
+    /// Both, fused by Reciprocal Rank Fusion.
     Hybrid,
 }
 
-/// The mode that answers a request, and why it differs from the one asked
-/// for (when it does). No embeddings exist yet: every mode answers
-/// lexically, and says so when another was asked for.
-pub fn answering_mode(asked: SearchMode) -> (&'static str, Option<String>) {
-    match asked {
-        SearchMode::Auto | SearchMode::Lexical => ("lexical", None),
-        SearchMode::Semantic | SearchMode::Hybrid => (
-            "lexical",
-            Some(
-                "no embeddings are configured for this database: answered by lexical search"
-                    .to_string(),
-            ),
+/// The mode that answers a search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answering {
+    Lexical,
+    Semantic,
+    /// Reciprocal Rank Fusion of the lexical and the semantic ranking.
+    Hybrid,
+}
+
+impl Answering {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Answering::Lexical => "lexical",
+            Answering::Semantic => "semantic",
+            Answering::Hybrid => "hybrid",
+        }
+    }
+}
+
+/// The mode that answers a request, given why semantic search cannot
+/// (`unavailable`: no model, no embeddings, a query the model has no words
+/// for), and why it differs from the one asked for when it does: `auto` is
+/// hybrid when it can be and lexical otherwise (search_method says which);
+/// `semantic` and `hybrid` fall back to lexical and say why.
+pub fn answering_mode(asked: SearchMode, unavailable: Option<&str>) -> (Answering, Option<String>) {
+    match (asked, unavailable) {
+        (SearchMode::Lexical, _) => (Answering::Lexical, None),
+        (SearchMode::Auto, None) | (SearchMode::Hybrid, None) => (Answering::Hybrid, None),
+        (SearchMode::Semantic, None) => (Answering::Semantic, None),
+        (SearchMode::Auto, Some(_)) => (Answering::Lexical, None),
+        (SearchMode::Semantic | SearchMode::Hybrid, Some(why)) => (
+            Answering::Lexical,
+            Some(format!("{why}: answered by lexical search")),
         ),
+    }
+}
+
+/// Least cosine similarity between a query's embedding and an entity's for
+/// the entity to match semantically (potion-base-8M: unrelated texts score
+/// below it, a word and the entities it names above).
+pub const SEMANTIC_THRESHOLD: f64 = 0.2;
+/// Reciprocal Rank Fusion's constant: a result ranked r-th in a ranking
+/// counts 1 / (RRF_K + r) (Cormack et al.).
+pub const RRF_K: i64 = 60;
+/// Most characters of an entity's text that go into its embedding (the
+/// model reads at most 512 tokens anyway).
+pub const MAX_EMBEDDING_CHARS: usize = 4000;
+
+/// The text an entity's embedding is made of: its type in words, its name
+/// or title, then each other field as `field words: values` (strings and
+/// numbers, nested ones too), fields in name order.
+/// `transaction`, {"merchant": "Cafe Roma", "amount": 12.5} →
+/// "transaction. amount: 12.5. merchant: Cafe Roma".
+pub fn embedding_text(entity_type: &str, snapshot: &serde_json::Value) -> String {
+    fn values(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::String(s) if !s.trim().is_empty() => out.push(s.trim().to_string()),
+            serde_json::Value::Number(n) => out.push(n.to_string()),
+            serde_json::Value::Array(a) => a.iter().for_each(|x| values(x, out)),
+            serde_json::Value::Object(o) => o.values().for_each(|x| values(x, out)),
+            _ => {}
+        }
+    }
+    let words = |name: &str| name.replace(['_', '-'], " ");
+    let mut parts = vec![words(entity_type)];
+    let fields = snapshot.as_object();
+    let name_field = ["name", "title"]
+        .into_iter()
+        .find(|f| fields.is_some_and(|o| o.get(*f).is_some_and(|v| v.is_string())));
+    if let Some(f) = name_field {
+        let mut name = vec![];
+        values(&snapshot[f], &mut name);
+        parts.extend(name);
+    }
+    let mut keys: Vec<&String> = fields.map(|o| o.keys().collect()).unwrap_or_default();
+    keys.sort();
+    for key in keys {
+        if Some(key.as_str()) == name_field {
+            continue;
+        }
+        let mut vals = vec![];
+        values(&snapshot[key.as_str()], &mut vals);
+        if !vals.is_empty() {
+            parts.push(format!("{}: {}", words(key), vals.join(", ")));
+        }
+    }
+    let text = parts.join(". ");
+    match text.char_indices().nth(MAX_EMBEDDING_CHARS) {
+        Some((end, _)) => text[..end].to_string(),
+        None => text,
     }
 }
 
@@ -125,10 +205,34 @@ mod tests {
     }
 
     #[test]
-    fn other_modes_say_they_fell_back() {
-        assert_eq!(answering_mode(SearchMode::Auto), ("lexical", None));
-        let (method, why) = answering_mode(SearchMode::Semantic);
-        assert_eq!(method, "lexical");
-        assert!(why.unwrap().contains("lexical"));
+    fn modes_answer_or_say_why_not() {
+        use Answering::*;
+        assert_eq!(answering_mode(SearchMode::Auto, None), (Hybrid, None));
+        assert_eq!(
+            answering_mode(SearchMode::Auto, Some("no model")),
+            (Lexical, None)
+        );
+        assert_eq!(answering_mode(SearchMode::Lexical, None), (Lexical, None));
+        assert_eq!(answering_mode(SearchMode::Semantic, None), (Semantic, None));
+        let (method, why) = answering_mode(SearchMode::Hybrid, Some("no model"));
+        assert_eq!(method, Lexical);
+        assert_eq!(why.unwrap(), "no model: answered by lexical search");
+    }
+
+    #[test]
+    fn embedding_text_is_type_name_then_fields() {
+        let snapshot = serde_json::json!({
+            "merchant": "Cafe Roma", "amount": 12.5, "title": "Lunch",
+            "tags": ["food", "work"], "paid": true, "note": " ", "address": {"city": "Rome"}});
+        assert_eq!(
+            embedding_text("bank_transaction", &snapshot),
+            "bank transaction. Lunch. address: Rome. amount: 12.5. merchant: Cafe Roma. tags: food, work"
+        );
+        assert_eq!(embedding_text("note", &serde_json::json!({})), "note");
+        let long = serde_json::json!({"name": "x".repeat(10 * MAX_EMBEDDING_CHARS)});
+        assert_eq!(
+            embedding_text("t", &long).chars().count(),
+            MAX_EMBEDDING_CHARS
+        );
     }
 }

@@ -1,11 +1,16 @@
 //! Ranking entity types for `list_entity_types { keyword }`.
 //!
-//! First by keyword: the keyword's words are looked for in type names, field
-//! names and description words. When nothing matches well (score < 3, as the
-//! specification puts it), a fuzzy fallback ranks types by string similarity
-//! (Sørensen–Dice over character bigrams) between the keyword's words and the
-//! words of names, fields and descriptions, so a typo like "invoce" still finds
-//! `invoice`. Both are deterministic: same keyword, same schemas, same answer.
+//! First by keyword: the keyword's words are looked for in type names and
+//! field names (seed 000 §3.2). When nothing matches well (score < 3, as the
+//! specification puts it), types are ranked by meaning: the cosine
+//! similarity of the keyword's embedding to each type's ([`type_text`]:
+//! name, description, fields), computed by the caller's model
+//! ([`rank_by_vector`]), so "payment" finds `transaction` and `invoice`.
+//! Without a model, or when no type is near enough, a fuzzy fallback ranks
+//! types by string similarity (Sørensen–Dice over character bigrams) between
+//! the keyword's words and the words of names, fields and descriptions, so a
+//! typo like "invoce" still finds `invoice`. All are deterministic: same
+//! keyword, same schemas, same answer.
 
 use crate::schema::EntitySchema;
 
@@ -14,6 +19,7 @@ use crate::schema::EntitySchema;
 pub enum MatchType {
     Keyword,
     Similarity,
+    Vector,
 }
 
 impl MatchType {
@@ -21,6 +27,7 @@ impl MatchType {
         match self {
             MatchType::Keyword => "keyword",
             MatchType::Similarity => "similarity",
+            MatchType::Vector => "vector",
         }
     }
 }
@@ -29,6 +36,8 @@ impl MatchType {
 pub const GOOD_KEYWORD_SCORE: f64 = 3.0;
 /// Least similarity the fallback keeps.
 pub const MIN_SIMILARITY: f64 = 0.5;
+/// Least cosine similarity of embeddings the vector fallback keeps.
+pub const MIN_VECTOR_SIMILARITY: f64 = 0.25;
 
 fn words(s: &str) -> Vec<String> {
     s.to_lowercase()
@@ -40,7 +49,6 @@ fn words(s: &str) -> Vec<String> {
 
 fn keyword_score(schema: &EntitySchema, keyword: &str, tokens: &[String]) -> f64 {
     let name = schema.entity_type.to_lowercase();
-    let description = words(&schema.description);
     let mut score = if name == keyword { 10.0 } else { 0.0 };
     for t in tokens {
         let mut best: f64 = 0.0;
@@ -54,15 +62,50 @@ fn keyword_score(schema: &EntitySchema, keyword: &str, tokens: &[String]) -> f64
                 best = best.max(2.0);
             }
         }
-        if description
-            .iter()
-            .any(|w| w == t || (t.len() >= 4 && w.starts_with(t.as_str())))
-        {
-            best = best.max(3.0);
-        }
         score += best;
     }
     score
+}
+
+/// The text a type's embedding is made of: its name in words, its
+/// description, its field names in words.
+pub fn type_text(schema: &EntitySchema) -> String {
+    let fields: Vec<String> = schema.fields.keys().map(|f| f.replace('_', " ")).collect();
+    format!(
+        "{}. {}. fields: {}",
+        schema.entity_type.replace('_', " "),
+        schema.description.trim(),
+        fields.join(", ")
+    )
+}
+
+/// Ranks types by meaning: `similarities[i]` is the cosine similarity of
+/// the keyword's embedding to `type_text(&schemas[i])`'s. Those at
+/// [`MIN_VECTOR_SIMILARITY`] or above, best first, ties by type name.
+pub fn rank_by_vector(schemas: &[EntitySchema], similarities: &[f64]) -> Vec<(usize, f64)> {
+    let mut out: Vec<(usize, f64)> = similarities
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| **s >= MIN_VECTOR_SIMILARITY)
+        .map(|(i, s)| (i, *s))
+        .collect();
+    sorted(schemas, &mut out);
+    out
+}
+
+fn sorted(schemas: &[EntitySchema], out: &mut [(usize, f64)]) {
+    out.sort_by(|a, b| {
+        b.1.total_cmp(&a.1)
+            .then_with(|| schemas[a.0].entity_type.cmp(&schemas[b.0].entity_type))
+    });
+    for (_, s) in out.iter_mut() {
+        *s = (*s * 1000.0).round() / 1000.0;
+    }
+}
+
+/// Whether a keyword matched well enough by [`rank`] needs no fallback.
+pub fn keyword_found(ranked: &[(usize, f64)], how: MatchType) -> bool {
+    how == MatchType::Keyword && !ranked.is_empty()
 }
 
 fn similarity(schema: &EntitySchema, tokens: &[String]) -> f64 {
@@ -121,14 +164,7 @@ pub fn rank(schemas: &[EntitySchema], keyword: &str) -> (Vec<(usize, f64)>, Matc
             MatchType::Keyword,
         )
     };
-    out.sort_by(|a, b| {
-        b.1.total_cmp(&a.1)
-            .then_with(|| schemas[a.0].entity_type.cmp(&schemas[b.0].entity_type))
-    });
-    let out = out
-        .into_iter()
-        .map(|(i, s)| (i, (s * 1000.0).round() / 1000.0))
-        .collect();
+    sorted(schemas, &mut out);
     (out, kind)
 }
 
@@ -153,10 +189,24 @@ mod tests {
     }
 
     #[test]
-    fn descriptions_carry_synonyms() {
-        let r = names("bill");
-        assert_eq!(r[0].0, "invoice");
-        assert!(names("payment").iter().any(|(n, _)| n == "transaction"));
+    fn keywords_match_names_and_fields_only() {
+        // "bill" is in invoice's description, not its name or fields: the
+        // keyword does not find it (the vector fallback does, by meaning).
+        let s = builtin_schemas();
+        let (ranked, how) = rank(&s, "bill");
+        assert!(!keyword_found(&ranked, how));
+        assert!(keyword_found(&rank(&s, "invoice").0, MatchType::Keyword));
+    }
+
+    #[test]
+    fn vectors_rank_by_similarity() {
+        let s = builtin_schemas();
+        let mut sims = vec![0.0; s.len()];
+        sims[0] = 0.3;
+        sims[1] = 0.9;
+        sims[2] = 0.2;
+        assert_eq!(rank_by_vector(&s, &sims), vec![(1, 0.9), (0, 0.3)]);
+        assert!(type_text(&s[1]).starts_with(&s[1].entity_type.replace('_', " ")));
     }
 
     #[test]

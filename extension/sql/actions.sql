@@ -117,7 +117,7 @@ BEGIN
   RETURN r->'ok';
 END $body$;
 COMMENT ON FUNCTION neotoma.retrieve_entities(jsonb) IS
-  'List entities, optionally of one `entity_type`, most recently observed first, with their snapshots (include_snapshots, default true). Merged entities are left out unless include_merged. Paginated with limit (max 1000) and offset; returns {entities:[{id, entity_type, canonical_name, snapshot, observation_count, last_observation_at}], total, excluded_merged}. With `search` (free text) it finds entities by their names (typos forgiven), every snapshot value and the names of entities merged into them, best first (then by id), each with relevance_score and matched_fields; search_method says which mode answered (search_mode: auto, lexical, semantic, hybrid).';
+  'List entities, optionally of one `entity_type`, most recently observed first, with their snapshots (include_snapshots, default true). Merged entities are left out unless include_merged. Paginated with limit (max 1000) and offset; returns {entities:[{id, entity_type, canonical_name, snapshot, observation_count, last_observation_at}], total, excluded_merged}. With `search` (free text) it finds entities by their names (typos forgiven), every snapshot value and the names of entities merged into them, best first (then by id), each with relevance_score and matched_fields; search_mode: lexical (words, stems, names with typos), semantic (by meaning: embeddings), hybrid (both, fused by rank) or auto (hybrid when embeddings exist, else lexical); search_method says which mode answered.';
 
 CREATE OR REPLACE FUNCTION neotoma.retrieve_entity_by_identifier(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$
@@ -147,7 +147,7 @@ BEGIN
   RETURN r->'ok';
 END $body$;
 COMMENT ON FUNCTION neotoma.list_entity_types(jsonb) IS
-  'List the entity types you can store, with their fields (type, required), identity fields and schema version. Call it before `store` to choose the entity_type. With `keyword`, types are ranked by matches in their names, descriptions and field names (e.g. ''bill'' finds invoice), falling back to fuzzy similarity when nothing matches.';
+  'List the entity types you can store, with their fields (type, required), identity fields and schema version. Call it before `store` to choose the entity_type. With `keyword`, types are ranked by matches in their names and field names; when nothing matches well, by meaning (embeddings of their names, descriptions and fields: ''payment'' finds transaction and invoice; match_type vector), else by fuzzy similarity (typos).';
 
 CREATE OR REPLACE FUNCTION neotoma.correct(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$

@@ -11,7 +11,7 @@ BEGIN
                            'relationship_observations', 'timeline_events', 'entity_merges',
                            'schema_recommendations', 'api_tokens', 'files', 'signing_keys',
                            'graph_write_locks', 'entity_counts', 'connectors', 'sync_runs', 'erasures', 'changes', 'entity_splits',
-                           'observation_moves', 'entity_name_trigrams'] LOOP
+                           'observation_moves', 'entity_name_trigrams', 'entity_embeddings'] LOOP
     EXECUTE format('ALTER TABLE neotoma.%I ENABLE ROW LEVEL SECURITY', t);
     EXECUTE format('ALTER TABLE neotoma.%I FORCE ROW LEVEL SECURITY', t);
     EXECUTE format('CREATE POLICY %I ON neotoma.%I USING (user_id = (SELECT neotoma.current_user_id())) '
@@ -88,6 +88,7 @@ REVOKE EXECUTE ON FUNCTION neotoma._apply_observations(text), neotoma._observati
   neotoma._observations_changed(), neotoma._relationship_observations_changed(), neotoma._source_created(),
   neotoma._merges_changed(), neotoma._schemas_changed(), neotoma._erasures_changed(), neotoma._splits_changed(),
   neotoma._changes_notify(), neotoma._name_trigrams_changed(), neotoma._name_trigrams_truncated(),
+  neotoma._embedding_changed(), neotoma._embeddings_truncated(),
   neotoma._count_entities(),
   neotoma.authenticate_token(text),
   neotoma.signed_file(uuid, uuid, bigint, uuid, text), neotoma.rotate_signing_key(boolean),

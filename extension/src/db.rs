@@ -56,6 +56,8 @@ pub enum Arg<'a> {
     /// bytea: a file's bytes, as they are.
     Bytes(&'a [u8]),
     Uuid(Uuid),
+    /// real[]: an embedding (or NULL).
+    OptReals(Option<&'a [f32]>),
 }
 
 impl Arg<'_> {
@@ -164,6 +166,7 @@ impl Arg<'_> {
             Arg::Bool(b) => (*b).into(),
             Arg::Bytes(b) => b.to_vec().into(),
             Arg::Uuid(u) => pgrx::datum::Uuid::from_bytes(*u.as_bytes()).into(),
+            Arg::OptReals(v) => v.map(<[f32]>::to_vec).into(),
         }
     }
 
@@ -177,6 +180,7 @@ impl Arg<'_> {
             Arg::Bool(_) => BuiltinOid::BOOLOID,
             Arg::Bytes(_) => BuiltinOid::BYTEAOID,
             Arg::Uuid(_) => BuiltinOid::UUIDOID,
+            Arg::OptReals(_) => BuiltinOid::FLOAT4ARRAYOID,
         })
     }
 }

@@ -51,6 +51,13 @@ pub fn at_least_0_5() -> Result<bool, NeotomaError> {
 /// for one of its columns. Columns, not functions: 0.1 and 0.2 make a
 /// function for every action the library knows.
 const MARKED: &[(u32, &str)] = &[
+    // Entities have embeddings.
+    (
+        9,
+        "SELECT to_jsonb(EXISTS (SELECT FROM pg_catalog.pg_attribute
+                                 WHERE attrelid = to_regclass('neotoma.entity_embeddings')
+                                   AND attname = 'embedding' AND NOT attisdropped))",
+    ),
     // Snapshots are searchable.
     (
         8,
@@ -108,7 +115,7 @@ fn minor() -> Result<u32, NeotomaError> {
 }
 
 /// Whether the installed SQL is 0.`minor`.0 or newer (for a marked
-/// version: 6, 7 or 8).
+/// version: 6 to 9).
 pub fn at_least(minor_version: u32) -> Result<bool, NeotomaError> {
     debug_assert!(MARKED.iter().any(|(m, _)| *m == minor_version));
     Ok(minor()? >= minor_version)

@@ -11,6 +11,7 @@ mod actions;
 mod catalog;
 mod crypto;
 mod db;
+mod embeddings;
 mod error;
 mod evolution;
 mod ids;
@@ -107,6 +108,15 @@ extension_sql_file!(
     "../sql/search.sql",
     name = "search",
     requires = ["entities", search::name_trigrams]
+);
+extension_sql_file!(
+    "../sql/embeddings.sql",
+    name = "embeddings",
+    requires = [
+        "entities",
+        embeddings::entity_embedding,
+        embeddings::embedding_model
+    ]
 );
 extension_sql_file!("../sql/security.sql", name = "security", finalize);
 

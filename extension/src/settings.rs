@@ -26,6 +26,7 @@ pub static AUTO_PROMOTE_MIN_OCCURRENCES: GucSetting<i32> = GucSetting::<i32>::ne
 pub static MODEL_INTERPRETER: GucSetting<bool> = GucSetting::<bool>::new(false);
 pub static PUBLIC_URL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 pub static SERVER_VERSION: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+pub static EMBEDDING_MODEL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 
 /// Defines the settings; called once per backend from `_PG_init`.
 pub fn define() {
@@ -137,6 +138,15 @@ pub fn define() {
         c"",
         &SERVER_VERSION,
         Userset,
+        none,
+    );
+    GucRegistry::define_string_guc(
+        c"neotoma.embedding_model",
+        c"The embedding model's directory; empty: the built-in potion-base-8M; off: no embeddings.",
+        c"A model2vec directory (tokenizer.json, model.safetensors, config.json) on the database server; \
+          the built-in one is in $sharedir/neotoma/models/potion-base-8M (scripts/install-model).",
+        &EMBEDDING_MODEL,
+        Suset,
         none,
     );
     // SAFETY: a plain call into Postgres during _PG_init.

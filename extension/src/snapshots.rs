@@ -1009,6 +1009,11 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
         mismatch_count += name_mismatches.len() as u64;
         mismatches.extend(name_mismatches.into_iter().take(100));
     }
+    if crate::installed::at_least(9)? && crate::embeddings::with_model(|_| ()).is_some() {
+        let embedding_mismatches = verify_embeddings(repair)?;
+        mismatch_count += embedding_mismatches.len() as u64;
+        mismatches.extend(embedding_mismatches.into_iter().take(100));
+    }
     Ok(json!({
         "ok": mismatch_count == 0,
         "entities_checked": checked,
@@ -1053,6 +1058,56 @@ fn verify_name_trigrams(repair: bool) -> Result<Vec<Value>, NeotomaError> {
                      SELECT s.user_id, g, s.entity_id
                      FROM neotoma.entity_snapshots s, unnest(tsvector_to_array(s.name_trigrams)) g
                      WHERE s.user_id = $1::uuid AND s.entity_id = $2",
+                    &key,
+                )
+            })?;
+        }
+    }
+    Ok(mismatches)
+}
+
+/// Compares the embeddings (`neotoma.entity_embeddings`, kept by triggers)
+/// with those the current model gives every snapshot the session can see
+/// (none missing, none stale, none of a snapshot gone); with `repair`,
+/// rewrites those that differ, e.g. after the model was installed or
+/// changed. Skipped while there is no model.
+fn verify_embeddings(repair: bool) -> Result<Vec<Value>, NeotomaError> {
+    const DIFFERENT: &str = "
+        WITH expected AS (
+          SELECT * FROM (
+            SELECT s.user_id, s.entity_id, s.entity_type, neotoma._embedding_model() AS model,
+                   neotoma._entity_embedding(s.entity_type, s.snapshot) AS embedding
+            FROM neotoma.entity_snapshots s) e
+          WHERE e.embedding IS NOT NULL),
+        stored AS (SELECT v.user_id, v.entity_id, v.entity_type, v.model, v.embedding FROM neotoma.entity_embeddings v),
+        different AS ((SELECT * FROM expected EXCEPT SELECT * FROM stored)
+                      UNION (SELECT * FROM stored EXCEPT SELECT * FROM expected))
+        SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', user_id, 'entity_id', entity_id,
+                                                     'what', 'entity_embeddings')
+                                  ORDER BY user_id, entity_id), '[]')
+        FROM (SELECT DISTINCT user_id, entity_id FROM different) d";
+    let v = db::json(DIFFERENT, &[])?;
+    let mismatches: Vec<Value> = db::from_json(v, "embeddings")?;
+    if repair {
+        for m in &mismatches {
+            let key = [
+                Arg::Text(m["user_id"].as_str().unwrap_or_default()),
+                Arg::Text(m["entity_id"].as_str().unwrap_or_default()),
+            ];
+            // Written as the owner, as the triggers write them.
+            crate::owner::as_owner(|| {
+                db::run(
+                    "DELETE FROM neotoma.entity_embeddings WHERE user_id = $1::uuid AND entity_id = $2",
+                    &key,
+                )?;
+                db::run(
+                    "INSERT INTO neotoma.entity_embeddings (user_id, entity_id, entity_type, model, embedding)
+                     SELECT * FROM (
+                       SELECT s.user_id, s.entity_id, s.entity_type, neotoma._embedding_model() AS model,
+                              neotoma._entity_embedding(s.entity_type, s.snapshot) AS embedding
+                       FROM neotoma.entity_snapshots s
+                       WHERE s.user_id = $1::uuid AND s.entity_id = $2) e
+                     WHERE e.embedding IS NOT NULL",
                     &key,
                 )
             })?;

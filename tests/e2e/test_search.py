@@ -1,6 +1,8 @@
 """Search through MCP (retrieve_entities with `search`), over HTTP with
-tokens: typos forgiven, the mode that answered said, a stranger finds
-nothing of another user's memory, bad input refused with the envelope."""
+tokens: typos forgiven, by meaning (the built-in embedding model), the
+mode that answered said, a stranger finds nothing of another user's
+memory, bad input refused with the envelope; list_entity_types by
+meaning."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ async def test_search_through_mcp(start_gateway) -> None:
             {"entity_type": "person", "name": "Dorothy Vaughan", "email": "dv@nasa.example", "notes": "FORTRAN programmer"},
             {"entity_type": "company", "name": "Johnson Controls"}]}))
 
-        found = ok(await a.call_tool("retrieve_entities", {"search": "Katherin Jonson"}))
+        found = ok(await a.call_tool("retrieve_entities", {"search": "Katherin Jonson", "search_mode": "lexical"}))
         assert found["search_method"] == "lexical" and "search_fallback" not in found
         names = [e["snapshot"]["name"] for e in found["entities"]]
         assert names[0] == "Katherine Johnson", names
@@ -33,9 +35,22 @@ async def test_search_through_mcp(start_gateway) -> None:
         scores = [e["relevance_score"] for e in found["entities"]]
         assert scores == sorted(scores, reverse=True)
 
-        by_text = ok(await a.call_tool("retrieve_entities", {"search": "fortran", "search_mode": "semantic"}))
+        by_text = ok(await a.call_tool("retrieve_entities", {"search": "fortran", "search_mode": "lexical"}))
         assert [e["snapshot"]["name"] for e in by_text["entities"]] == ["Dorothy Vaughan"]
-        assert by_text["search_method"] == "lexical" and "lexical" in by_text["search_fallback"]
+
+        # By meaning: no entity has the words "space flight"; auto is hybrid.
+        by_meaning = ok(await a.call_tool("retrieve_entities", {"search": "space flight trajectories"}))
+        assert by_meaning["search_method"] == "hybrid" and by_meaning["pending_embeddings"] == 0
+        assert by_meaning["entities"][0]["snapshot"]["name"] == "Katherine Johnson", by_meaning
+        semantic = ok(await a.call_tool("retrieve_entities", {"search": "space flight trajectories", "search_mode": "semantic"}))
+        assert semantic["search_method"] == "semantic"
+        top = semantic["entities"][0]
+        assert top["snapshot"]["name"] == "Katherine Johnson" and top["matched_fields"] == []
+        assert top["relevance_score"] == top["semantic_similarity"] > 0.2
+        types = ok(await a.call_tool("list_entity_types", {"keyword": "payment"}))
+        assert types["search_method"] == "vector_semantic"
+        assert {"transaction", "invoice"} <= {t["entity_type"] for t in types["entity_types"]}
+        assert all(t["match_type"] == "vector" for t in types["entity_types"])
 
         # The same search as a resource (the query percent-encoded).
         read = await a.read_resource("neotoma://search/Katherin%20Jonson")
@@ -45,6 +60,9 @@ async def test_search_through_mcp(start_gateway) -> None:
 
         stranger = ok(await b.call_tool("retrieve_entities", {"search": "Katherine Johnson"}))
         assert stranger["total"] == 0 and stranger["entities"] == []
+        stranger = ok(await b.call_tool("retrieve_entities", {"search": "space flight", "search_mode": "semantic"}))
+        assert stranger["total"] == 0 and stranger["search_method"] == "lexical"
+        assert "has an embedding" in stranger["search_fallback"]
 
         for args in ({"search": ""}, {"search": "x" * 10_000}, {"search": "a", "search_mode": "psychic"}):
             assert error(await a.call_tool("retrieve_entities", args))["code"] == "VALIDATION_ERROR", args

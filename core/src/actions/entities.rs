@@ -177,6 +177,10 @@ pub struct EntitySummary {
     pub relevance_score: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matched_fields: Option<Vec<String>>,
+    /// With a semantic or hybrid search: the cosine similarity of its
+    /// embedding to the query's (when it matched semantically).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub semantic_similarity: Option<f64>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -194,6 +198,13 @@ pub struct RetrieveEntitiesResponse {
     /// Why the mode asked for did not answer, when it did not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search_fallback: Option<String>,
+    /// With a semantic or hybrid search: how many of the entities searched
+    /// have no embedding of their current text yet (they are found
+    /// lexically only). The built-in model embeds in the transaction that
+    /// stores, so this is 0 unless the model was installed after the data
+    /// (`neotoma.verify(true)` embeds them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_embeddings: Option<i64>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -275,7 +286,8 @@ pub struct EntityTypeOut {
     pub scope: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub similarity_score: Option<f64>,
-    /// "keyword" (name, field or description contains it) or "similarity" (fuzzy fallback).
+    /// "keyword" (its name or a field name contains it), "vector" (near in
+    /// meaning) or "similarity" (fuzzy fallback).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub match_type: Option<String>,
 }
@@ -285,6 +297,6 @@ pub struct ListEntityTypesResponse {
     pub entity_types: Vec<EntityTypeOut>,
     pub total: i64,
     pub keyword: Option<String>,
-    /// "all", "keyword_exact" or "similarity".
+    /// "all", "keyword_exact", "vector_semantic" or "similarity".
     pub search_method: String,
 }

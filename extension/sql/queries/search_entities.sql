@@ -5,10 +5,16 @@
 -- include merged, $7 include deleted, $8 include snapshots ('true'/'false'),
 -- $9 limit, $10 offset, $11 the least name similarity; what to match
 -- (search_subgraph's search_in_*): $12 snapshot values, $13 names, $14
--- aliases ('true'/'false'), $15 a type name (or null: types not matched).
--- relevance_score = 0.6 × name similarity (trigrams, 1 for the same name)
---                 + 0.4 × text rank (ts_rank_cd normalised to 0–1);
--- an entity matched by its type alone scores 0.1.
+-- aliases ('true'/'false'), $15 a type name (or null: types not matched);
+-- semantic: $16 the query's embedding (real[], or null: none), $17 the least
+-- cosine similarity, $18 the mode ('lexical', 'semantic', 'hybrid'), $19
+-- Reciprocal Rank Fusion's k.
+-- Lexical score = 0.6 × name similarity (trigrams, 1 for the same name)
+--               + 0.4 × text rank (ts_rank_cd normalised to 0–1);
+-- an entity matched by its type alone scores 0.1. Semantic score = the
+-- cosine similarity of the embeddings. relevance_score is the mode's: in
+-- hybrid, (1/(k + lexical rank) + 1/(k + semantic rank)) × (k + 1) / 2, so 1
+-- for an entity first in both.
 WITH q AS (
   SELECT websearch_to_tsquery('pg_catalog.simple', $2) || websearch_to_tsquery('pg_catalog.english', $2) AS text_query),
 text_hits AS (
@@ -28,23 +34,33 @@ name_hits AS (
   CROSS JOIN LATERAL (SELECT s.name_trigrams FROM neotoma.entity_snapshots s
                       WHERE s.user_id = $1::uuid AND s.entity_id = p.entity_id
                         AND ($5::text IS NULL OR s.entity_type = $5) OFFSET 0) s),
+-- (0.8.0 has no embeddings: the lines marked 0.9 leave.)
+sem_hits AS (
+  SELECT NULL::text AS entity_id, NULL::float8 AS sem_sim WHERE false
+  UNION ALL SELECT v.entity_id, neotoma._cosine(v.embedding, $16::real[]) FROM neotoma.entity_embeddings v -- 0.9
+  WHERE $16::real[] IS NOT NULL AND v.user_id = $1::uuid AND ($5::text IS NULL OR v.entity_type = $5) -- 0.9
+  ),
 type_hits AS (
   SELECT e.id AS entity_id FROM neotoma.entities e
   WHERE $15::text IS NOT NULL AND e.user_id = $1::uuid AND e.entity_type = $15
     AND ($5::text IS NULL OR e.entity_type = $5)),
 hits AS (
-  SELECT h.entity_id, max(h.text_rank) AS text_rank, max(h.name_sim) AS name_sim, bool_or(h.by_type) AS by_type
-  FROM (SELECT entity_id, text_rank, 0::float8 AS name_sim, false AS by_type FROM text_hits
+  SELECT h.entity_id, max(h.text_rank) AS text_rank, max(h.name_sim) AS name_sim, bool_or(h.by_type) AS by_type,
+         max(h.sem_sim) AS sem_sim
+  FROM (SELECT entity_id, text_rank, 0::float8 AS name_sim, false AS by_type, NULL::float8 AS sem_sim FROM text_hits
         UNION ALL
-        SELECT entity_id, 0, name_sim, false FROM name_hits WHERE name_sim >= $11::float8
+        SELECT entity_id, 0, name_sim, false, NULL FROM name_hits WHERE name_sim >= $11::float8
         UNION ALL
-        SELECT entity_id, 0, 0, true FROM type_hits) h
+        SELECT entity_id, 0, 0, true, NULL FROM type_hits
+        UNION ALL
+        SELECT entity_id, 0, 0, false, sem_sim FROM sem_hits WHERE sem_sim >= $17::float8) h
   GROUP BY h.entity_id),
 -- Unless merged entities are asked for, one merged away is an alias of the
 -- entity it went to: its match counts for that one.
 resolved AS (
   SELECT CASE WHEN $6 = 'true' THEN h.entity_id ELSE coalesce(e.merged_into, h.entity_id) END AS id,
-         max(greatest(0.6 * h.name_sim + 0.4 * h.text_rank, CASE WHEN h.by_type THEN 0.1 ELSE 0 END)) AS score,
+         max(greatest(0.6 * h.name_sim + 0.4 * h.text_rank, CASE WHEN h.by_type THEN 0.1 ELSE 0 END)) AS lex_score,
+         max(h.sem_sim) AS sem_sim,
          max(h.name_sim) FILTER (WHERE e.merged_into IS NULL OR $6 = 'true') AS name_sim,
          bool_or(e.merged_into IS NOT NULL AND $6 <> 'true') AS by_alias,
          bool_or(h.by_type) AS by_type
@@ -53,14 +69,29 @@ resolved AS (
                       WHERE e.user_id = $1::uuid AND e.id = h.entity_id OFFSET 0) e
   WHERE $14 = 'true' OR $6 = 'true' OR e.merged_into IS NULL
   GROUP BY 1),
-ranked AS (
-  SELECT r.id, r.score, r.name_sim, r.by_alias, r.by_type, e.entity_type, e.canonical_name, e.merged_into,
+eligible AS (
+  SELECT r.id, r.lex_score, r.sem_sim, r.name_sim, r.by_alias, r.by_type, e.entity_type, e.canonical_name, e.merged_into,
          e.deleted_at, e.deleted_reason
   FROM resolved r
   CROSS JOIN LATERAL (SELECT e.entity_type, e.canonical_name, e.merged_into, e.deleted_at, e.deleted_reason
                       FROM neotoma.entities e WHERE e.user_id = $1::uuid AND e.id = r.id OFFSET 0) e
   WHERE ($6 = 'true' OR e.merged_into IS NULL)
     AND ($7 = 'true' OR e.deleted_at IS NULL)),
+-- Each ranking's places (ties by id), fused by the mode.
+places AS (
+  SELECT g.*,
+         CASE WHEN g.lex_score > 0 THEN row_number() OVER (ORDER BY g.lex_score > 0 DESC, g.lex_score DESC, g.id) END AS lex_place,
+         CASE WHEN g.sem_sim IS NOT NULL THEN row_number() OVER (ORDER BY g.sem_sim IS NOT NULL DESC, g.sem_sim DESC, g.id) END AS sem_place
+  FROM eligible g),
+ranked AS (
+  SELECT p.*,
+         CASE $18
+           WHEN 'lexical' THEN p.lex_score
+           WHEN 'semantic' THEN p.sem_sim
+           ELSE (coalesce(1.0 / ($19::int + p.lex_place), 0) + coalesce(1.0 / ($19::int + p.sem_place), 0))
+                * ($19::int + 1) / 2.0
+         END::float8 AS score
+  FROM places p),
 page AS (
   SELECT * FROM ranked ORDER BY score DESC, id LIMIT $9 OFFSET $10)
 SELECT json_build_object(
@@ -73,7 +104,8 @@ SELECT json_build_object(
              'merged_into', page.merged_into,
              'deleted_at', neotoma._iso(page.deleted_at), 'deleted_reason', page.deleted_reason,
              'relevance_score', round(page.score::numeric, 6),
-             'matched_fields', m.fields)
+             'matched_fields', m.fields,
+             'semantic_similarity', round(page.sem_sim::numeric, 6))
            ORDER BY page.score DESC, page.id)
     FROM page
     JOIN LATERAL (SELECT s.observation_count, s.last_observation_at, s.snapshot FROM neotoma.entity_snapshots s
@@ -94,4 +126,10 @@ SELECT json_build_object(
         UNION
         SELECT 'entity_type' WHERE page.by_type) f) m), '[]'),
   'total', (SELECT count(*) FROM ranked),
+  -- The user's entities (of the type) without an embedding of their text.
+  'pending_embeddings', CASE WHEN $16::real[] IS NOT NULL THEN ( -- 0.9
+    SELECT count(*) FROM neotoma.entity_snapshots s -- 0.9
+    WHERE s.user_id = $1::uuid AND ($5::text IS NULL OR s.entity_type = $5) -- 0.9
+      AND NOT EXISTS (SELECT FROM neotoma.entity_embeddings v -- 0.9
+                      WHERE v.user_id = $1::uuid AND v.entity_id = s.entity_id)) END, -- 0.9
   'excluded_merged', $6 <> 'true', 'limit', $9, 'offset', $10)::text

@@ -6,7 +6,9 @@
 use crate::db::{self, Arg};
 use neotoma_core::actions::common;
 use neotoma_core::actions::entities::{RetrieveEntitiesRequest, RetrieveEntitiesResponse};
-use neotoma_core::search::{self, SearchMode, NAME_THRESHOLD};
+use neotoma_core::search::{
+    self, Answering, SearchMode, NAME_THRESHOLD, RRF_K, SEMANTIC_THRESHOLD,
+};
 use neotoma_core::NeotomaError;
 use uuid::Uuid;
 
@@ -63,17 +65,24 @@ pub fn search_entities(
 pub fn run(user: Uuid, s: &Search) -> Result<RetrieveEntitiesResponse, NeotomaError> {
     let q = search::check_query(s.text)?;
     crate::installed::require(8, "search")?;
-    let (method, fallback) = search::answering_mode(s.mode);
+    let semantic = match s.mode {
+        SearchMode::Lexical => Err("lexical search was asked for"),
+        _ => semantic_query(user, q),
+    };
+    let (method, fallback) = search::answering_mode(s.mode, semantic.as_ref().err().copied());
+    let embedding = semantic.ok().filter(|_| method != Answering::Lexical);
+    let lexical = method != Answering::Semantic;
     let flag = |b: bool| if b { "true" } else { "false" };
     let mut answer: RetrieveEntitiesResponse = if search::has_words(q) {
         let grams = search::query_trigrams(q);
         let least = search::least_shared(grams.len());
         let threshold = NAME_THRESHOLD.to_string();
-        let type_name = s.in_types.then(|| search::type_name(q));
+        let semantic_threshold = SEMANTIC_THRESHOLD.to_string();
+        let type_name = (lexical && s.in_types).then(|| search::type_name(q));
         db::quietly(|| {
             db::with_custom_index_plans(|| {
                 db::parsed(
-                    SEARCH_ENTITIES,
+                    &crate::installed::adapt(SEARCH_ENTITIES)?,
                     &[
                         Arg::uuid(user),
                         Arg::Text(q),
@@ -86,10 +95,14 @@ pub fn run(user: Uuid, s: &Search) -> Result<RetrieveEntitiesResponse, NeotomaEr
                         Arg::Int(s.limit),
                         Arg::Int(s.offset),
                         Arg::Text(&threshold),
-                        Arg::Text(flag(s.in_values)),
-                        Arg::Text(flag(s.in_names)),
+                        Arg::Text(flag(lexical && s.in_values)),
+                        Arg::Text(flag(lexical && s.in_names)),
                         Arg::Text(flag(s.in_aliases)),
                         Arg::OptText(type_name.as_deref()),
+                        Arg::OptReals(embedding.as_deref()),
+                        Arg::Text(&semantic_threshold),
+                        Arg::Text(method.as_str()),
+                        Arg::Int(RRF_K),
                     ],
                     "found entities",
                 )
@@ -105,9 +118,29 @@ pub fn run(user: Uuid, s: &Search) -> Result<RetrieveEntitiesResponse, NeotomaEr
             offset: s.offset,
             search_method: None,
             search_fallback: None,
+            pending_embeddings: None,
         }
     };
-    answer.search_method = Some(method.to_string());
+    answer.search_method = Some(method.as_str().to_string());
     answer.search_fallback = fallback;
     Ok(answer)
+}
+
+/// The query's embedding, or why semantic search cannot answer it: no
+/// model, a query the model has no word of, or a user none of whose
+/// entities has an embedding yet.
+fn semantic_query(user: Uuid, q: &str) -> Result<Vec<f32>, &'static str> {
+    if !crate::installed::at_least(9).unwrap_or(false) {
+        return Err("this database's SQL has no embeddings yet (ALTER EXTENSION neotoma UPDATE)");
+    }
+    let (embedding, _model) = crate::embeddings::query_embedding(q)?;
+    let any = db::json(
+        "SELECT to_jsonb(EXISTS (SELECT FROM neotoma.entity_embeddings v WHERE v.user_id = $1::uuid))",
+        &[Arg::uuid(user)],
+    )
+    .map_err(|_| "embeddings cannot be read")?;
+    if any != serde_json::Value::Bool(true) {
+        return Err("none of your entities has an embedding yet");
+    }
+    Ok(embedding)
 }

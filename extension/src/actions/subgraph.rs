@@ -33,7 +33,8 @@ pub fn search_subgraph(
         user,
         &Search {
             text: &req.query,
-            mode: Default::default(),
+            // Seed 002's search: by words and names, as asked (search_in_*).
+            mode: neotoma_core::search::SearchMode::Lexical,
             entity_type: None,
             limit: per_page,
             offset,

@@ -29,7 +29,13 @@ pub fn list_entity_types(
     let (picked, how): (Vec<(usize, Option<f64>)>, Option<typesearch::MatchType>) = match keyword {
         None => ((0..entries.len()).map(|i| (i, None)).collect(), None),
         Some(k) => {
-            let (ranked, how) = typesearch::rank(&schemas, k);
+            let (mut ranked, mut how) = typesearch::rank(&schemas, k);
+            if !typesearch::keyword_found(&ranked, how) {
+                let by_meaning = by_vector(&schemas, k);
+                if !by_meaning.is_empty() {
+                    (ranked, how) = (by_meaning, typesearch::MatchType::Vector);
+                }
+            }
             (
                 ranked.into_iter().map(|(i, s)| (i, Some(s))).collect(),
                 Some(how),
@@ -40,6 +46,7 @@ pub fn list_entity_types(
         None => "all",
         Some(typesearch::MatchType::Keyword) => "keyword_exact",
         Some(typesearch::MatchType::Similarity) => "similarity",
+        Some(typesearch::MatchType::Vector) => "vector_semantic",
     };
     let entity_types: Vec<EntityTypeOut> = picked
         .into_iter()
@@ -75,4 +82,23 @@ pub fn list_entity_types(
         keyword: keyword.map(str::to_string),
         search_method: method.to_string(),
     })
+}
+
+/// The types near `keyword` in meaning, by the server's embedding model
+/// (none without one).
+fn by_vector(schemas: &[neotoma_core::schema::EntitySchema], keyword: &str) -> Vec<(usize, f64)> {
+    crate::embeddings::with_model(|m| {
+        let Some(query) = m.embed(keyword) else {
+            return vec![];
+        };
+        let similarities: Vec<f64> = schemas
+            .iter()
+            .map(|s| {
+                m.embed(&typesearch::type_text(s))
+                    .map_or(0.0, |t| neotoma_embed::cosine(&query, &t))
+            })
+            .collect();
+        typesearch::rank_by_vector(schemas, &similarities)
+    })
+    .unwrap_or_default()
 }

@@ -18,16 +18,16 @@ SELECT count(*) AS stored FROM jsonb_array_elements(neotoma.store('{"entities": 
 
 -- The exact name first, then the longer one, then one sharing a word.
 SELECT e->>'entity_type' AS type, e->'snapshot'->>'name' AS name, e->'relevance_score' AS score, e->'matched_fields' AS fields
-FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "Grace Hopper"}')->'entities') e;
+FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "Grace Hopper", "search_mode": "lexical"}')->'entities') e;
 -- Typos: found by the name's trigrams.
 SELECT e->'snapshot'->>'name' AS name, e->'matched_fields' AS fields
 FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "Grce Hoppr"}')->'entities') e;
 -- Any field's words, English stems too (compiler ~ compilers); a title names a note.
 SELECT e->'snapshot'->>'name' AS name, e->'matched_fields' AS fields
-FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "compiler"}')->'entities') e;
+FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "compiler", "search_mode": "lexical"}')->'entities') e;
 SELECT e->'snapshot'->>'title' AS title, e->'matched_fields' AS fields
 FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "analytical engine", "entity_type": "note"}')->'entities') e;
--- The mode that answered, said; another mode asked for falls back, and says why.
+-- The mode that answered, said: auto is hybrid (the model embeds every entity).
 SELECT r->>'search_method' AS method, r->>'search_fallback' AS fallback, r->'total' AS total
 FROM (VALUES ('{"search": "grace"}'::jsonb), ('{"search": "grace", "search_mode": "lexical"}'),
              ('{"search": "grace", "search_mode": "hybrid"}')) t(args), neotoma.retrieve_entities(args) r;
@@ -44,8 +44,8 @@ SELECT neotoma.merge_entities(jsonb_build_object(
   'from_entity_id', (SELECT id FROM neotoma.entities WHERE canonical_name = 'gj@example.com'),
   'to_entity_id', (SELECT id FROM neotoma.entities WHERE canonical_name = 'grace@navy.example'))) IS NOT NULL AS merged;
 SELECT e->'snapshot'->>'name' AS name, e->'matched_fields' AS fields
-FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "Grace Hopper Jr"}')->'entities') e;
-SELECT jsonb_array_length(neotoma.retrieve_entities('{"search": "Grace Hopper Jr", "include_merged": true}')->'entities') AS with_merged;
+FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "Grace Hopper Jr", "search_mode": "lexical"}')->'entities') e;
+SELECT jsonb_array_length(neotoma.retrieve_entities('{"search": "Grace Hopper Jr", "search_mode": "lexical", "include_merged": true}')->'entities') AS with_merged;
 -- Deleted entities are not found unless asked for.
 SELECT neotoma.delete_entity(jsonb_build_object('entity_id',
   (SELECT e->>'id' FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "Grace Foods"}')->'entities') e LIMIT 1))) IS NOT NULL AS deleted;
@@ -68,7 +68,7 @@ DELETE FROM neotoma.entity_name_trigrams WHERE user_id = '34000000-0000-0000-000
 SET ROLE neotoma_regress_agent;
 SELECT v->'ok' AS clean, jsonb_path_query_array(v, '$.mismatches[*].what') AS what FROM neotoma.verify() v;
 SELECT (neotoma.verify(true))->'repaired' AS repaired, (neotoma.verify())->'ok' AS clean;
-SELECT e->'snapshot'->>'name' AS name FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "Alan Turing"}')->'entities') e;
+SELECT e->'snapshot'->>'name' AS name FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "Alan Turing", "search_mode": "lexical"}')->'entities') e;
 
 -- Bad input: empty, too long, an unknown mode, a mode without a search.
 SELECT error_code(try_action('retrieve_entities', args)) AS code,

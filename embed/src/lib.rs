@@ -1,0 +1,204 @@
+//! Text embeddings from a static embedding model in the model2vec format
+//! (a directory with `tokenizer.json`, `model.safetensors` and
+//! `config.json`), computed offline: the text's tokens (no special tokens,
+//! the unknown token dropped, at most [`MAX_TOKENS`]) each have a vector; the
+//! text's embedding is their mean, L2-normalised when the model says so.
+//! This is what model2vec's `StaticModel.encode` computes, so the same model
+//! gives the same vectors here as in Python. No database, no network.
+
+use std::path::Path;
+
+/// Tokens of a text that count (model2vec's default `max_length`).
+pub const MAX_TOKENS: usize = 512;
+
+/// A loaded model.
+pub struct StaticModel {
+    name: String,
+    tokenizer: tokenizers::Tokenizer,
+    /// Row-major: one row of `dims` per token id.
+    vectors: Vec<f32>,
+    dims: usize,
+    unknown: Option<u32>,
+    normalize: bool,
+}
+
+#[derive(serde::Deserialize)]
+struct Config {
+    #[serde(default = "yes")]
+    normalize: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl StaticModel {
+    /// Loads the model in `dir`; its name is the directory's.
+    pub fn load(dir: &Path) -> Result<StaticModel, String> {
+        let name = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or("the model directory has no name")?
+            .to_string();
+        let read = |file: &str| {
+            std::fs::read(dir.join(file)).map_err(|e| format!("cannot read {file}: {e}"))
+        };
+        let config: Config = serde_json::from_slice(&read("config.json")?)
+            .map_err(|e| format!("config.json: {e}"))?;
+        let tokenizer = tokenizers::Tokenizer::from_bytes(read("tokenizer.json")?)
+            .map_err(|e| format!("tokenizer.json: {e}"))?;
+        let weights = read("model.safetensors")?;
+        let tensors = safetensors::SafeTensors::deserialize(&weights)
+            .map_err(|e| format!("model.safetensors: {e}"))?;
+        let embeddings = tensors
+            .tensor("embeddings")
+            .map_err(|e| format!("model.safetensors: {e}"))?;
+        let (rows, dims) = match embeddings.shape() {
+            [rows, dims] if embeddings.dtype() == safetensors::Dtype::F32 => (*rows, *dims),
+            shape => {
+                return Err(format!(
+                    "model.safetensors: embeddings must be F32 [tokens, dims], not {:?} {shape:?}",
+                    embeddings.dtype()
+                ))
+            }
+        };
+        if rows < tokenizer.get_vocab_size(true) || dims == 0 {
+            return Err("model.safetensors: fewer vectors than tokens".to_string());
+        }
+        let vectors = embeddings
+            .data()
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        let unknown = tokenizer.token_to_id("[UNK]");
+        Ok(StaticModel {
+            name,
+            tokenizer,
+            vectors,
+            dims,
+            unknown,
+            normalize: config.normalize,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+
+    /// The token ids of `text` that have vectors.
+    pub fn tokens(&self, text: &str) -> Vec<u32> {
+        let Ok(encoding) = self.tokenizer.encode(text, false) else {
+            return vec![];
+        };
+        encoding
+            .get_ids()
+            .iter()
+            .copied()
+            .filter(|id| Some(*id) != self.unknown)
+            .take(MAX_TOKENS)
+            .collect()
+    }
+
+    /// The embedding of `text`; None when no token of it is known.
+    pub fn embed(&self, text: &str) -> Option<Vec<f32>> {
+        let ids = self.tokens(text);
+        if ids.is_empty() {
+            return None;
+        }
+        let mut sum = vec![0f32; self.dims];
+        for id in &ids {
+            let row = &self.vectors[*id as usize * self.dims..][..self.dims];
+            for (s, v) in sum.iter_mut().zip(row) {
+                *s += v;
+            }
+        }
+        let n = ids.len() as f32;
+        sum.iter_mut().for_each(|s| *s /= n);
+        if self.normalize {
+            let norm = sum.iter().map(|s| s * s).sum::<f32>().sqrt();
+            if norm > 0.0 {
+                sum.iter_mut().for_each(|s| *s /= norm);
+            }
+        }
+        Some(sum)
+    }
+}
+
+/// Cosine similarity of two vectors (0 when either is zero or their
+/// lengths differ).
+pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    if a.len() != b.len() {
+        return 0.0;
+    }
+    let (mut dot, mut na, mut nb) = (0f64, 0f64, 0f64);
+    for (x, y) in a.iter().zip(b) {
+        let (x, y) = (*x as f64, *y as f64);
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na.sqrt() * nb.sqrt())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The model installed by scripts/setup (or NEOTOMA_EMBEDDING_MODEL).
+    fn model() -> StaticModel {
+        let dir = std::env::var("NEOTOMA_EMBEDDING_MODEL").unwrap_or_else(|_| {
+            let out = std::process::Command::new("pg_config")
+                .arg("--sharedir")
+                .output()
+                .ok()
+                .and_then(|o| String::from_utf8(o.stdout).ok())
+                .unwrap_or_default();
+            format!("{}/neotoma/models/potion-base-8M", out.trim())
+        });
+        StaticModel::load(Path::new(&dir))
+            .unwrap_or_else(|e| panic!("{dir}: {e} (scripts/setup installs the model)"))
+    }
+
+    #[test]
+    fn vectors_are_model2vecs() {
+        let m = model();
+        assert_eq!((m.name(), m.dims()), ("potion-base-8M", 256));
+        // As model2vec's StaticModel("potion-base-8M").encode("Hello world").
+        assert_eq!(m.tokens("Hello world"), [6598, 1094]);
+        let v = m.embed("Hello world").unwrap();
+        let expected = [-0.034325, -0.080203, -0.143964, 0.084801];
+        for (got, want) in v.iter().zip(expected) {
+            assert!((*got as f64 - want).abs() < 1e-5, "{got} vs {want}");
+        }
+        assert!((cosine(&v, &v) - 1.0).abs() < 1e-6);
+        // Case and accents do not matter; unknown text has no embedding.
+        assert_eq!(m.embed("HELLO WORLD"), Some(v));
+        assert_eq!(m.embed(""), None);
+        assert_eq!(m.embed("   "), None);
+    }
+
+    #[test]
+    fn meanings_are_near() {
+        let m = model();
+        let e = |t: &str| m.embed(t).unwrap();
+        let payment = e("payment");
+        let near = cosine(&payment, &e("invoice amount due"));
+        let far = cosine(&payment, &e("mountain hiking trail"));
+        assert!(near > far + 0.1, "{near} vs {far}");
+    }
+
+    #[test]
+    fn cosine_of_odd_vectors_is_zero() {
+        assert_eq!(cosine(&[1.0, 0.0], &[1.0]), 0.0);
+        assert_eq!(cosine(&[0.0, 0.0], &[1.0, 0.0]), 0.0);
+        assert!((cosine(&[1.0, 0.0], &[2.0, 0.0]) - 1.0).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,118 @@
+//! Embeddings of entities and queries, by the embedding model of the
+//! database server (neotoma_embed; `neotoma.embedding_model` chooses it,
+//! the built-in potion-base-8M by default). Each backend loads the model
+//! once, on first use. Entities' embeddings live in
+//! `neotoma.entity_embeddings`, kept with their snapshots by triggers
+//! (sql/embeddings.sql), so an entity is found by meaning in the
+//! transaction that stored it.
+
+use crate::settings;
+use neotoma_embed::StaticModel;
+use pgrx::prelude::*;
+use std::cell::RefCell;
+use std::ffi::CStr;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+/// The built-in model, in the server's share directory.
+pub const BUILT_IN: &str = "potion-base-8M";
+
+/// Why there is no model (said to clients: names no server path).
+pub const NO_MODEL: &str = "no embedding model is installed on this database server";
+
+/// A model as loaded (or why it could not be).
+type Loaded = Rc<Result<StaticModel, String>>;
+
+thread_local! {
+    /// The model loaded, and the directory it was loaded from.
+    static LOADED: RefCell<Option<(PathBuf, Loaded)>> = const { RefCell::new(None) };
+}
+
+/// The directory `neotoma.embedding_model` names; None when off.
+fn model_dir() -> Option<PathBuf> {
+    match settings::text(&settings::EMBEDDING_MODEL)
+        .as_deref()
+        .map(str::trim)
+    {
+        Some("off") => None,
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => Some(share_dir().join("neotoma/models").join(BUILT_IN)),
+    }
+}
+
+/// Postgres's share directory ($sharedir), as pg_config --sharedir says.
+fn share_dir() -> PathBuf {
+    let mut buf = [0 as std::ffi::c_char; pg_sys::MAXPGPATH as usize];
+    // SAFETY: my_exec_path is the backend's executable path, set at start;
+    // get_share_path writes at most MAXPGPATH bytes, NUL-terminated.
+    unsafe {
+        pg_sys::get_share_path(
+            &raw const pg_sys::my_exec_path as *const _,
+            buf.as_mut_ptr(),
+        );
+        PathBuf::from(CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned())
+    }
+}
+
+/// The model, loaded once per backend and directory; None when off or not
+/// installed (the reason goes to the server log once).
+pub fn model() -> Option<Loaded> {
+    let dir = model_dir()?;
+    LOADED.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        if let Some((loaded, model)) = cell.as_ref() {
+            if *loaded == dir {
+                return Some(model.clone());
+            }
+        }
+        let model = Rc::new(StaticModel::load(&dir));
+        if let Err(e) = model.as_ref() {
+            pgrx::log!("neotoma: embedding model {}: {e}", dir.display());
+        }
+        *cell = Some((dir, model.clone()));
+        Some(model)
+    })
+}
+
+/// Runs `f` with the model, when there is one.
+pub fn with_model<T>(f: impl FnOnce(&StaticModel) -> T) -> Option<T> {
+    let model = model()?;
+    model.as_ref().as_ref().ok().map(f)
+}
+
+/// The embedding of an entity (its type, name and fields, as
+/// neotoma_core::search::embedding_text writes them), by the current model;
+/// NULL without a model or without a word the model knows.
+#[pg_extern(stable, parallel_safe, name = "_entity_embedding")]
+fn entity_embedding(entity_type: &str, snapshot: pgrx::JsonB) -> Option<Vec<f32>> {
+    let text = neotoma_core::search::embedding_text(entity_type, &snapshot.0);
+    with_model(|m| m.embed(&text)).flatten()
+}
+
+/// The name of the embedding model in use; NULL when there is none.
+#[pg_extern(stable, parallel_safe, name = "_embedding_model")]
+fn embedding_model() -> Option<String> {
+    with_model(|m| m.name().to_string())
+}
+
+/// Cosine similarity of two embeddings (0 when their sizes differ).
+#[pg_extern(immutable, parallel_safe, strict, name = "_cosine")]
+fn cosine(a: pgrx::Array<f32>, b: pgrx::Array<f32>) -> f64 {
+    match (a.as_slice(), b.as_slice()) {
+        (Ok(a), Ok(b)) => neotoma_embed::cosine(a, b),
+        _ => {
+            let a: Vec<f32> = a.iter().map(|x| x.unwrap_or(0.0)).collect();
+            let b: Vec<f32> = b.iter().map(|x| x.unwrap_or(0.0)).collect();
+            neotoma_embed::cosine(&a, &b)
+        }
+    }
+}
+
+/// A query's embedding and the model's name, or why there is none.
+pub fn query_embedding(query: &str) -> Result<(Vec<f32>, String), &'static str> {
+    match with_model(|m| (m.embed(query), m.name().to_string())) {
+        None => Err(NO_MODEL),
+        Some((None, _)) => Err("the embedding model knows no word of the query"),
+        Some((Some(v), name)) => Ok((v, name)),
+    }
+}

@@ -73,6 +73,10 @@ pub fn answering_mode(asked: SearchMode, unavailable: Option<&str>) -> (Answerin
 /// the entity to match semantically (potion-base-8M: unrelated texts score
 /// below it, a word and the entities it names above).
 pub const SEMANTIC_THRESHOLD: f64 = 0.2;
+/// Most entities semantic search ranks: the nearest this many (above
+/// [`SEMANTIC_THRESHOLD`]); every similarity is computed, only these are
+/// ranked, fused and counted in `total`.
+pub const SEMANTIC_CANDIDATES: i64 = 1000;
 /// Reciprocal Rank Fusion's constant: a result ranked r-th in a ranking
 /// counts 1 / (RRF_K + r) (Cormack et al.).
 pub const RRF_K: i64 = 60;

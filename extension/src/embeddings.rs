@@ -89,6 +89,12 @@ fn entity_embedding(entity_type: &str, snapshot: pgrx::JsonB) -> Option<Vec<f32>
     with_model(|m| m.embed(&text)).flatten()
 }
 
+/// The text an entity's embeddings are made of (by any model).
+#[pg_extern(immutable, parallel_safe, strict, name = "_embedding_text")]
+fn embedding_text(entity_type: &str, snapshot: pgrx::JsonB) -> String {
+    neotoma_core::search::embedding_text(entity_type, &snapshot.0)
+}
+
 /// The name of the embedding model in use; NULL when there is none.
 #[pg_extern(stable, parallel_safe, name = "_embedding_model")]
 fn embedding_model() -> Option<String> {
@@ -108,11 +114,36 @@ fn cosine(a: pgrx::Array<f32>, b: pgrx::Array<f32>) -> f64 {
     }
 }
 
-/// A query's embedding and the model's name, or why there is none.
-pub fn query_embedding(query: &str) -> Result<(Vec<f32>, String), &'static str> {
+/// A query's embedding and the model's name, or why there is none: the
+/// remote provider's when the gateway computed it (`neotoma.query_embedding`
+/// and `neotoma.query_embedding_model`, set for the call), else the server
+/// model's.
+pub fn query_embedding(query: &str) -> Result<(Vec<f32>, String), String> {
+    if let Some(remote) = remote_query_embedding()? {
+        return Ok(remote);
+    }
     match with_model(|m| (m.embed(query), m.name().to_string())) {
-        None => Err(NO_MODEL),
-        Some((None, _)) => Err("the embedding model knows no word of the query"),
+        None => Err(NO_MODEL.to_string()),
+        Some((None, _)) => Err("the embedding model knows no word of the query".to_string()),
         Some((Some(v), name)) => Ok((v, name)),
     }
+}
+
+/// The query embedding a gateway's provider computed, if it did.
+fn remote_query_embedding() -> Result<Option<(Vec<f32>, String)>, String> {
+    let (Some(model), Some(vector)) = (
+        settings::text(&settings::QUERY_EMBEDDING_MODEL),
+        settings::text(&settings::QUERY_EMBEDDING),
+    ) else {
+        return Ok(None);
+    };
+    match serde_json::from_str::<Vec<f32>>(&vector) {
+        Ok(v) if !v.is_empty() && v.iter().all(|x| x.is_finite()) => Ok(Some((v, model))),
+        _ => Err("the query embedding the gateway sent is not a list of numbers".to_string()),
+    }
+}
+
+/// Why the gateway's provider gave no query embedding, when it did not.
+pub fn remote_query_error() -> Option<String> {
+    settings::text(&settings::QUERY_EMBEDDING_ERROR)
 }

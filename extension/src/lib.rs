@@ -115,7 +115,8 @@ extension_sql_file!(
     requires = [
         "entities",
         embeddings::entity_embedding,
-        embeddings::embedding_model
+        embeddings::embedding_model,
+        embeddings::embedding_text
     ]
 );
 extension_sql_file!("../sql/security.sql", name = "security", finalize);

@@ -27,6 +27,11 @@ pub static MODEL_INTERPRETER: GucSetting<bool> = GucSetting::<bool>::new(false);
 pub static PUBLIC_URL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 pub static SERVER_VERSION: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 pub static EMBEDDING_MODEL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+pub static QUERY_EMBEDDING_MODEL: GucSetting<Option<CString>> =
+    GucSetting::<Option<CString>>::new(None);
+pub static QUERY_EMBEDDING: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+pub static QUERY_EMBEDDING_ERROR: GucSetting<Option<CString>> =
+    GucSetting::<Option<CString>>::new(None);
 
 /// Defines the settings; called once per backend from `_PG_init`.
 pub fn define() {
@@ -147,6 +152,32 @@ pub fn define() {
           the built-in one is in $sharedir/neotoma/models/potion-base-8M (scripts/install-model).",
         &EMBEDDING_MODEL,
         Suset,
+        none,
+    );
+    // A search's query embedded by the gateway's remote provider, for the
+    // call (set_config(.., true)): only ranks the session's own rows.
+    GucRegistry::define_string_guc(
+        c"neotoma.query_embedding_model",
+        c"The model of neotoma.query_embedding (a gateway's embeddings provider).",
+        c"",
+        &QUERY_EMBEDDING_MODEL,
+        Userset,
+        none,
+    );
+    GucRegistry::define_string_guc(
+        c"neotoma.query_embedding",
+        c"A search query's embedding by neotoma.query_embedding_model, as a JSON array of numbers.",
+        c"",
+        &QUERY_EMBEDDING,
+        Userset,
+        none,
+    );
+    GucRegistry::define_string_guc(
+        c"neotoma.query_embedding_error",
+        c"Why the gateway's embeddings provider gave no query embedding.",
+        c"",
+        &QUERY_EMBEDDING_ERROR,
+        Userset,
         none,
     );
     // SAFETY: a plain call into Postgres during _PG_init.

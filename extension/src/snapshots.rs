@@ -1066,9 +1066,11 @@ fn verify_name_trigrams(repair: bool) -> Result<Vec<Value>, NeotomaError> {
     Ok(mismatches)
 }
 
-/// Compares the embeddings (`neotoma.entity_embeddings`, kept by triggers)
-/// with those the current model gives every snapshot the session can see
-/// (none missing, none stale, none of a snapshot gone); with `repair`,
+/// Compares the server model's embeddings (`neotoma.entity_embeddings`,
+/// kept by triggers) with those it gives every snapshot the session can see
+/// (none missing, none stale, none of any model of a snapshot gone; a
+/// remote provider's are dropped by the triggers when the text changes and
+/// written only for the current text); with `repair`,
 /// rewrites those that differ, e.g. after the model was installed or
 /// changed. Skipped while there is no model.
 fn verify_embeddings(repair: bool) -> Result<Vec<Value>, NeotomaError> {
@@ -1079,7 +1081,11 @@ fn verify_embeddings(repair: bool) -> Result<Vec<Value>, NeotomaError> {
                    neotoma._entity_embedding(s.entity_type, s.snapshot) AS embedding
             FROM neotoma.entity_snapshots s) e
           WHERE e.embedding IS NOT NULL),
-        stored AS (SELECT v.user_id, v.entity_id, v.entity_type, v.model, v.embedding FROM neotoma.entity_embeddings v),
+        -- The server model's rows, and any row whose snapshot is gone.
+        stored AS (SELECT v.user_id, v.entity_id, v.entity_type, v.model, v.embedding FROM neotoma.entity_embeddings v
+                   WHERE v.model = neotoma._embedding_model()
+                      OR NOT EXISTS (SELECT FROM neotoma.entity_snapshots s
+                                     WHERE s.user_id = v.user_id AND s.entity_id = v.entity_id)),
         different AS ((SELECT * FROM expected EXCEPT SELECT * FROM stored)
                       UNION (SELECT * FROM stored EXCEPT SELECT * FROM expected))
         SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', user_id, 'entity_id', entity_id,
@@ -1097,7 +1103,10 @@ fn verify_embeddings(repair: bool) -> Result<Vec<Value>, NeotomaError> {
             // Written as the owner, as the triggers write them.
             crate::owner::as_owner(|| {
                 db::run(
-                    "DELETE FROM neotoma.entity_embeddings WHERE user_id = $1::uuid AND entity_id = $2",
+                    "DELETE FROM neotoma.entity_embeddings v WHERE v.user_id = $1::uuid AND v.entity_id = $2
+                       AND (v.model = neotoma._embedding_model()
+                            OR NOT EXISTS (SELECT FROM neotoma.entity_snapshots s
+                                           WHERE s.user_id = v.user_id AND s.entity_id = v.entity_id))",
                     &key,
                 )?;
                 db::run(

@@ -184,6 +184,27 @@ pub struct ServeArgs {
     /// Longest wait for the model, in seconds.
     #[arg(long, env = "NEOTOMA_MODEL_TIMEOUT_SECS", default_value_t = 120)]
     pub model_timeout_secs: u64,
+    /// OpenAI-compatible embeddings API (base URL, e.g.
+    /// https://api.openai.com/v1 or http://localhost:11434/v1 for Ollama; the
+    /// requests go to `{base}/embeddings`): semantic search by its model
+    /// instead of the database's built-in one. Entities are embedded in the
+    /// background, moments after they are stored (pending_embeddings says
+    /// how many are not yet).
+    #[arg(long, env = "NEOTOMA_EMBEDDINGS_URL")]
+    pub embeddings_url: Option<String>,
+    /// Model of the embeddings API.
+    #[arg(
+        long,
+        env = "NEOTOMA_EMBEDDINGS_MODEL",
+        default_value = "text-embedding-3-small"
+    )]
+    pub embeddings_model: String,
+    /// API key of the embeddings API (sent as a bearer token).
+    #[arg(long, env = "NEOTOMA_EMBEDDINGS_API_KEY", hide_env_values = true)]
+    pub embeddings_api_key: Option<String>,
+    /// Longest wait for the embeddings API, in seconds.
+    #[arg(long, env = "NEOTOMA_EMBEDDINGS_TIMEOUT_SECS", default_value_t = 30)]
+    pub embeddings_timeout_secs: u64,
     /// Largest file `store` reads from a `file_path`, in MB (the database's own
     /// limit is the setting neotoma.max_file_bytes, 50 MB by default).
     #[arg(long, env = "NEOTOMA_MAX_FILE_MB", default_value_t = 50)]

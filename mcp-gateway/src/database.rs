@@ -113,6 +113,21 @@ impl Database {
         });
     }
 
+    /// Runs a query with parameters that returns one jsonb value.
+    pub async fn query_json_with(
+        &self,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<Value, NeotomaError> {
+        let client = self.pool.get().await.map_err(unavailable)?;
+        let row = client
+            .query_one(sql, params)
+            .await
+            .map_err(|e| map_pg_error(e, ErrorCode::DbQueryFailed))?;
+        row.try_get::<_, Value>(0)
+            .map_err(|e| map_pg_error(e, ErrorCode::DbQueryFailed))
+    }
+
     /// Runs a query that returns one jsonb value.
     pub async fn query_json(&self, sql: &str) -> Result<Value, NeotomaError> {
         let client = self.pool.get().await.map_err(unavailable)?;
@@ -227,6 +242,19 @@ impl Database {
         args: &Value,
         write: bool,
     ) -> Result<Value, NeotomaError> {
+        self.call_with(sql_function, caller, args, write, &[]).await
+    }
+
+    /// [`Database::call`] with more `neotoma.*` settings for the call
+    /// (`set_config(.., true)`: that transaction only).
+    pub async fn call_with(
+        &self,
+        sql_function: &str,
+        caller: &Caller,
+        args: &Value,
+        write: bool,
+        settings: &[(&'static str, String)],
+    ) -> Result<Value, NeotomaError> {
         let fallback = if write {
             ErrorCode::DbInsertFailed
         } else {
@@ -234,18 +262,20 @@ impl Database {
         };
         // A role that may not set neotoma.operator is never an operator, so
         // it need not (and could not) say so.
-        let sql = if self.can_operate.load(std::sync::atomic::Ordering::SeqCst) {
-            format!(
-                "SELECT {sql_function}($2::jsonb) \
-                 FROM (SELECT set_config('neotoma.user_id', $1, true), \
-                              set_config('neotoma.operator', $3, true)) AS acting_user"
-            )
+        let operator_setting = if self.can_operate.load(std::sync::atomic::Ordering::SeqCst) {
+            "set_config('neotoma.operator', $3, true)"
         } else {
-            format!(
-                "SELECT {sql_function}($2::jsonb) \
-                 FROM (SELECT set_config('neotoma.user_id', $1, true), $3::text) AS acting_user"
-            )
+            "$3::text"
         };
+        let extra: String = settings
+            .iter()
+            .enumerate()
+            .map(|(i, (name, _))| format!(", set_config('{name}', ${}, true)", i + 4))
+            .collect();
+        let sql = format!(
+            "SELECT {sql_function}($2::jsonb) \
+             FROM (SELECT set_config('neotoma.user_id', $1, true), {operator_setting}{extra}) AS acting_user"
+        );
         let user = caller.user.to_string();
         let operator = if caller.operator { "on" } else { "off" };
         let work = async {
@@ -254,8 +284,15 @@ impl Database {
                 .prepare_cached(&sql)
                 .await
                 .map_err(|e| map_pg_error(e, fallback))?;
+            let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
+                vec![&user, args, &operator];
+            params.extend(
+                settings
+                    .iter()
+                    .map(|(_, v)| v as &(dyn tokio_postgres::types::ToSql + Sync)),
+            );
             let row = client
-                .query_one(&statement, &[&user, args, &operator])
+                .query_one(&statement, &params)
                 .await
                 .map_err(|e| map_pg_error(e, fallback));
             // A connection that carried a file keeps buffers as large as the

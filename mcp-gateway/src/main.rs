@@ -7,6 +7,7 @@ mod catalog;
 mod cli;
 mod database;
 mod embedded;
+mod embeddings;
 mod files;
 mod http;
 mod interpreter;
@@ -182,6 +183,15 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         )?),
         None => None,
     };
+    let embedder = match &args.embeddings_url {
+        Some(url) => Some(embeddings::Embedder::new(embeddings::EmbeddingsOptions {
+            base_url: url.clone(),
+            model: args.embeddings_model.clone(),
+            api_key: args.embeddings_api_key.clone(),
+            timeout: std::time::Duration::from_secs(args.embeddings_timeout_secs.max(1)),
+        })?),
+        None => None,
+    };
     let db = database::Database::connect(&database::DatabaseOptions {
         url,
         pool_size: args.pool_size,
@@ -230,6 +240,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .is_ok_and(|v| v == serde_json::Value::Bool(true));
     let hub = subscriptions::Hub::new(db.clone(), notifies);
     hub.start();
+    if let Some(embedder) = &embedder {
+        embeddings::Worker::start(db.clone(), embedder.clone()).await;
+    }
     let state = Arc::new(server::AppState {
         db,
         catalog,
@@ -239,6 +252,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         limits: limits::RateLimits::new(&args.rate_limits),
         metrics: metrics::Metrics::new(),
         model,
+        embedder,
         max_file_bytes: args.max_file_mb * 1024 * 1024,
         file_roots,
         services: services::Services::new(&services::ServiceOptions {

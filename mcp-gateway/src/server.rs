@@ -52,6 +52,8 @@ pub struct AppState {
     pub metrics: Metrics,
     /// Reads files the built-in interpreters cannot, when configured.
     pub model: Option<ModelInterpreter>,
+    /// Embeds search queries and entities by a remote model, when configured.
+    pub embedder: Option<crate::embeddings::Embedder>,
     /// Largest file read from a `file_path`.
     pub max_file_bytes: u64,
     /// Directories `file_path` may name (--file-root).
@@ -145,10 +147,17 @@ impl Gateway {
             } else {
                 None
             };
+        let settings = self.query_embedding(&action.name, &args).await;
         let result = self
             .state
             .db
-            .call(&action.sql_function, &caller, &args, !action.read_only)
+            .call_with(
+                &action.sql_function,
+                &caller,
+                &args,
+                !action.read_only,
+                &settings,
+            )
             .await;
         if large_call.is_some() {
             drop(args);
@@ -303,6 +312,18 @@ impl Gateway {
         result
     }
 
+    /// A search's query embedded by the remote provider, as settings for
+    /// its SQL call (none without a provider or a search).
+    async fn query_embedding(&self, action: &str, args: &Value) -> Vec<(&'static str, String)> {
+        match (
+            &self.state.embedder,
+            crate::embeddings::search_query(action, args),
+        ) {
+            (Some(embedder), Some(query)) => embedder.query_settings(&query).await,
+            _ => vec![],
+        }
+    }
+
     /// Calls one of the resource functions of the catalog.
     async fn resource_call(
         &self,
@@ -316,9 +337,10 @@ impl Gateway {
                 None,
             ));
         };
+        let settings = self.query_embedding("read_resource", &args).await;
         self.state
             .db
-            .call(function, caller, &args, false)
+            .call_with(function, caller, &args, false, &settings)
             .await
             .map_err(resource_error)
     }

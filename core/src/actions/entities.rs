@@ -202,9 +202,15 @@ pub struct RetrieveEntitiesResponse {
     /// have no embedding of their current text yet (they are found
     /// lexically only). The built-in model embeds in the transaction that
     /// stores, so this is 0 unless the model was installed after the data
-    /// (`neotoma.verify(true)` embeds them).
+    /// (`neotoma.verify(true)` embeds them); a gateway's remote provider
+    /// embeds within moments of the store.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending_embeddings: Option<i64>,
+    /// With a semantic or hybrid search: the embedding model that answered
+    /// (the server's built-in `potion-base-8M`, or the gateway's provider's,
+    /// `remote:<model>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedding_model: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

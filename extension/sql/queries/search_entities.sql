@@ -8,7 +8,8 @@
 -- aliases ('true'/'false'), $15 a type name (or null: types not matched);
 -- semantic: $16 the query's embedding (real[], or null: none), $17 the least
 -- cosine similarity, $18 the mode ('lexical', 'semantic', 'hybrid'), $19
--- Reciprocal Rank Fusion's k.
+-- Reciprocal Rank Fusion's k, $20 the embedding model (the rows compared),
+-- $21 the most entities semantic search ranks (the nearest).
 -- Lexical score = 0.6 × name similarity (trigrams, 1 for the same name)
 --               + 0.4 × text rank (ts_rank_cd normalised to 0–1);
 -- an entity matched by its type alone scores 0.1. Semantic score = the
@@ -37,8 +38,10 @@ name_hits AS (
 -- (0.8.0 has no embeddings: the lines marked 0.9 leave.)
 sem_hits AS (
   SELECT NULL::text AS entity_id, NULL::float8 AS sem_sim WHERE false
-  UNION ALL SELECT v.entity_id, neotoma._cosine(v.embedding, $16::real[]) FROM neotoma.entity_embeddings v -- 0.9
-  WHERE $16::real[] IS NOT NULL AND v.user_id = $1::uuid AND ($5::text IS NULL OR v.entity_type = $5) -- 0.9
+  -- The $21 nearest (each similarity computed once; a top-N sort).
+  UNION ALL (SELECT v.entity_id, neotoma._cosine(v.embedding, $16::real[]) FROM neotoma.entity_embeddings v -- 0.9
+  WHERE $16::real[] IS NOT NULL AND v.user_id = $1::uuid AND v.model = $20 AND ($5::text IS NULL OR v.entity_type = $5) -- 0.9
+  ORDER BY 2 DESC, 1 LIMIT $21) -- 0.9
   ),
 type_hits AS (
   SELECT e.id AS entity_id FROM neotoma.entities e
@@ -131,5 +134,5 @@ SELECT json_build_object(
     SELECT count(*) FROM neotoma.entity_snapshots s -- 0.9
     WHERE s.user_id = $1::uuid AND ($5::text IS NULL OR s.entity_type = $5) -- 0.9
       AND NOT EXISTS (SELECT FROM neotoma.entity_embeddings v -- 0.9
-                      WHERE v.user_id = $1::uuid AND v.entity_id = s.entity_id)) END, -- 0.9
+                      WHERE v.user_id = $1::uuid AND v.entity_id = s.entity_id AND v.model = $20)) END, -- 0.9
   'excluded_merged', $6 <> 'true', 'limit', $9, 'offset', $10)::text

@@ -7,7 +7,7 @@ use crate::db::{self, Arg};
 use neotoma_core::actions::common;
 use neotoma_core::actions::entities::{RetrieveEntitiesRequest, RetrieveEntitiesResponse};
 use neotoma_core::search::{
-    self, Answering, SearchMode, NAME_THRESHOLD, RRF_K, SEMANTIC_THRESHOLD,
+    self, Answering, SearchMode, NAME_THRESHOLD, RRF_K, SEMANTIC_CANDIDATES, SEMANTIC_THRESHOLD,
 };
 use neotoma_core::NeotomaError;
 use uuid::Uuid;
@@ -66,11 +66,19 @@ pub fn run(user: Uuid, s: &Search) -> Result<RetrieveEntitiesResponse, NeotomaEr
     let q = search::check_query(s.text)?;
     crate::installed::require(8, "search")?;
     let semantic = match s.mode {
-        SearchMode::Lexical => Err("lexical search was asked for"),
+        SearchMode::Lexical => Err("lexical search was asked for".to_string()),
         _ => semantic_query(user, q),
     };
-    let (method, fallback) = search::answering_mode(s.mode, semantic.as_ref().err().copied());
-    let embedding = semantic.ok().filter(|_| method != Answering::Lexical);
+    let (method, mut fallback) =
+        search::answering_mode(s.mode, semantic.as_ref().err().map(String::as_str));
+    let (embedding, model) = match semantic.ok().filter(|_| method != Answering::Lexical) {
+        Some((v, m)) => (Some(v), Some(m)),
+        None => (None, None),
+    };
+    // The gateway's provider failed and the server's model answered instead.
+    if let (Some(why), Some(m)) = (crate::embeddings::remote_query_error(), &model) {
+        fallback.get_or_insert(format!("{why}: answered with the model {m}"));
+    }
     let lexical = method != Answering::Semantic;
     let flag = |b: bool| if b { "true" } else { "false" };
     let mut answer: RetrieveEntitiesResponse = if search::has_words(q) {
@@ -103,6 +111,8 @@ pub fn run(user: Uuid, s: &Search) -> Result<RetrieveEntitiesResponse, NeotomaEr
                         Arg::Text(&semantic_threshold),
                         Arg::Text(method.as_str()),
                         Arg::Int(RRF_K),
+                        Arg::OptText(model.as_deref()),
+                        Arg::Int(SEMANTIC_CANDIDATES),
                     ],
                     "found entities",
                 )
@@ -119,28 +129,35 @@ pub fn run(user: Uuid, s: &Search) -> Result<RetrieveEntitiesResponse, NeotomaEr
             search_method: None,
             search_fallback: None,
             pending_embeddings: None,
+            embedding_model: None,
         }
     };
     answer.search_method = Some(method.as_str().to_string());
     answer.search_fallback = fallback;
+    answer.embedding_model = model;
     Ok(answer)
 }
 
-/// The query's embedding, or why semantic search cannot answer it: no
-/// model, a query the model has no word of, or a user none of whose
-/// entities has an embedding yet.
-fn semantic_query(user: Uuid, q: &str) -> Result<Vec<f32>, &'static str> {
+/// The query's embedding and its model, or why semantic search cannot
+/// answer: no model, a query the model has no word of, or a user none of
+/// whose entities has an embedding by that model yet.
+fn semantic_query(user: Uuid, q: &str) -> Result<(Vec<f32>, String), String> {
     if !crate::installed::at_least(9).unwrap_or(false) {
-        return Err("this database's SQL has no embeddings yet (ALTER EXTENSION neotoma UPDATE)");
+        return Err(
+            "this database's SQL has no embeddings yet (ALTER EXTENSION neotoma UPDATE)".into(),
+        );
     }
-    let (embedding, _model) = crate::embeddings::query_embedding(q)?;
+    let (embedding, model) = crate::embeddings::query_embedding(q)?;
     let any = db::json(
-        "SELECT to_jsonb(EXISTS (SELECT FROM neotoma.entity_embeddings v WHERE v.user_id = $1::uuid))",
-        &[Arg::uuid(user)],
+        "SELECT to_jsonb(EXISTS (SELECT FROM neotoma.entity_embeddings v
+                                 WHERE v.user_id = $1::uuid AND v.model = $2))",
+        &[Arg::uuid(user), Arg::Text(&model)],
     )
-    .map_err(|_| "embeddings cannot be read")?;
+    .map_err(|_| "embeddings cannot be read".to_string())?;
     if any != serde_json::Value::Bool(true) {
-        return Err("none of your entities has an embedding yet");
+        return Err(format!(
+            "none of your entities has an embedding by {model} yet"
+        ));
     }
-    Ok(embedding)
+    Ok((embedding, model))
 }

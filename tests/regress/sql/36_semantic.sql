@@ -107,6 +107,37 @@ SELECT neotoma.register_schema('{"entity_type": "meal", "user_specific": true, "
 SELECT r->>'search_method' AS method, r->'entity_types'->0->>'entity_type' AS first
 FROM neotoma.list_entity_types('{"keyword": "food"}') r;
 
+-- A gateway's remote provider (neotoma_service): what it has not embedded,
+-- with the text to embed; vectors written only for the current text; the
+-- query embedding it hands over for a call ranks by its rows.
+SELECT jsonb_array_length(p) AS pending, p->0 ? 'text' AS text_given
+FROM neotoma.pending_embeddings('remote:toy', 3) p;
+CREATE TEMP VIEW own_pending AS
+  SELECT count(*) AS own_pending FROM jsonb_array_elements(neotoma.pending_embeddings('remote:toy', 1000)) p
+  WHERE p->>'user_id' = '36000000-0000-0000-0000-00000000000a';
+SELECT * FROM own_pending;
+SELECT neotoma._embedding_text('note', snapshot) AS garden_text FROM neotoma.entity_snapshots WHERE entity_id = :'garden' \gset
+SELECT neotoma.put_embeddings('remote:toy', jsonb_build_array(
+  jsonb_build_object('user_id', '36000000-0000-0000-0000-00000000000a', 'entity_id', :'garden', 'text', 'an old text', 'embedding', '[1, 0]'::jsonb))) AS stale_written,
+       neotoma.put_embeddings('remote:toy', jsonb_build_array(
+  jsonb_build_object('user_id', '36000000-0000-0000-0000-00000000000a', 'entity_id', :'garden', 'text', :'garden_text', 'embedding', '[1, 0]'::jsonb))) AS written;
+SELECT * FROM own_pending;
+SET neotoma.query_embedding_model = 'remote:toy';
+SET neotoma.query_embedding = '[0.9, 0.1]';
+SELECT r->>'search_method' AS method, r->>'embedding_model' AS model, r->'pending_embeddings' AS pending,
+       jsonb_path_query_array(r, '$.entities[*].snapshot.title') AS titles
+FROM neotoma.retrieve_entities('{"search": "anything", "search_mode": "semantic"}') r;
+RESET neotoma.query_embedding;
+RESET neotoma.query_embedding_model;
+-- A change of text drops the remote embedding with it.
+SELECT neotoma.correct(jsonb_build_object('entity_id', :'garden', 'entity_type', 'note', 'field', 'content', 'value', 'rowing')) ? 'observation_id' AS corrected;
+SELECT count(*) AS toy_rows FROM neotoma.entity_embeddings WHERE model = 'remote:toy';
+SELECT error_code(try_action('retrieve_entities', '{"search": "x"}')) IS NULL AS still_fine;
+RESET ROLE;
+SELECT has_function_privilege('neotoma_user', 'neotoma.put_embeddings(text, jsonb)', 'EXECUTE') AS users_put,
+       has_function_privilege('neotoma_service', 'neotoma.put_embeddings(text, jsonb)', 'EXECUTE') AS service_puts;
+SET ROLE neotoma_regress_agent;
+
 -- Bad input: an unknown mode.
 SELECT error_code(try_action('retrieve_entities', '{"search": "coffee", "search_mode": "vector"}')) AS code;
 ROLLBACK;

@@ -105,7 +105,8 @@ def measure(conn: psycopg.Connection, user: str, size: int, rows: list[tuple[str
 
 def store_latency(dsn: str, drop: str) -> list[float]:
     """drop: "" keeps all search upkeep; "embeddings" drops the embedding
-    triggers; "all" also the search columns and the trigram index."""
+    triggers; "all" also the search columns, the trigram index and the index
+    of observations' words."""
     with psycopg.connect(dsn, autocommit=True) as conn:
         if drop in ("embeddings", "all"):
             conn.execute("DROP TRIGGER entity_snapshots_embedding ON neotoma.entity_snapshots")
@@ -113,6 +114,7 @@ def store_latency(dsn: str, drop: str) -> list[float]:
         if drop == "all":
             conn.execute("DROP TRIGGER entity_snapshots_name_trigrams ON neotoma.entity_snapshots")
             conn.execute("ALTER TABLE neotoma.entity_snapshots DROP COLUMN search_vector, DROP COLUMN name_trigrams CASCADE")
+            conn.execute("DROP INDEX neotoma.observations_search")
         user = new_user()
         conn.execute("SELECT set_config('neotoma.user_id', %s, false)", (user,))
         load(conn, user, 0, 10_000 if SCALE >= 1 else 1_000, seed=7)

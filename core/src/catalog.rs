@@ -343,7 +343,8 @@ pub fn spec(id: ActionId) -> ActionSpec {
                 entities merged into them, best first (then by id), each with relevance_score and \
                 matched_fields; search_mode: lexical (words, stems, names with typos), semantic \
                 (by meaning: embeddings), hybrid (both, fused by rank) or auto (hybrid when \
-                embeddings exist, else lexical); search_method says which mode answered.",
+                embeddings exist, else lexical); search_method says which mode answered; \
+                include_observations also matches values since corrected or outranked.",
         )
         .read_only(),
         ActionId::RetrieveEntityByIdentifier => ActionSpec::new(

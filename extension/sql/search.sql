@@ -56,3 +56,13 @@ CREATE TRIGGER entity_snapshots_name_trigrams_changed AFTER UPDATE ON neotoma.en
   EXECUTE FUNCTION neotoma._name_trigrams_changed();
 CREATE TRIGGER entity_snapshots_truncated AFTER TRUNCATE ON neotoma.entity_snapshots
   FOR EACH STATEMENT EXECUTE FUNCTION neotoma._name_trigrams_truncated();
+
+-- The words of an observation's values (as search_vector reads a
+-- snapshot's), indexed: retrieve_entities {search, include_observations}
+-- also finds entities by values since corrected or outranked.
+CREATE FUNCTION neotoma._observation_vector(fields jsonb) RETURNS tsvector
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT jsonb_to_tsvector('pg_catalog.simple', fields, '["string", "numeric"]')
+         || jsonb_to_tsvector('pg_catalog.english', fields, '["string"]')
+$$;
+CREATE INDEX observations_search ON neotoma.observations USING gin (neotoma._observation_vector(fields));

@@ -37,6 +37,13 @@ async def test_search_through_mcp(start_gateway) -> None:
 
         by_text = ok(await a.call_tool("retrieve_entities", {"search": "fortran", "search_mode": "lexical"}))
         assert [e["snapshot"]["name"] for e in by_text["entities"]] == ["Dorothy Vaughan"]
+        # A value since corrected: found through the observations that said it.
+        dorothy = by_text["entities"][0]["id"]
+        ok(await a.call_tool("correct", {"entity_id": dorothy, "entity_type": "person", "field": "notes", "value": "NACA computer"}))
+        gone = ok(await a.call_tool("retrieve_entities", {"search": "fortran", "search_mode": "lexical"}))
+        assert gone["total"] == 0
+        history = ok(await a.call_tool("retrieve_entities", {"search": "fortran", "search_mode": "lexical", "include_observations": True}))
+        assert [(e["id"], e["matched_fields"]) for e in history["entities"]] == [(dorothy, ["observations"])]
 
         # By meaning: no entity has the words "space flight"; auto is hybrid.
         by_meaning = ok(await a.call_tool("retrieve_entities", {"search": "space flight trajectories"}))

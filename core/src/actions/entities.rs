@@ -152,6 +152,10 @@ pub struct RetrieveEntitiesRequest {
     /// How to search (default auto); the answer's search_method says which
     /// mode answered.
     pub search_mode: Option<crate::search::SearchMode>,
+    /// With `search`: also match the words of every observation of an
+    /// entity, values since corrected or outranked included (default
+    /// false: the snapshot's current values).
+    pub include_observations: Option<bool>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]

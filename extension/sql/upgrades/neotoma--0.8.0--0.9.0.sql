@@ -1,8 +1,8 @@
 -- 0.8.0 -> 0.9.0: semantic search. Each entity's embeddings, by the
 -- server's embedding model (kept with its snapshot) and by a gateway's
 -- remote provider (sql/embeddings.sql); retrieve_entities searches by
--- meaning (semantic) and by both (hybrid); list_entity_types falls back to
--- meaning.
+-- meaning (semantic) and by both (hybrid), and observations' words
+-- (include_observations); list_entity_types falls back to meaning.
 
 CREATE FUNCTION neotoma."_cosine"("a" real[], "b" real[]) RETURNS double precision
 IMMUTABLE STRICT PARALLEL SAFE
@@ -161,8 +161,19 @@ REVOKE EXECUTE ON FUNCTION neotoma._embedding_changed(), neotoma._embeddings_tru
 GRANT EXECUTE ON FUNCTION neotoma.pending_embeddings(text, integer, text[]), neotoma.put_embeddings(text, jsonb)
   TO neotoma_service;
 
+-- The words of an observation's values, indexed (sql/search.sql):
+-- retrieve_entities {search, include_observations}.
+CREATE FUNCTION neotoma._observation_vector(fields jsonb) RETURNS tsvector
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT jsonb_to_tsvector('pg_catalog.simple', fields, '["string", "numeric"]')
+         || jsonb_to_tsvector('pg_catalog.english', fields, '["string"]')
+$$;
+REVOKE EXECUTE ON FUNCTION neotoma._observation_vector(jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma._observation_vector(jsonb) TO neotoma_user;
+CREATE INDEX observations_search ON neotoma.observations USING gin (neotoma._observation_vector(fields));
+
 -- The descriptions of the actions whose search changed.
 COMMENT ON FUNCTION neotoma.retrieve_entities(jsonb) IS
-  'List entities, optionally of one `entity_type`, most recently observed first, with their snapshots (include_snapshots, default true). Merged entities are left out unless include_merged. Paginated with limit (max 1000) and offset; returns {entities:[{id, entity_type, canonical_name, snapshot, observation_count, last_observation_at}], total, excluded_merged}. With `search` (free text) it finds entities by their names (typos forgiven), every snapshot value and the names of entities merged into them, best first (then by id), each with relevance_score and matched_fields; search_mode: lexical (words, stems, names with typos), semantic (by meaning: embeddings), hybrid (both, fused by rank) or auto (hybrid when embeddings exist, else lexical); search_method says which mode answered.';
+  'List entities, optionally of one `entity_type`, most recently observed first, with their snapshots (include_snapshots, default true). Merged entities are left out unless include_merged. Paginated with limit (max 1000) and offset; returns {entities:[{id, entity_type, canonical_name, snapshot, observation_count, last_observation_at}], total, excluded_merged}. With `search` (free text) it finds entities by their names (typos forgiven), every snapshot value and the names of entities merged into them, best first (then by id), each with relevance_score and matched_fields; search_mode: lexical (words, stems, names with typos), semantic (by meaning: embeddings), hybrid (both, fused by rank) or auto (hybrid when embeddings exist, else lexical); search_method says which mode answered; include_observations also matches values since corrected or outranked.';
 COMMENT ON FUNCTION neotoma.list_entity_types(jsonb) IS
   'List the entity types you can store, with their fields (type, required), identity fields and schema version. Call it before `store` to choose the entity_type. With `keyword`, types are ranked by matches in their names and field names; when nothing matches well, by meaning (embeddings of their names, descriptions and fields: ''payment'' finds transaction and invoice; match_type vector), else by fuzzy similarity (typos).';

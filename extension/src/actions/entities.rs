@@ -237,11 +237,16 @@ pub fn retrieve_entities(
     if let Some(text) = req.search.as_deref() {
         return super::search::search_entities(user, &req, text);
     }
-    if req.search_mode.is_some() {
-        return Err(NeotomaError::invalid_field(
-            "search_mode",
-            "search_mode goes with search (the text to look for)",
-        ));
+    for (field, given) in [
+        ("search_mode", req.search_mode.is_some()),
+        ("include_observations", req.include_observations.is_some()),
+    ] {
+        if given {
+            return Err(NeotomaError::invalid_field(
+                field,
+                format!("{field} goes with search (the text to look for)"),
+            ));
+        }
     }
     let (limit, offset) = common::page(req.limit, req.offset)?;
     let include_snapshots = req.include_snapshots.unwrap_or(true);

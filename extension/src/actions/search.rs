@@ -26,6 +26,8 @@ pub struct Search<'a> {
     pub include_snapshots: bool,
     /// Every snapshot value (full text).
     pub in_values: bool,
+    /// Every observation's values (full text), superseded ones too.
+    pub in_observations: bool,
     /// Names, typos forgiven.
     pub in_names: bool,
     /// Names of entities merged into others count for those.
@@ -53,6 +55,7 @@ pub fn search_entities(
             include_deleted: req.include_deleted.unwrap_or(false),
             include_snapshots: req.include_snapshots.unwrap_or(true),
             in_values: true,
+            in_observations: req.include_observations.unwrap_or(false),
             in_names: true,
             in_aliases: true,
             in_types: false,
@@ -113,6 +116,7 @@ pub fn run(user: Uuid, s: &Search) -> Result<RetrieveEntitiesResponse, NeotomaEr
                         Arg::Int(RRF_K),
                         Arg::OptText(model.as_deref()),
                         Arg::Int(SEMANTIC_CANDIDATES),
+                        Arg::Text(flag(lexical && s.in_observations)),
                     ],
                     "found entities",
                 )

@@ -42,6 +42,7 @@ pub fn search_subgraph(
             include_deleted: false,
             include_snapshots: false,
             in_values: req.search_in_observations.unwrap_or(true),
+            in_observations: req.search_in_observations.unwrap_or(true),
             in_names: req.search_in_name.unwrap_or(true),
             in_aliases: req.search_in_aliases.unwrap_or(true),
             in_types: req.search_in_type.unwrap_or(true),

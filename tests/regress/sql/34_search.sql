@@ -39,6 +39,12 @@ SELECT (SELECT array_agg(e->>'id') FROM jsonb_array_elements(neotoma.retrieve_en
 -- Read after write: a new value is found in the same transaction.
 SELECT neotoma.store('{"entities": [{"entity_type": "person", "name": "Alan Turing", "email": "alan@example.com", "notes": "Enigma codebreaker"}]}') IS NOT NULL AS stored;
 SELECT e->'snapshot'->>'name' AS name FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "enigma"}')->'entities') e;
+-- The old notes are no longer the snapshot's; include_observations finds
+-- them in the observation that said them.
+SELECT r->'total' AS total FROM neotoma.retrieve_entities('{"search": "computing machinery", "search_mode": "lexical"}') r;
+SELECT e->'snapshot'->>'name' AS name, e->'matched_fields' AS fields
+FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "computing machinery", "search_mode": "lexical", "include_observations": true}')->'entities') e;
+SELECT error_code(try_action('retrieve_entities', '{"include_observations": true}')) AS without_search;
 -- A merged entity's name is an alias of the one it went to.
 SELECT neotoma.merge_entities(jsonb_build_object(
   'from_entity_id', (SELECT id FROM neotoma.entities WHERE canonical_name = 'gj@example.com'),

@@ -33,7 +33,11 @@ const BATCH: i32 = 64;
 const REFUSED_RETRY: Duration = Duration::from_secs(600);
 /// The worker looks for work at least this often (notifications wake it
 /// sooner).
-const POLL: Duration = Duration::from_secs(5);
+const POLL: Duration = Duration::from_secs(30);
+/// Least time between two looks that found no full batch: finding the
+/// pending entities reads every snapshot (about 0.3 s at 100,000), so a
+/// stream of changes is served in rounds, not once per change.
+const MIN_GAP: Duration = Duration::from_secs(1);
 
 /// Why the provider gave no embeddings; `refused` when it answered that
 /// the input is wrong (4xx), so trying again will not help.
@@ -209,6 +213,7 @@ impl Worker {
                 Ok(false) => {}
                 Err(e) => tracing::debug!(error = %e, "embedding entities: will try again"),
             }
+            tokio::time::sleep(MIN_GAP).await;
             tokio::select! {
                 _ = self.wake.notified() => {}
                 _ = tokio::time::sleep(POLL) => {}

@@ -1074,27 +1074,41 @@ fn verify_name_trigrams(repair: bool) -> Result<Vec<Value>, NeotomaError> {
 /// rewrites those that differ, e.g. after the model was installed or
 /// changed. Skipped while there is no model.
 fn verify_embeddings(repair: bool) -> Result<Vec<Value>, NeotomaError> {
-    const DIFFERENT: &str = "
-        WITH expected AS (
-          SELECT * FROM (
-            SELECT s.user_id, s.entity_id, s.entity_type, neotoma._embedding_model() AS model,
-                   neotoma._entity_embedding(s.entity_type, s.snapshot) AS embedding
-            FROM neotoma.entity_snapshots s) e
-          WHERE e.embedding IS NOT NULL),
-        -- The server model's rows, and any row whose snapshot is gone.
-        stored AS (SELECT v.user_id, v.entity_id, v.entity_type, v.model, v.embedding FROM neotoma.entity_embeddings v
-                   WHERE v.model = neotoma._embedding_model()
-                      OR NOT EXISTS (SELECT FROM neotoma.entity_snapshots s
-                                     WHERE s.user_id = v.user_id AND s.entity_id = v.entity_id)),
-        different AS ((SELECT * FROM expected EXCEPT SELECT * FROM stored)
-                      UNION (SELECT * FROM stored EXCEPT SELECT * FROM expected))
-        SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', user_id, 'entity_id', entity_id,
-                                                     'what', 'entity_embeddings')
-                                  ORDER BY user_id, entity_id), '[]')
-        FROM (SELECT DISTINCT user_id, entity_id FROM different) d";
-    let v = db::json(DIFFERENT, &[])?;
+    // Every snapshot's embedding by the server's model, as the trigger
+    // writes it (none where the model knows no word of it).
+    const EXPECTED: &str = "
+        SELECT * FROM (
+          SELECT s.user_id, s.entity_id, s.entity_type, neotoma._embedding_model() AS model,
+                 neotoma._entity_embedding(s.entity_type, s.snapshot) AS embedding
+          FROM neotoma.entity_snapshots s) e
+        WHERE e.embedding IS NOT NULL";
+    // The rows checked: the server model's, and any whose snapshot is gone.
+    const CHECKED: &str = "
+        (v.model = neotoma._embedding_model()
+         OR NOT EXISTS (SELECT FROM neotoma.entity_snapshots s
+                        WHERE s.user_id = v.user_id AND s.entity_id = v.entity_id))";
+    let different = format!(
+        "WITH expected AS ({EXPECTED}),
+         stored AS (SELECT v.user_id, v.entity_id, v.entity_type, v.model, v.embedding
+                    FROM neotoma.entity_embeddings v WHERE {CHECKED}),
+         different AS ((SELECT * FROM expected EXCEPT SELECT * FROM stored)
+                       UNION (SELECT * FROM stored EXCEPT SELECT * FROM expected))
+         SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', user_id, 'entity_id', entity_id,
+                                                      'what', 'entity_embeddings')
+                                   ORDER BY user_id, entity_id), '[]')
+         FROM (SELECT DISTINCT user_id, entity_id FROM different) d"
+    );
+    let v = db::json(&different, &[])?;
     let mismatches: Vec<Value> = db::from_json(v, "embeddings")?;
     if repair {
+        let delete = format!(
+            "DELETE FROM neotoma.entity_embeddings v
+             WHERE v.user_id = $1::uuid AND v.entity_id = $2 AND {CHECKED}"
+        );
+        let insert = format!(
+            "INSERT INTO neotoma.entity_embeddings (user_id, entity_id, entity_type, model, embedding)
+             SELECT * FROM ({EXPECTED}) x WHERE x.user_id = $1::uuid AND x.entity_id = $2"
+        );
         for m in &mismatches {
             let key = [
                 Arg::Text(m["user_id"].as_str().unwrap_or_default()),
@@ -1102,23 +1116,8 @@ fn verify_embeddings(repair: bool) -> Result<Vec<Value>, NeotomaError> {
             ];
             // Written as the owner, as the triggers write them.
             crate::owner::as_owner(|| {
-                db::run(
-                    "DELETE FROM neotoma.entity_embeddings v WHERE v.user_id = $1::uuid AND v.entity_id = $2
-                       AND (v.model = neotoma._embedding_model()
-                            OR NOT EXISTS (SELECT FROM neotoma.entity_snapshots s
-                                           WHERE s.user_id = v.user_id AND s.entity_id = v.entity_id))",
-                    &key,
-                )?;
-                db::run(
-                    "INSERT INTO neotoma.entity_embeddings (user_id, entity_id, entity_type, model, embedding)
-                     SELECT * FROM (
-                       SELECT s.user_id, s.entity_id, s.entity_type, neotoma._embedding_model() AS model,
-                              neotoma._entity_embedding(s.entity_type, s.snapshot) AS embedding
-                       FROM neotoma.entity_snapshots s
-                       WHERE s.user_id = $1::uuid AND s.entity_id = $2) e
-                     WHERE e.embedding IS NOT NULL",
-                    &key,
-                )
+                db::run(&delete, &key)?;
+                db::run(&insert, &key)
             })?;
         }
     }

@@ -130,13 +130,7 @@ impl Database {
 
     /// Runs a query that returns one jsonb value.
     pub async fn query_json(&self, sql: &str) -> Result<Value, NeotomaError> {
-        let client = self.pool.get().await.map_err(unavailable)?;
-        let row = client
-            .query_one(sql, &[])
-            .await
-            .map_err(|e| map_pg_error(e, ErrorCode::DbQueryFailed))?;
-        row.try_get::<_, Value>(0)
-            .map_err(|e| map_pg_error(e, ErrorCode::DbQueryFailed))
+        self.query_json_with(sql, &[]).await
     }
 
     /// A stored file behind a signed URL: (MIME type, file name, bytes), or

@@ -113,6 +113,9 @@ async def test_legacy_sessions_hear_other_gateways_and_sql(start_gateway) -> Non
         with sql_session(alice) as conn:
             sql_store(conn, "Ada", phone="+1 555 0101")
         await heard_a.until(entity_uri(ada))
+        # Every notice of that change delivered before unsubscribing (one
+        # still in flight would land after the clear below).
+        await heard_a.until("neotoma://entities/person")
 
         # Unsubscribed: Ada's next change is not told; Bea's, later, is.
         await a1.unsubscribe_resource(entity_uri(ada))

@@ -344,7 +344,8 @@ pub fn spec(id: ActionId) -> ActionSpec {
                 matched_fields; search_mode: lexical (words, stems, names with typos), semantic \
                 (by meaning: embeddings), hybrid (both, fused by rank) or auto (hybrid when \
                 embeddings exist, else lexical); search_method says which mode answered; \
-                include_observations also matches values since corrected or outranked.",
+                include_observations also matches values since corrected or outranked and the \
+                words of the stored text files an entity was observed from.",
         )
         .read_only(),
         ActionId::RetrieveEntityByIdentifier => ActionSpec::new(

@@ -129,6 +129,33 @@ pub fn embedding_text(entity_type: &str, snapshot: &serde_json::Value) -> String
     }
 }
 
+/// Most bytes of a stored file whose words are searched (its start): the
+/// words of 128 KiB of text stay well under a `tsvector`'s 1 MB, whatever
+/// the text.
+pub const MAX_FILE_TEXT_BYTES: usize = 128 * 1024;
+
+/// The text of a stored file that search reads: its first
+/// [`MAX_FILE_TEXT_BYTES`] when they are UTF-8 text (a byte-order mark
+/// dropped, a character cut at the end forgiven); nothing for a binary file
+/// (a NUL byte, bytes that are not UTF-8, or a PDF, whose words are inside
+/// compressed streams: what its interpretation stored is searched instead).
+pub fn file_text(bytes: &[u8]) -> &str {
+    let head = &bytes[..bytes.len().min(MAX_FILE_TEXT_BYTES)];
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    if head.starts_with(b"%PDF-") || head.contains(&0) {
+        return "";
+    }
+    match std::str::from_utf8(head) {
+        Ok(text) => text,
+        // Cut inside a character by the limit (or by the file's end): the
+        // text before it.
+        Err(e) if e.error_len().is_none() => {
+            std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or_default()
+        }
+        Err(_) => "",
+    }
+}
+
 /// The query, trimmed; refused when empty or too long.
 pub fn check_query(search: &str) -> Result<&str> {
     let q = search.trim();
@@ -183,6 +210,22 @@ pub fn type_name(entity_type: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_text_is_their_utf8_start() {
+        assert_eq!(file_text(b"Meeting notes: Grace"), "Meeting notes: Grace");
+        assert_eq!(file_text(b"\xEF\xBB\xBFcaf\xC3\xA9"), "caf\u{e9}");
+        // Binary: NUL bytes, invalid UTF-8, PDFs.
+        assert_eq!(file_text(b"\x89PNG\r\n\x1a\n\0\0"), "");
+        assert_eq!(file_text(b"abc \xFF\xFE def"), "");
+        assert_eq!(file_text(b"%PDF-1.4 stream"), "");
+        // The limit cuts a long file, inside a character too.
+        let mut long = vec![b'a'; MAX_FILE_TEXT_BYTES - 1];
+        long.extend("\u{e9}\u{e9}".as_bytes());
+        assert_eq!(file_text(&long).len(), MAX_FILE_TEXT_BYTES - 1);
+        let cut = "\u{e9}".as_bytes();
+        assert_eq!(file_text(&cut[..1]), "");
+    }
 
     #[test]
     fn queries_are_checked() {

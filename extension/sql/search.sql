@@ -66,3 +66,11 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
          || jsonb_to_tsvector('pg_catalog.english', fields, '["string"]')
 $$;
 CREATE INDEX observations_search ON neotoma.observations USING gin (neotoma._observation_vector(fields));
+
+-- The words of a stored file (neotoma._file_text: the start of a UTF-8 text
+-- file; nothing of a binary one), indexed: retrieve_entities {search,
+-- include_observations} also finds the entities observed from it.
+ALTER TABLE neotoma.files ADD COLUMN search_vector tsvector GENERATED ALWAYS AS (
+  to_tsvector('pg_catalog.simple', neotoma._file_text(content))
+  || to_tsvector('pg_catalog.english', neotoma._file_text(content))) STORED;
+CREATE INDEX files_search ON neotoma.files USING gin (search_vector);

@@ -51,6 +51,13 @@ pub fn at_least_0_5() -> Result<bool, NeotomaError> {
 /// for one of its columns. Columns, not functions: 0.1 and 0.2 make a
 /// function for every action the library knows.
 const MARKED: &[(u32, &str)] = &[
+    // Stored files are searchable.
+    (
+        10,
+        "SELECT to_jsonb(EXISTS (SELECT FROM pg_catalog.pg_attribute
+                                 WHERE attrelid = 'neotoma.files'::regclass
+                                   AND attname = 'search_vector' AND NOT attisdropped))",
+    ),
     // Entities have embeddings.
     (
         9,
@@ -115,7 +122,7 @@ fn minor() -> Result<u32, NeotomaError> {
 }
 
 /// Whether the installed SQL is 0.`minor`.0 or newer (for a marked
-/// version: 6 to 9).
+/// version: 6 to 10).
 pub fn at_least(minor_version: u32) -> Result<bool, NeotomaError> {
     debug_assert!(MARKED.iter().any(|(m, _)| *m == minor_version));
     Ok(minor()? >= minor_version)

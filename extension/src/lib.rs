@@ -107,7 +107,12 @@ extension_sql_file!(
 extension_sql_file!(
     "../sql/search.sql",
     name = "search",
-    requires = ["entities", search::name_trigrams]
+    requires = [
+        "entities",
+        "files",
+        search::name_trigrams,
+        search::file_text
+    ]
 );
 extension_sql_file!(
     "../sql/embeddings.sql",

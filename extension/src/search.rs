@@ -10,3 +10,10 @@ pub(crate) fn name_trigrams(name: &str) -> Vec<String> {
         .into_iter()
         .collect()
 }
+
+/// The text of a stored file that search reads (neotoma_core::search::file_text),
+/// for the generated column `files.search_vector` (sql/search.sql).
+#[pg_extern(immutable, parallel_safe, strict, name = "_file_text")]
+pub(crate) fn file_text(content: &[u8]) -> &str {
+    neotoma_core::search::file_text(content)
+}

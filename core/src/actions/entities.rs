@@ -153,8 +153,9 @@ pub struct RetrieveEntitiesRequest {
     /// mode answered.
     pub search_mode: Option<crate::search::SearchMode>,
     /// With `search`: also match the words of every observation of an
-    /// entity, values since corrected or outranked included (default
-    /// false: the snapshot's current values).
+    /// entity, values since corrected or outranked included, and of the
+    /// stored text files it was observed from (default false: the
+    /// snapshot's current values).
     pub include_observations: Option<bool>,
 }
 

@@ -26,8 +26,9 @@ pub struct SearchSubgraphRequest {
     pub search_in_type: Option<bool>,
     /// Match the names of entities merged into others (default true).
     pub search_in_aliases: Option<bool>,
-    /// Match what is known of them: every snapshot value and every
-    /// observation's values (default true).
+    /// Match what is known of them: every snapshot value, every
+    /// observation's values and the stored text files they came from
+    /// (default true).
     pub search_in_observations: Option<bool>,
     /// Page number, from 1 (default 1).
     pub page: Option<i64>,

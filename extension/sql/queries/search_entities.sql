@@ -10,7 +10,8 @@
 -- cosine similarity, $18 the mode ('lexical', 'semantic', 'hybrid'), $19
 -- Reciprocal Rank Fusion's k, $20 the embedding model (the rows compared),
 -- $21 the most entities semantic search ranks (the nearest); $22 also match
--- every observation's words ('true'/'false').
+-- every observation's words and those of the stored files they came from
+-- ('true'/'false').
 -- Lexical score = 0.6 × name similarity (trigrams, 1 for the same name)
 --               + 0.4 × text rank (ts_rank_cd normalised to 0–1);
 -- an entity matched by its type alone scores 0.1. Semantic score = the
@@ -33,6 +34,16 @@ obs_hits AS (
   WHERE $22 = 'true' AND o.user_id = $1::uuid AND neotoma._observation_vector(o.fields) @@ q.text_query -- 0.9
     AND ($5::text IS NULL OR o.entity_type = $5) -- 0.9
   GROUP BY o.entity_id -- 0.9
+  ),
+-- The words of stored files (the start of a text file), by the GIN index on
+-- files.search_vector: the entities observed from a matching file.
+file_hits AS (
+  SELECT NULL::text AS entity_id, NULL::float4 AS file_rank WHERE false
+  UNION ALL SELECT o.entity_id, max(ts_rank_cd(f.search_vector, q.text_query, 32)) -- 0.10
+  FROM neotoma.files f, q, neotoma.observations o -- 0.10
+  WHERE $22 = 'true' AND f.user_id = $1::uuid AND f.search_vector @@ q.text_query -- 0.10
+    AND o.user_id = f.user_id AND o.source_id = f.source_id AND ($5::text IS NULL OR o.entity_type = $5) -- 0.10
+  GROUP BY o.entity_id -- 0.10
   ),
 -- Names sharing at least $4 of the query's trigrams, from the index of
 -- trigrams (as pg_trgm's GIN index finds them), then their similarity.
@@ -62,17 +73,20 @@ hits AS (
   SELECT h.entity_id, max(h.text_rank) AS text_rank, max(h.name_sim) AS name_sim, bool_or(h.by_type) AS by_type,
          max(h.sem_sim) AS sem_sim,
          -- Found by an observation's words only (not its snapshot's).
-         bool_or(h.by_obs) AND NOT bool_or(h.by_text) AS by_obs
+         bool_or(h.by_obs) AND NOT bool_or(h.by_text) AS by_obs,
+         bool_or(h.by_file) AS by_file
   FROM (SELECT entity_id, text_rank, 0::float8 AS name_sim, false AS by_type, NULL::float8 AS sem_sim,
-               false AS by_obs, true AS by_text FROM text_hits
+               false AS by_obs, true AS by_text, false AS by_file FROM text_hits
         UNION ALL
-        SELECT entity_id, obs_rank, 0, false, NULL, true, false FROM obs_hits
+        SELECT entity_id, obs_rank, 0, false, NULL, true, false, false FROM obs_hits
         UNION ALL
-        SELECT entity_id, 0, name_sim, false, NULL, false, false FROM name_hits WHERE name_sim >= $11::float8
+        SELECT entity_id, file_rank, 0, false, NULL, false, false, true FROM file_hits
         UNION ALL
-        SELECT entity_id, 0, 0, true, NULL, false, false FROM type_hits
+        SELECT entity_id, 0, name_sim, false, NULL, false, false, false FROM name_hits WHERE name_sim >= $11::float8
         UNION ALL
-        SELECT entity_id, 0, 0, false, sem_sim, false, false FROM sem_hits WHERE sem_sim >= $17::float8) h
+        SELECT entity_id, 0, 0, true, NULL, false, false, false FROM type_hits
+        UNION ALL
+        SELECT entity_id, 0, 0, false, sem_sim, false, false, false FROM sem_hits WHERE sem_sim >= $17::float8) h
   GROUP BY h.entity_id),
 -- Unless merged entities are asked for, one merged away is an alias of the
 -- entity it went to: its match counts for that one.
@@ -83,14 +97,15 @@ resolved AS (
          max(h.name_sim) FILTER (WHERE e.merged_into IS NULL OR $6 = 'true') AS name_sim,
          bool_or(e.merged_into IS NOT NULL AND $6 <> 'true') AS by_alias,
          bool_or(h.by_type) AS by_type,
-         bool_or(h.by_obs) AS by_obs
+         bool_or(h.by_obs) AS by_obs,
+         bool_or(h.by_file) AS by_file
   FROM hits h
   CROSS JOIN LATERAL (SELECT e.merged_into FROM neotoma.entities e
                       WHERE e.user_id = $1::uuid AND e.id = h.entity_id OFFSET 0) e
   WHERE $14 = 'true' OR $6 = 'true' OR e.merged_into IS NULL
   GROUP BY 1),
 eligible AS (
-  SELECT r.id, r.lex_score, r.sem_sim, r.name_sim, r.by_alias, r.by_type, r.by_obs, e.entity_type, e.canonical_name, e.merged_into,
+  SELECT r.id, r.lex_score, r.sem_sim, r.name_sim, r.by_alias, r.by_type, r.by_obs, r.by_file, e.entity_type, e.canonical_name, e.merged_into,
          e.deleted_at, e.deleted_reason
   FROM resolved r
   CROSS JOIN LATERAL (SELECT e.entity_type, e.canonical_name, e.merged_into, e.deleted_at, e.deleted_reason
@@ -146,7 +161,9 @@ SELECT json_build_object(
         UNION
         SELECT 'entity_type' WHERE page.by_type
         UNION
-        SELECT 'observations' WHERE page.by_obs) f) m), '[]'),
+        SELECT 'observations' WHERE page.by_obs
+        UNION
+        SELECT 'files' WHERE page.by_file) f) m), '[]'),
   'total', (SELECT count(*) FROM ranked),
   -- The user's entities (of the type) without an embedding of their text.
   'pending_embeddings', CASE WHEN $16::real[] IS NOT NULL THEN ( -- 0.9

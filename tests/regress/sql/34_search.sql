@@ -61,10 +61,40 @@ SELECT (SELECT count(*) FROM jsonb_array_elements(neotoma.retrieve_entities('{"s
 SELECT r->'total' AS total FROM neotoma.retrieve_entities('{"search": "?!"}') r;
 SELECT r->'total' AS total FROM neotoma.retrieve_entities('{"search": "the of"}') r;
 
+-- The words of stored files: an e-mail's contacts are observed from it,
+-- so include_observations finds them by what it says ('files'); its note
+-- is found by its snapshot. A binary file's bytes are not words.
+SELECT jsonb_array_length(r->'entities') AS stored FROM neotoma.store(jsonb_build_object(
+  'file_content', encode(convert_to(E'From: Katherine Johnson <kj@nasa.example>\r\nTo: Dorothy Vaughan <dv@nasa.example>\r\n'
+    'Subject: Trajectories\r\nDate: Mon, 2 Feb 2026 10:00:00 +0000\r\nMessage-ID: <t1@nasa.example>\r\n\r\n'
+    'The orbital reentry figures are checked.\r\n', 'UTF8'), 'base64'),
+  'mime_type', 'message/rfc822', 'original_filename', 'trajectories.eml')) r;
+SELECT jsonb_array_length(r->'entities') AS stored FROM neotoma.store(jsonb_build_object(
+  'file_content', encode(E'\\x89504e470d0a1a0a000000'::bytea || convert_to('glovebox', 'UTF8'), 'base64'),
+  'mime_type', 'image/png', 'interpret', false)) r;
+SELECT e->>'entity_type' AS type, coalesce(e->'snapshot'->>'name', e->'snapshot'->>'title') AS name, e->'matched_fields' AS fields
+FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "reentry", "search_mode": "lexical", "include_observations": true}')->'entities') e;
+SELECT r->'total' AS without_files FROM neotoma.retrieve_entities('{"search": "reentry", "search_mode": "lexical"}') r;
+SELECT r->'total' AS only_contacts
+FROM neotoma.retrieve_entities('{"search": "orbital", "entity_type": "contact", "search_mode": "lexical", "include_observations": true}') r;
+-- The most words 128 KiB of text can hold (about 32,000 distinct ones)
+-- still fit a tsvector: the file is stored, its words searched up to the
+-- limit ('a00'), not beyond ('zzz').
+WITH a(c) AS (VALUES ('0123456789abcdefghijklmnopqrstuvwxyz'))
+SELECT r ? 'source_id' AS stored FROM a, neotoma.store(jsonb_build_object(
+  'file_content', encode(convert_to((SELECT string_agg(substr(c, i / 1296 % 36 + 1, 1) || substr(c, i / 36 % 36 + 1, 1)
+                                                       || substr(c, i % 36 + 1, 1), ' ') FROM generate_series(0, 80000) i), 'UTF8'), 'base64'),
+  'mime_type', 'text/plain', 'interpret', false)) r;
+SELECT count(*) FILTER (WHERE search_vector @@ 'glovebox'::tsquery) AS binary_words,
+       count(*) FILTER (WHERE search_vector @@ 'reentry'::tsquery) AS text_words,
+       count(*) FILTER (WHERE search_vector @@ 'a00'::tsquery) AS within_limit,
+       count(*) FILTER (WHERE search_vector @@ 'zzz'::tsquery) AS beyond_limit FROM neotoma.files;
+
 -- Another user finds none of it, by any word or name.
 SET neotoma.user_id = '34000000-0000-0000-0000-00000000000b';
 SELECT r->'total' AS total FROM (VALUES ('grace'), ('Grce Hoppr'), ('compiler'), ('enigma')) t(q),
   neotoma.retrieve_entities(jsonb_build_object('search', q)) r;
+SELECT r->'total' AS total FROM neotoma.retrieve_entities('{"search": "reentry", "include_observations": true}') r;
 
 -- The index of name trigrams is checked by verify(), and repaired.
 SET neotoma.user_id = '34000000-0000-0000-0000-00000000000a';

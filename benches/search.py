@@ -103,11 +103,16 @@ def measure(conn: psycopg.Connection, user: str, size: int, rows: list[tuple[str
     return lexical_p50
 
 
-def store_latency(dsn: str, drop: str) -> list[float]:
-    """drop: "" keeps all search upkeep; "embeddings" drops the embedding
-    triggers; "all" also the search columns, the trigram index and the index
-    of observations' words."""
-    with psycopg.connect(dsn, autocommit=True) as conn:
+def store_latencies(variants: list[str]) -> dict[str, list[float]]:
+    """Single-entity stores after 10,000 into one fresh database per
+    variant, taken in turn (one store in each, then the next), so that
+    drift in the machine's speed weighs on every variant alike. A variant:
+    "" keeps all search upkeep; "embeddings" drops the embedding triggers;
+    "all" also the search columns, the trigram index and the index of
+    observations' and files' words."""
+    conns = {}
+    for n, drop in enumerate(variants):
+        conn = psycopg.connect(fresh_database(f"neotoma_bench_search_store_{n}"), autocommit=True)
         if drop in ("embeddings", "all"):
             conn.execute("DROP TRIGGER entity_snapshots_embedding ON neotoma.entity_snapshots")
             conn.execute("DROP TRIGGER entity_snapshots_embedding_changed ON neotoma.entity_snapshots")
@@ -115,12 +120,21 @@ def store_latency(dsn: str, drop: str) -> list[float]:
             conn.execute("DROP TRIGGER entity_snapshots_name_trigrams ON neotoma.entity_snapshots")
             conn.execute("ALTER TABLE neotoma.entity_snapshots DROP COLUMN search_vector, DROP COLUMN name_trigrams CASCADE")
             conn.execute("DROP INDEX neotoma.observations_search")
+            conn.execute("ALTER TABLE neotoma.files DROP COLUMN search_vector")
         user = new_user()
         conn.execute("SELECT set_config('neotoma.user_id', %s, false)", (user,))
         load(conn, user, 0, 10_000 if SCALE >= 1 else 1_000, seed=7)
-        rng = random.Random(11)
-        return latencies(lambda i: conn.execute(
-            "SELECT neotoma.store(%s::jsonb)", (json.dumps({"entities": [person(rng, 1_000_000 + i)]}),)), STORES)
+        conns[drop] = conn
+    out: dict[str, list[float]] = {drop: [] for drop in variants}
+    rngs = {drop: random.Random(11) for drop in variants}
+    for i in range(STORES):
+        for drop, conn in conns.items():
+            entity = person(rngs[drop], 1_000_000 + i)
+            out[drop] += latencies(lambda _: conn.execute(
+                "SELECT neotoma.store(%s::jsonb)", (json.dumps({"entities": [entity]}),)), 1)
+    for conn in conns.values():
+        conn.close()
+    return out
 
 
 def main() -> None:
@@ -141,9 +155,8 @@ def main() -> None:
             p50_at_largest = measure(conn, user, size, rows)
     table("search latency (one user; limit 10; no snapshots in the answer)", rows)
 
-    with_search = store_latency(fresh_database("neotoma_bench_search_store"), drop="")
-    lexical_only = store_latency(fresh_database("neotoma_bench_search_store"), drop="embeddings")
-    without = store_latency(fresh_database("neotoma_bench_search_store"), drop="all")
+    stores = store_latencies(["", "embeddings", "all"])
+    with_search, lexical_only, without = stores[""], stores["embeddings"], stores["all"]
     ratio = pct(with_search, 50) / max(pct(without, 50), 1e-9)
     table("store of one entity (after 10,000), with and without search maintenance", [
         ("", "latency", "stores/s"),

@@ -18,12 +18,15 @@ CREATE INDEX entity_snapshots_search ON neotoma.entity_snapshots USING gin (sear
 -- The index of name trigrams, one row each, kept by the triggers below from
 -- entity_snapshots.name_trigrams: finds the entities sharing enough of a
 -- query's trigrams the way pg_trgm's index does, from a narrow btree,
--- without reading snapshots.
+-- without reading snapshots. Each row also says how many trigrams its name
+-- has (in the index too), so the similarity is computed from the index
+-- alone.
 CREATE TABLE neotoma.entity_name_trigrams (
-  user_id   uuid NOT NULL,
-  trigram   text NOT NULL,
-  entity_id text NOT NULL,
-  PRIMARY KEY (user_id, trigram, entity_id)
+  user_id            uuid     NOT NULL,
+  trigram            text     NOT NULL,
+  entity_id          text     NOT NULL,
+  name_trigram_count smallint NOT NULL,
+  PRIMARY KEY (user_id, trigram, entity_id) INCLUDE (name_trigram_count)
 );
 -- Row triggers, by key: a snapshot's rows are found through its own
 -- trigrams (no foreign key: its check per row cost more than the rows).
@@ -36,8 +39,8 @@ BEGIN
       AND t.entity_id = OLD.entity_id;
   END IF;
   IF TG_OP IN ('INSERT', 'UPDATE') THEN
-    INSERT INTO neotoma.entity_name_trigrams (user_id, trigram, entity_id)
-    SELECT NEW.user_id, g, NEW.entity_id FROM unnest(tsvector_to_array(NEW.name_trigrams)) g
+    INSERT INTO neotoma.entity_name_trigrams (user_id, trigram, entity_id, name_trigram_count)
+    SELECT NEW.user_id, g, NEW.entity_id, length(NEW.name_trigrams) FROM unnest(tsvector_to_array(NEW.name_trigrams)) g
     ON CONFLICT DO NOTHING;
   END IF;
   RETURN NULL;

@@ -30,14 +30,15 @@ fn action_catalog() -> JsonB {
 #[pg_extern(volatile, parallel_unsafe, name = "_invoke")]
 #[search_path(pg_catalog, neotoma, pg_temp)]
 pub(crate) fn invoke_text(action: &str, args: &str) -> JsonbText {
-    let result =
+    let result = crate::db::without_jit(|| {
         neotoma_core::limits::parse_input(args).and_then(|args| match catalog::resolve(action) {
             Some(id) => actions::dispatch(id, &args),
             None => Err(
                 NeotomaError::validation(format!("unknown action `{action}`"))
                     .with("action", action),
             ),
-        });
+        })
+    });
     JsonbText(match result {
         Ok(answer) => format!("{{\"ok\":{answer}}}"),
         Err(e) => {

@@ -213,6 +213,28 @@ pub fn with_generic_plans<R>(work: Work, f: impl FnOnce() -> R) -> R {
     )
 }
 
+/// Runs `f` with its statements planned without JIT compilation: an
+/// action's statements read a few thousand rows at most, and compiling one
+/// whose estimated cost passes `jit_above_cost` (a search's candidates
+/// probed by key) took 45 ms of a 78 ms search. The session's setting comes
+/// back afterwards, also when `f` fails.
+pub fn without_jit<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            // SAFETY: a backend runs one thread; this is the GUC's own variable.
+            unsafe { pg_sys::jit_enabled = self.0 }
+        }
+    }
+    // SAFETY: as above; the planner reads it when it plans.
+    let _restore = unsafe {
+        let saved = Restore(pg_sys::jit_enabled);
+        pg_sys::jit_enabled = false;
+        saved
+    };
+    f()
+}
+
 /// Runs `f` with notices kept from the client: a text-search query of stop
 /// words only says so with a NOTICE, which is no news to the caller.
 pub fn quietly<R>(f: impl FnOnce() -> R) -> R {

@@ -149,25 +149,30 @@ pub fn at_least_0_6() -> Result<bool, NeotomaError> {
 }
 
 /// `query` as the installed SQL can run it: without its lines marked with
-/// a newer minor version than it has (`-- 0.7` on a 0.6.0 database).
-pub fn adapt(query: &'static str) -> Result<Cow<'static, str>, NeotomaError> {
+/// a newer minor version than it has (`-- 0.7` on a 0.6.0 database), nor
+/// those marked as older than one it has (`-- <0.10`, the way a 0.9.0
+/// database is read, on a 0.10.0 one).
+pub fn adapt(query: &str) -> Result<Cow<'_, str>, NeotomaError> {
     let installed = minor()?;
-    if installed == MARKED[0].0 {
+    if installed == MARKED[0].0 && !query.contains("-- <0.") {
         return Ok(Cow::Borrowed(query));
     }
     Ok(Cow::Owned(without_newer(query, installed)))
 }
 
-/// The lines of `query` not marked with a minor version above `installed`.
+/// The lines of `query` not marked with a minor version above `installed`
+/// (`-- 0.N`) nor as older than a version it has (`-- <0.N`).
 fn without_newer(query: &str, installed: u32) -> String {
     query
         .lines()
         .filter(|l| {
-            let marked = l
-                .trim_end()
-                .rsplit_once("-- 0.")
-                .and_then(|(_, m)| m.parse::<u32>().ok());
-            marked.is_none_or(|m| m <= installed)
+            let line = l.trim_end();
+            let marked = |mark: &str| {
+                line.rsplit_once(mark)
+                    .and_then(|(_, m)| m.parse::<u32>().ok())
+            };
+            marked("-- 0.").is_none_or(|m| m <= installed)
+                && marked("-- <0.").is_none_or(|m| installed < m)
         })
         .collect::<Vec<_>>()
         .join("\n")
@@ -186,5 +191,8 @@ mod tests {
             "SELECT 1\n AND a -- 0.6\n-- 0.6.0 has none\nEND"
         );
         assert_eq!(without_newer(q, 0), "SELECT 1\n-- 0.6.0 has none\nEND");
+        let q = "SELECT a -- <0.10\nSELECT b -- 0.10";
+        assert_eq!(without_newer(q, 9), "SELECT a -- <0.10");
+        assert_eq!(without_newer(q, 10), "SELECT b -- 0.10");
     }
 }

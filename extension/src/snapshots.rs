@@ -1028,20 +1028,35 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
 /// kept by triggers) with the trigrams of every snapshot the session can
 /// see; with `repair`, rewrites the rows of the entities that differ.
 fn verify_name_trigrams(repair: bool) -> Result<Vec<Value>, NeotomaError> {
-    const DIFFERENT: &str = "
-        WITH expected AS (
-          SELECT s.user_id, g AS trigram, s.entity_id
-          FROM neotoma.entity_snapshots s, unnest(tsvector_to_array(s.name_trigrams)) g),
-        stored AS (SELECT t.user_id, t.trigram, t.entity_id FROM neotoma.entity_name_trigrams t),
-        different AS ((SELECT * FROM expected EXCEPT SELECT * FROM stored)
-                      UNION (SELECT * FROM stored EXCEPT SELECT * FROM expected))
-        SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', user_id, 'entity_id', entity_id,
-                                                     'what', 'entity_name_trigrams')
-                                  ORDER BY user_id, entity_id), '[]')
-        FROM (SELECT DISTINCT user_id, entity_id FROM different) d";
-    let v = db::json(DIFFERENT, &[])?;
+    // The rows each snapshot's name gives (with the name's trigram count
+    // from 0.10.0 on), and the rows stored.
+    const EXPECTED: &str = "
+        SELECT s.user_id, g AS trigram, s.entity_id
+               , length(s.name_trigrams)::smallint AS name_trigram_count -- 0.10
+        FROM neotoma.entity_snapshots s, unnest(tsvector_to_array(s.name_trigrams)) g";
+    const STORED: &str = "
+        SELECT t.user_id, t.trigram, t.entity_id
+               , t.name_trigram_count -- 0.10
+        FROM neotoma.entity_name_trigrams t";
+    let expected = crate::installed::adapt(EXPECTED)?;
+    let stored = crate::installed::adapt(STORED)?;
+    let different = format!(
+        "WITH expected AS ({expected}),
+         stored AS ({stored}),
+         different AS ((SELECT * FROM expected EXCEPT SELECT * FROM stored)
+                       UNION (SELECT * FROM stored EXCEPT SELECT * FROM expected))
+         SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', user_id, 'entity_id', entity_id,
+                                                      'what', 'entity_name_trigrams')
+                                   ORDER BY user_id, entity_id), '[]')
+         FROM (SELECT DISTINCT user_id, entity_id FROM different) d"
+    );
+    let v = db::json(&different, &[])?;
     let mismatches: Vec<Value> = db::from_json(v, "name trigrams")?;
     if repair {
+        let insert = format!(
+            "INSERT INTO neotoma.entity_name_trigrams
+             SELECT * FROM ({expected}) x WHERE x.user_id = $1::uuid AND x.entity_id = $2"
+        );
         for m in &mismatches {
             let key = [
                 Arg::Text(m["user_id"].as_str().unwrap_or_default()),
@@ -1053,13 +1068,7 @@ fn verify_name_trigrams(repair: bool) -> Result<Vec<Value>, NeotomaError> {
                     "DELETE FROM neotoma.entity_name_trigrams WHERE user_id = $1::uuid AND entity_id = $2",
                     &key,
                 )?;
-                db::run(
-                    "INSERT INTO neotoma.entity_name_trigrams (user_id, trigram, entity_id)
-                     SELECT s.user_id, g, s.entity_id
-                     FROM neotoma.entity_snapshots s, unnest(tsvector_to_array(s.name_trigrams)) g
-                     WHERE s.user_id = $1::uuid AND s.entity_id = $2",
-                    &key,
-                )
+                db::run(&insert, &key)
             })?;
         }
     }

@@ -6,6 +6,7 @@ meaning."""
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -44,6 +45,16 @@ async def test_search_through_mcp(start_gateway) -> None:
         assert gone["total"] == 0
         history = ok(await a.call_tool("retrieve_entities", {"search": "fortran", "search_mode": "lexical", "include_observations": True}))
         assert [(e["id"], e["matched_fields"]) for e in history["entities"]] == [(dorothy, ["observations"])]
+        # A stored file's words: the contacts of an e-mail are found by what it says.
+        mail = (b"From: Mary Jackson <mj@nasa.example>\r\nTo: Christine Darden <cd@nasa.example>\r\n"
+                b"Subject: Wind tunnel\r\n\r\nThe supersonic boom results are in.\r\n")
+        ok(await a.call_tool("store", {"file_content": base64.b64encode(mail).decode(), "mime_type": "message/rfc822"}))
+        by_file = ok(await a.call_tool("retrieve_entities", {"search": "supersonic", "entity_type": "contact",
+                                                              "search_mode": "lexical", "include_observations": True}))
+        assert sorted((e["snapshot"]["name"], e["matched_fields"]) for e in by_file["entities"]) == [
+            ("Christine Darden", ["files"]), ("Mary Jackson", ["files"])]
+        stranger_files = ok(await b.call_tool("retrieve_entities", {"search": "supersonic", "include_observations": True}))
+        assert stranger_files["total"] == 0
 
         # By meaning: no entity has the words "space flight"; auto is hybrid.
         by_meaning = ok(await a.call_tool("retrieve_entities", {"search": "space flight trajectories"}))

@@ -46,17 +46,26 @@ file_hits AS (
   GROUP BY o.entity_id -- 0.10
   ),
 -- Names sharing at least $4 of the query's trigrams, from the index of
--- trigrams (as pg_trgm's GIN index finds them), then their similarity.
+-- trigrams (as pg_trgm's GIN index finds them), and their similarity, from
+-- the index alone: shared / (the query's + the name's − shared).
 name_hits AS (
-  SELECT p.entity_id, p.shared::float8 / (cardinality($3::text[]) + length(s.name_trigrams) - p.shared) AS name_sim
-  FROM (SELECT t.entity_id, count(*) AS shared FROM neotoma.entity_name_trigrams t
-        WHERE $13 = 'true' AND t.user_id = $1::uuid AND t.trigram = ANY ($3::text[])
-        GROUP BY t.entity_id HAVING count(*) >= $4) p
-  -- Probes by key (OFFSET 0 keeps them so: a hash join would read every
-  -- snapshot of the user).
-  CROSS JOIN LATERAL (SELECT s.name_trigrams FROM neotoma.entity_snapshots s
-                      WHERE s.user_id = $1::uuid AND s.entity_id = p.entity_id
-                        AND ($5::text IS NULL OR s.entity_type = $5) OFFSET 0) s),
+  SELECT p.entity_id, p.shared::float8 / (cardinality($3::text[]) + p.name_count - p.shared) AS name_sim -- 0.10
+  FROM (SELECT t.entity_id, count(*) AS shared, min(t.name_trigram_count) AS name_count -- 0.10
+        FROM neotoma.entity_name_trigrams t -- 0.10
+        WHERE $13 = 'true' AND t.user_id = $1::uuid AND t.trigram = ANY ($3::text[]) -- 0.10
+        GROUP BY t.entity_id HAVING count(*) >= $4 -- 0.10
+          AND count(*)::float8 / (cardinality($3::text[]) + min(t.name_trigram_count) - count(*)) >= $11::float8) p -- 0.10
+  WHERE $5::text IS NULL OR EXISTS (SELECT FROM neotoma.entity_snapshots s -- 0.10
+                                    WHERE s.user_id = $1::uuid AND s.entity_id = p.entity_id AND s.entity_type = $5)), -- 0.10
+  -- (Before 0.10.0 the index has no count: each candidate's is read from its
+  -- snapshot, probed by key: OFFSET 0 keeps it so.)
+  SELECT p.entity_id, p.shared::float8 / (cardinality($3::text[]) + length(s.name_trigrams) - p.shared) AS name_sim -- <0.10
+  FROM (SELECT t.entity_id, count(*) AS shared FROM neotoma.entity_name_trigrams t -- <0.10
+        WHERE $13 = 'true' AND t.user_id = $1::uuid AND t.trigram = ANY ($3::text[]) -- <0.10
+        GROUP BY t.entity_id HAVING count(*) >= $4) p -- <0.10
+  CROSS JOIN LATERAL (SELECT s.name_trigrams FROM neotoma.entity_snapshots s -- <0.10
+                      WHERE s.user_id = $1::uuid AND s.entity_id = p.entity_id -- <0.10
+                        AND ($5::text IS NULL OR s.entity_type = $5) OFFSET 0) s), -- <0.10
 -- (0.8.0 has no embeddings: the lines marked 0.9 leave.)
 sem_hits AS (
   SELECT NULL::text AS entity_id, NULL::float8 AS sem_sim WHERE false

@@ -20,3 +20,18 @@ BEGIN
     RAISE EXCEPTION 'listing totals before the update are wrong';
   END IF;
 END $$;
+-- Search before the update: a name with a typo is found from 0.8.0 on (the
+-- queries read as that version's SQL has them); before, the answer says to
+-- update.
+DO $$
+DECLARE r jsonb;
+BEGIN
+  r := neotoma.retrieve_entities('{"user_id": "a0000000-0000-0000-0000-00000000000a", "search": "Ann Lea", "search_mode": "lexical"}');
+  IF (r->>'total')::int <> 1 THEN
+    RAISE EXCEPTION 'search before the update found % entities', r->'total';
+  END IF;
+EXCEPTION WHEN OTHERS THEN
+  IF SQLERRM NOT LIKE '%run ALTER EXTENSION neotoma UPDATE%' THEN
+    RAISE;
+  END IF;
+END $$;

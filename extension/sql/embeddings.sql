@@ -76,6 +76,27 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_t
         LIMIT greatest(1, least(coalesce($2, 64), 1000))) p
 $$;
 
+-- The same for the entities one transaction changed, as a notification on
+-- neotoma_changes names it ('<user id> <xid>'): those of its entries in the
+-- change feed without an embedding by `model`, in key order, at most
+-- `max_rows`. Reads a transaction's entries, not every snapshot.
+CREATE FUNCTION neotoma.pending_embeddings_of(model text, user_id uuid, xid xid8, max_rows integer DEFAULT 64,
+                                              skip text[] DEFAULT '{}')
+RETURNS jsonb
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+  SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', s.user_id, 'entity_id', s.entity_id,
+                                               'text', neotoma._embedding_text(s.entity_type, s.snapshot))
+                            ORDER BY s.entity_id), '[]')
+  FROM (SELECT DISTINCT c.entity_id FROM neotoma.changes c
+        WHERE c.user_id = $2 AND c.xid = $3 AND c.kind = 'entity'
+          AND NOT EXISTS (SELECT FROM neotoma.entity_embeddings v
+                          WHERE v.user_id = $2 AND v.entity_id = c.entity_id AND v.model = $1)
+          AND NOT ($2::text || ' ' || c.entity_id) = ANY (coalesce($5, '{}'))
+        ORDER BY c.entity_id
+        LIMIT greatest(1, least(coalesce($4, 64), 1000))) c
+  JOIN neotoma.entity_snapshots s ON s.user_id = $2 AND s.entity_id = c.entity_id
+$$;
+
 -- Writes the embeddings a remote provider computed by `model`: `rows` is
 -- [{user_id, entity_id, text, embedding: [numbers]}], each written only if
 -- the entity's text is still `text` (read with its snapshot locked, so a
@@ -112,4 +133,21 @@ BEGIN
     RETURNING 1)
   SELECT count(*) INTO written FROM ins;
   RETURN written;
+END $$;
+
+-- Drops every embedding by `model` (not the server's own, which the
+-- triggers keep): the rows of a remote model no gateway uses any more
+-- (changing --embeddings-model starts a new set). Returns how many went.
+-- For operators.
+CREATE FUNCTION neotoma.drop_embeddings(model text) RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+DECLARE
+  dropped bigint;
+BEGIN
+  IF model IS NULL OR model = neotoma._embedding_model() THEN
+    RAISE EXCEPTION 'drop_embeddings: the server''s own model''s embeddings are kept with the snapshots: name another';
+  END IF;
+  DELETE FROM neotoma.entity_embeddings v WHERE v.model = drop_embeddings.model;
+  GET DIAGNOSTICS dropped = ROW_COUNT;
+  RETURN dropped;
 END $$;

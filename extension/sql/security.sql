@@ -90,6 +90,7 @@ REVOKE EXECUTE ON FUNCTION neotoma._apply_observations(text), neotoma._observati
   neotoma._changes_notify(), neotoma._name_trigrams_changed(), neotoma._name_trigrams_truncated(),
   neotoma._embedding_changed(), neotoma._embeddings_truncated(),
   neotoma.pending_embeddings(text, integer, text[]), neotoma.put_embeddings(text, jsonb),
+  neotoma.pending_embeddings_of(text, uuid, xid8, integer, text[]), neotoma.drop_embeddings(text),
   neotoma._count_entities(),
   neotoma.authenticate_token(text),
   neotoma.signed_file(uuid, uuid, bigint, uuid, text), neotoma.rotate_signing_key(boolean),
@@ -97,10 +98,11 @@ REVOKE EXECUTE ON FUNCTION neotoma._apply_observations(text), neotoma._observati
   neotoma.list_api_tokens(), neotoma.graph_orphan_count(), neotoma.erase_user(uuid, boolean), neotoma.import_lines(jsonb[]) FROM neotoma_user;
 GRANT EXECUTE ON FUNCTION neotoma.authenticate_token(text), neotoma.signed_file(uuid, uuid, bigint, uuid, text),
   neotoma.graph_orphan_count(), neotoma.import_lines(jsonb[]),
-  neotoma.pending_embeddings(text, integer, text[]), neotoma.put_embeddings(text, jsonb) TO neotoma_service;
+  neotoma.pending_embeddings(text, integer, text[]), neotoma.put_embeddings(text, jsonb),
+  neotoma.pending_embeddings_of(text, uuid, xid8, integer, text[]) TO neotoma_service;
 GRANT EXECUTE ON FUNCTION neotoma.rotate_signing_key(boolean),
   neotoma.create_api_token(uuid, text, text, text, double precision), neotoma.revoke_api_token(uuid),
-  neotoma.list_api_tokens(), neotoma.erase_user(uuid, boolean) TO neotoma_operator;
+  neotoma.list_api_tokens(), neotoma.erase_user(uuid, boolean), neotoma.drop_embeddings(text) TO neotoma_operator;
 
 COMMENT ON FUNCTION neotoma.current_user_id() IS
   'The user this session acts for: neotoma.user_id (settable by neotoma_service), else the JWT claims'' sub, else NULL.';

@@ -5,8 +5,11 @@
 //! Two uses: a search's query is embedded before its SQL call and handed to
 //! the extension for that call (`neotoma.query_embedding`); and a worker
 //! embeds, in the background, the entities the provider's model has no
-//! embedding of (`neotoma.pending_embeddings`, written back with
-//! `neotoma.put_embeddings`), woken by the database's change notifications.
+//! embedding of, woken by the database's change notifications: those of
+//! the transaction each notification names (`neotoma.pending_embeddings_of`),
+//! and of every snapshot when it starts, when its connection comes back and
+//! every five minutes (`neotoma.pending_embeddings`), written back with
+//! `neotoma.put_embeddings`.
 //! The extension stores them as the model `remote:<model>`; a snapshot whose
 //! text changes loses them until the worker embeds it again, moments later.
 
@@ -14,7 +17,8 @@ use crate::database::{Database, Listener};
 use crate::subscriptions::CHANGES_CHANNEL;
 use neotoma_core::actions::resources::ResourceUri;
 use serde_json::{Value, json};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -31,13 +35,18 @@ pub struct EmbeddingsOptions {
 const BATCH: i32 = 64;
 /// How long a text the provider refused waits before it is tried again.
 const REFUSED_RETRY: Duration = Duration::from_secs(600);
-/// The worker looks for work at least this often (notifications wake it
-/// sooner).
-const POLL: Duration = Duration::from_secs(30);
-/// Least time between two looks that found no full batch: finding the
-/// pending entities reads every snapshot (about 0.3 s at 100,000), so a
-/// stream of changes is served in rounds, not once per change.
+/// How often the worker also looks through every snapshot (as it does when
+/// it starts and whenever its connection comes back): a look at what one
+/// notification names misses nothing the notification was sent for, so this
+/// only catches what no notification named (about 0.3 s at 100,000
+/// entities).
+const FULL_POLL: Duration = Duration::from_secs(300);
+/// Least time between two rounds that found no full batch: a stream of
+/// changes is served in rounds, not once per change.
 const MIN_GAP: Duration = Duration::from_secs(1);
+/// Most transactions a worker keeps to look at: past that, it looks
+/// through every snapshot once instead.
+const MAX_QUEUED: usize = 1000;
 
 /// Why the provider gave no embeddings; `refused` when it answered that
 /// the input is wrong (4xx), so trying again will not help.
@@ -166,16 +175,34 @@ pub struct Worker {
     wake: tokio::sync::Notify,
     /// Texts the provider refused ('<user> <entity>'), until when.
     refused: Mutex<HashMap<String, Instant>>,
+    /// The transactions notifications named ('<user id>', '<xid>'), to look
+    /// at in turn: the entities each changed.
+    changed: Mutex<VecDeque<(String, String)>>,
+    /// Whether to look through every snapshot (at start, after the
+    /// connection came back, every FULL_POLL, when too many were queued).
+    full: AtomicBool,
 }
 
 impl Listener for Worker {
     fn listening(&self, up: bool) {
         if up {
+            // Notifications may have been missed while it was down.
+            self.full.store(true, Ordering::SeqCst);
             self.wake.notify_one();
         }
     }
 
-    fn notified(&self, _payload: &str) {
+    fn notified(&self, payload: &str) {
+        if let Some((user, xid)) = payload.split_once(' ') {
+            let mut changed = self.changed.lock().unwrap_or_else(|e| e.into_inner());
+            let named = (user.to_string(), xid.to_string());
+            if changed.len() >= MAX_QUEUED {
+                changed.clear();
+                self.full.store(true, Ordering::SeqCst);
+            } else if !changed.contains(&named) {
+                changed.push_back(named);
+            }
+        }
         self.wake.notify_one();
     }
 }
@@ -201,6 +228,8 @@ impl Worker {
             embedder,
             wake: tokio::sync::Notify::new(),
             refused: Mutex::new(HashMap::new()),
+            changed: Mutex::new(VecDeque::new()),
+            full: AtomicBool::new(true),
         });
         db.listen(CHANGES_CHANNEL, worker.clone());
         tokio::spawn(async move { worker.run().await });
@@ -216,13 +245,14 @@ impl Worker {
             tokio::time::sleep(MIN_GAP).await;
             tokio::select! {
                 _ = self.wake.notified() => {}
-                _ = tokio::time::sleep(POLL) => {}
+                _ = tokio::time::sleep(FULL_POLL) => self.full.store(true, Ordering::SeqCst),
             }
         }
     }
 
-    /// One batch: embeds and writes it; true when it was full (more may
-    /// wait).
+    /// One batch: the pending entities of every snapshot, or of the next
+    /// transaction a notification named; embeds and writes them. True when
+    /// more may wait.
     async fn round(&self) -> Result<bool, String> {
         let skip: Vec<String> = {
             let mut refused = self.refused.lock().unwrap_or_else(|e| e.into_inner());
@@ -231,17 +261,63 @@ impl Worker {
             refused.keys().cloned().collect()
         };
         let model = self.embedder.stored_model();
-        let pending = self
-            .db
-            .query_json_with(
-                "SELECT neotoma.pending_embeddings($1, $2, $3)",
-                &[&model, &BATCH, &skip],
-            )
-            .await
-            .map_err(|e| e.message)?;
+        let full = self.full.load(Ordering::SeqCst);
+        let named = match full {
+            true => None,
+            false => match self
+                .changed
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .front()
+            {
+                Some(n) => Some(n.clone()),
+                None => return Ok(false),
+            },
+        };
+        let pending = match &named {
+            None => {
+                self.db
+                    .query_json_with(
+                        "SELECT neotoma.pending_embeddings($1, $2, $3)",
+                        &[&model, &BATCH, &skip],
+                    )
+                    .await
+            }
+            Some((user, xid)) => {
+                self.db
+                    .query_json_with(
+                        "SELECT neotoma.pending_embeddings_of($1, $2::text::uuid, $3::text::xid8, $4, $5)",
+                        &[&model, user, xid, &BATCH, &skip],
+                    )
+                    .await
+            }
+        }
+        .map_err(|e| e.message)?;
         let rows = pending.as_array().cloned().unwrap_or_default();
+        // Less than a batch: this look is done once they are written (a
+        // failure on the way leaves it to be done again).
+        let done = || {
+            if rows.len() < BATCH as usize {
+                match &named {
+                    None => self.full.store(false, Ordering::SeqCst),
+                    Some(n) => {
+                        let mut changed = self.changed.lock().unwrap_or_else(|e| e.into_inner());
+                        if changed.front() == Some(n) {
+                            changed.pop_front();
+                        }
+                    }
+                }
+            }
+            rows.len() == BATCH as usize
+                || self.full.load(Ordering::SeqCst)
+                || !self
+                    .changed
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .is_empty()
+        };
         if rows.is_empty() {
-            return Ok(false);
+            return Ok(done());
         }
         let texts: Vec<String> = rows
             .iter()
@@ -294,7 +370,7 @@ impl Worker {
             .await
             .map_err(|e| e.message)?;
         tracing::debug!(%written, pending = rows.len(), "embedded entities");
-        Ok(rows.len() == BATCH as usize)
+        Ok(done())
     }
 }
 

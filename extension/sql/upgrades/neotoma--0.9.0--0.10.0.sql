@@ -48,3 +48,39 @@ BEGIN
   END IF;
   RETURN NULL;
 END $$;
+
+-- A gateway's remote embeddings provider finds what one transaction made
+-- pending without reading every snapshot; operators drop the rows of a
+-- remote model no gateway uses any more.
+CREATE FUNCTION neotoma.pending_embeddings_of(model text, user_id uuid, xid xid8, max_rows integer DEFAULT 64,
+                                              skip text[] DEFAULT '{}')
+RETURNS jsonb
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+  SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', s.user_id, 'entity_id', s.entity_id,
+                                               'text', neotoma._embedding_text(s.entity_type, s.snapshot))
+                            ORDER BY s.entity_id), '[]')
+  FROM (SELECT DISTINCT c.entity_id FROM neotoma.changes c
+        WHERE c.user_id = $2 AND c.xid = $3 AND c.kind = 'entity'
+          AND NOT EXISTS (SELECT FROM neotoma.entity_embeddings v
+                          WHERE v.user_id = $2 AND v.entity_id = c.entity_id AND v.model = $1)
+          AND NOT ($2::text || ' ' || c.entity_id) = ANY (coalesce($5, '{}'))
+        ORDER BY c.entity_id
+        LIMIT greatest(1, least(coalesce($4, 64), 1000))) c
+  JOIN neotoma.entity_snapshots s ON s.user_id = $2 AND s.entity_id = c.entity_id
+$$;
+CREATE FUNCTION neotoma.drop_embeddings(model text) RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+DECLARE
+  dropped bigint;
+BEGIN
+  IF model IS NULL OR model = neotoma._embedding_model() THEN
+    RAISE EXCEPTION 'drop_embeddings: the server''s own model''s embeddings are kept with the snapshots: name another';
+  END IF;
+  DELETE FROM neotoma.entity_embeddings v WHERE v.model = drop_embeddings.model;
+  GET DIAGNOSTICS dropped = ROW_COUNT;
+  RETURN dropped;
+END $$;
+REVOKE EXECUTE ON FUNCTION neotoma.pending_embeddings_of(text, uuid, xid8, integer, text[]),
+  neotoma.drop_embeddings(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma.pending_embeddings_of(text, uuid, xid8, integer, text[]) TO neotoma_service;
+GRANT EXECUTE ON FUNCTION neotoma.drop_embeddings(text) TO neotoma_operator;

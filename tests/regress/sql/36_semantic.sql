@@ -132,10 +132,30 @@ RESET neotoma.query_embedding_model;
 -- A change of text drops the remote embedding with it.
 SELECT neotoma.correct(jsonb_build_object('entity_id', :'garden', 'entity_type', 'note', 'field', 'content', 'value', 'rowing')) ? 'observation_id' AS corrected;
 SELECT count(*) AS toy_rows FROM neotoma.entity_embeddings WHERE model = 'remote:toy';
+-- What one transaction made pending, as a notification names it: this
+-- test's (which stored every entity of the user) as much as all; another's,
+-- nothing.
+SELECT (SELECT count(*) FROM jsonb_array_elements(neotoma.pending_embeddings_of('remote:toy',
+          '36000000-0000-0000-0000-00000000000a', pg_current_xact_id(), 1000))) = (SELECT own_pending FROM own_pending) AS as_all,
+       neotoma.pending_embeddings_of('remote:toy', '36000000-0000-0000-0000-00000000000a', pg_current_xact_id(), 1000)
+         @> jsonb_build_array(jsonb_build_object('entity_id', :'garden')) AS garden_pending,
+       jsonb_array_length(neotoma.pending_embeddings_of('remote:toy', '36000000-0000-0000-0000-00000000000a', '3'::xid8)) AS other_transaction;
 SELECT error_code(try_action('retrieve_entities', '{"search": "x"}')) IS NULL AS still_fine;
 RESET ROLE;
 SELECT has_function_privilege('neotoma_user', 'neotoma.put_embeddings(text, jsonb)', 'EXECUTE') AS users_put,
-       has_function_privilege('neotoma_service', 'neotoma.put_embeddings(text, jsonb)', 'EXECUTE') AS service_puts;
+       has_function_privilege('neotoma_service', 'neotoma.put_embeddings(text, jsonb)', 'EXECUTE') AS service_puts,
+       has_function_privilege('neotoma_user', 'neotoma.pending_embeddings_of(text, uuid, xid8, integer, text[])', 'EXECUTE') AS users_look,
+       has_function_privilege('neotoma_service', 'neotoma.drop_embeddings(text)', 'EXECUTE') AS service_drops,
+       has_function_privilege('neotoma_operator', 'neotoma.drop_embeddings(text)', 'EXECUTE') AS operators_drop;
+-- An operator drops the rows of a remote model no gateway uses any more,
+-- never the server model's.
+SELECT neotoma._embedding_text('note', snapshot) AS garden_text FROM neotoma.entity_snapshots WHERE entity_id = :'garden' \gset
+SELECT neotoma.put_embeddings('remote:toy', jsonb_build_array(
+  jsonb_build_object('user_id', '36000000-0000-0000-0000-00000000000a', 'entity_id', :'garden', 'text', :'garden_text', 'embedding', '[1, 0]'::jsonb))) AS written;
+SELECT neotoma.drop_embeddings('remote:toy') AS dropped, neotoma.drop_embeddings('remote:toy') AS again;
+SAVEPOINT own_model;
+SELECT neotoma.drop_embeddings(neotoma._embedding_model());
+ROLLBACK TO own_model;
 SET ROLE neotoma_regress_agent;
 
 -- Bad input: an unknown mode.

@@ -3,7 +3,7 @@
 //! through `neotoma.action_catalog()`), so adding an action never touches it.
 
 use crate::actions::{
-    analytics, duplicates, entities, graph, legacy, lifecycle, metrics, plaid, providers,
+    analytics, bulk, duplicates, entities, graph, legacy, lifecycle, metrics, plaid, providers,
     resources, schemas, store, subgraph, system,
 };
 use crate::canonical::{canonical_json, sha256_hex};
@@ -103,6 +103,8 @@ declare_actions! {
     SplitEntity = "split_entity": duplicates::SplitEntityRequest => duplicates::SplitEntityResponse;
     SearchSubgraph = "search_subgraph": subgraph::SearchSubgraphRequest => subgraph::SubgraphResponse;
     GetSubgraphByIds = "get_subgraph_by_ids": subgraph::GetSubgraphByIdsRequest => subgraph::SubgraphResponse;
+    Bulk = "bulk": bulk::BulkRequest => bulk::BulkResponse;
+    CreateRelationships = "create_relationships": bulk::CreateRelationshipsRequest => bulk::CreateRelationshipsResponse;
     AnalyzeSchemaCandidates = "analyze_schema_candidates": schemas::AnalyzeSchemaCandidatesRequest => schemas::AnalyzeSchemaCandidatesResponse;
     GetSchemaRecommendations = "get_schema_recommendations": schemas::GetSchemaRecommendationsRequest => schemas::GetSchemaRecommendationsResponse;
     UpdateSchemaIncremental = "update_schema_incremental": schemas::UpdateSchemaIncrementalRequest => schemas::UpdateSchemaIncrementalResponse;
@@ -512,6 +514,31 @@ pub fn spec(id: ActionId) -> ActionSpec {
                 current entity are listed in missing. Returns {entities, relationships, missing}.",
         )
         .read_only(),
+        ActionId::Bulk => ActionSpec::new(
+            id,
+            "Bulk writes",
+            "Run several writes in one transaction, all or nothing: operations \
+                [{action, args, ref?}] (1–500), each action one of store, correct, \
+                create_relationship, delete_entity, restore_entity, delete_relationship, \
+                restore_relationship, merge_entities, with that action's own args. An operation \
+                with ref: \"alice\" names the entity it yields (a store's first entity; the \
+                entity corrected, deleted or restored; a merge's target), and later operations \
+                write \"$alice\" wherever an entity id goes (entity_id, source_entity_id, \
+                target_entity_id, from_entity_id, to_entity_id): two entities and the \
+                relationship between them in one call. If one fails nothing is kept and the \
+                error names it (details.operation, from 1; operation_index, from 0). Returns \
+                {results:[{index, action, ref, entity_id, result}], operations}.",
+        )
+        .not_idempotent()
+        .destructive(),
+        ActionId::CreateRelationships => ActionSpec::new(
+            id,
+            "Create relationships",
+            "Create several relationships at once (1–500), each as create_relationship \
+                takes it ({relationship_type, source_entity_id, target_entity_id, metadata?}), \
+                in one transaction: all or none (the error names the failing one: \
+                details.relationship, from 1). Returns {relationships:[…as created], count}.",
+        ),
         ActionId::SplitEntity => ActionSpec::new(
             id,
             "Split an entity",

@@ -235,6 +235,34 @@ pub fn without_jit<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Runs `f` in a subtransaction, undone when `f` answers an error: an
+/// action of several writes (`bulk`) is all or nothing even when called
+/// through `_invoke`, which answers errors instead of raising them. (An
+/// ERROR raised inside `f` aborts the whole transaction anyway.)
+pub fn all_or_nothing<T>(f: impl FnOnce() -> Result<T, NeotomaError>) -> Result<T, NeotomaError> {
+    // SAFETY: a backend runs one thread; as PL/Python's subtransactions do,
+    // the caller's memory context and resource owner come back when the
+    // subtransaction ends.
+    let (context, owner) = unsafe {
+        let saved = (pg_sys::CurrentMemoryContext, pg_sys::CurrentResourceOwner);
+        pg_sys::BeginInternalSubTransaction(std::ptr::null());
+        pg_sys::MemoryContextSwitchTo(saved.0);
+        saved
+    };
+    let result = f();
+    // SAFETY: as above; the subtransaction begun above is the current one.
+    unsafe {
+        if result.is_ok() {
+            pg_sys::ReleaseCurrentSubTransaction();
+        } else {
+            pg_sys::RollbackAndReleaseCurrentSubTransaction();
+        }
+        pg_sys::MemoryContextSwitchTo(context);
+        pg_sys::CurrentResourceOwner = owner;
+    }
+    result
+}
+
 /// Runs `f` with notices kept from the client: a text-search query of stop
 /// words only says so with a NOTICE, which is no news to the caller.
 pub fn quietly<R>(f: impl FnOnce() -> R) -> R {

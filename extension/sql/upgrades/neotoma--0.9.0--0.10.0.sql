@@ -84,3 +84,27 @@ REVOKE EXECUTE ON FUNCTION neotoma.pending_embeddings_of(text, uuid, xid8, integ
   neotoma.drop_embeddings(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION neotoma.pending_embeddings_of(text, uuid, xid8, integer, text[]) TO neotoma_service;
 GRANT EXECUTE ON FUNCTION neotoma.drop_embeddings(text) TO neotoma_operator;
+
+-- bulk and create_relationships (as actions.sql declares them).
+CREATE OR REPLACE FUNCTION neotoma.bulk(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('bulk', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.bulk(jsonb) IS
+  'Run several writes in one transaction, all or nothing: operations [{action, args, ref?}] (1–500), each action one of store, correct, create_relationship, delete_entity, restore_entity, delete_relationship, restore_relationship, merge_entities, with that action''s own args. An operation with ref: "alice" names the entity it yields (a store''s first entity; the entity corrected, deleted or restored; a merge''s target), and later operations write "$alice" wherever an entity id goes (entity_id, source_entity_id, target_entity_id, from_entity_id, to_entity_id): two entities and the relationship between them in one call. If one fails nothing is kept and the error names it (details.operation, from 1; operation_index, from 0). Returns {results:[{index, action, ref, entity_id, result}], operations}.';
+
+CREATE OR REPLACE FUNCTION neotoma.create_relationships(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('create_relationships', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.create_relationships(jsonb) IS
+  'Create several relationships at once (1–500), each as create_relationship takes it ({relationship_type, source_entity_id, target_entity_id, metadata?}), in one transaction: all or none (the error names the failing one: details.relationship, from 1). Returns {relationships:[…as created], count}.';
+
+REVOKE EXECUTE ON FUNCTION neotoma.bulk(jsonb), neotoma.create_relationships(jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma.bulk(jsonb), neotoma.create_relationships(jsonb) TO neotoma_user;

@@ -16,6 +16,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 mod analytics;
+mod bulk;
 mod duplicates;
 mod entities;
 mod erasure;
@@ -131,6 +132,7 @@ fn needs_version(id: ActionId) -> u32 {
         | ListPotentialDuplicates
         | SplitEntity => 7,
         SearchSubgraph | GetSubgraphByIds => 8,
+        Bulk | CreateRelationships => 10,
         _ => 0,
     }
 }
@@ -194,6 +196,10 @@ fn route(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
         ActionId::SearchSubgraph => serve::<a::SearchSubgraph, _>(subgraph::search_subgraph, args),
         ActionId::GetSubgraphByIds => {
             serve::<a::GetSubgraphByIds, _>(subgraph::get_subgraph_by_ids, args)
+        }
+        ActionId::Bulk => serve::<a::Bulk, _>(bulk::bulk, args),
+        ActionId::CreateRelationships => {
+            serve::<a::CreateRelationships, _>(bulk::create_relationships, args)
         }
         ActionId::ListRecentChanges => {
             serve::<a::ListRecentChanges, _>(lifecycle::list_recent_changes, args)

@@ -3,8 +3,8 @@
 //! through `neotoma.action_catalog()`), so adding an action never touches it.
 
 use crate::actions::{
-    analytics, bulk, duplicates, entities, graph, legacy, lifecycle, metrics, plaid, providers,
-    resources, schemas, store, subgraph, system,
+    analytics, bulk, contradictions, duplicates, entities, graph, legacy, lifecycle, metrics,
+    plaid, providers, resources, schemas, store, subgraph, system,
 };
 use crate::canonical::{canonical_json, sha256_hex};
 use crate::request::schema_for;
@@ -105,6 +105,7 @@ declare_actions! {
     GetSubgraphByIds = "get_subgraph_by_ids": subgraph::GetSubgraphByIdsRequest => subgraph::SubgraphResponse;
     Bulk = "bulk": bulk::BulkRequest => bulk::BulkResponse;
     CreateRelationships = "create_relationships": bulk::CreateRelationshipsRequest => bulk::CreateRelationshipsResponse;
+    ListContradictions = "list_contradictions": contradictions::ListContradictionsRequest => contradictions::ListContradictionsResponse;
     AnalyzeSchemaCandidates = "analyze_schema_candidates": schemas::AnalyzeSchemaCandidatesRequest => schemas::AnalyzeSchemaCandidatesResponse;
     GetSchemaRecommendations = "get_schema_recommendations": schemas::GetSchemaRecommendationsRequest => schemas::GetSchemaRecommendationsResponse;
     UpdateSchemaIncremental = "update_schema_incremental": schemas::UpdateSchemaIncrementalRequest => schemas::UpdateSchemaIncrementalResponse;
@@ -311,7 +312,8 @@ pub fn spec(id: ActionId) -> ActionSpec {
                 computed by the reducer from all its observations, with provenance for every field \
                 (which observation and source it came from). Pass `at` (ISO 8601) for the snapshot \
                 as it was at that time. A merged entity redirects to the entity it was merged into \
-                (`redirected_from`).",
+                (`redirected_from`). include_contradictions also answers the fields whose \
+                observations disagree, as list_contradictions does.",
         )
         .read_only()
         .aliases(&["get_entity_snapshot"]),
@@ -539,6 +541,21 @@ pub fn spec(id: ActionId) -> ActionSpec {
                 in one transaction: all or none (the error names the failing one: \
                 details.relationship, from 1). Returns {relationships:[…as created], count}.",
         ),
+        ActionId::ListContradictions => ActionSpec::new(
+            id,
+            "List contradictions",
+            "The fields where observations of one entity disagree: two or more \
+                distinct values from two or more sources (merge_array fields are joined, not \
+                contradicted). For one entity_id, the entities of an entity_type, or all, a page \
+                of entities (limit 1–100, default 20; offset) in id order. Each contradiction: \
+                {entity_id, entity_type, field, values:[{value, observations:[{observation_id, \
+                source_id, observed_at, source_priority, specificity_score, correction}]}], \
+                chosen_value, chosen_observation_id, strategy, tie_breaker, reason, resolved}: \
+                the value the reducer chose (the snapshot's) and why; resolved when a correction \
+                decided it (include_resolved: false leaves those out). Returns {contradictions, \
+                entities_checked, limit, offset, has_more}.",
+        )
+        .read_only(),
         ActionId::SplitEntity => ActionSpec::new(
             id,
             "Split an entity",

@@ -56,7 +56,7 @@ pub struct Provenance {
 }
 
 impl Provenance {
-    fn of(o: &Observation) -> Self {
+    pub fn of(o: &Observation) -> Self {
         Provenance {
             observation_id: o.id.clone(),
             source_id: o.source_id.clone(),

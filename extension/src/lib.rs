@@ -124,6 +124,15 @@ extension_sql_file!(
         embeddings::embedding_text
     ]
 );
+extension_sql_file!(
+    "../sql/contradictions.sql",
+    name = "contradictions",
+    requires = [
+        "views",
+        "lifecycle",
+        actions::contradictions::contradictions_view
+    ]
+);
 extension_sql_file!("../sql/security.sql", name = "security", finalize);
 
 /// Runs once per backend, when the library is loaded: defines the settings.

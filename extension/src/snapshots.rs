@@ -626,6 +626,23 @@ pub fn observations_of(
     db::from_json(v, "observations")
 }
 
+/// The contradictions of one (live, unmerged) entity, as of `at` when
+/// given: neotoma_core::contradictions over the observations the reducer
+/// folds, with the type's merge policies.
+pub fn contradictions_of(
+    user: &Uuid,
+    entity_id: &str,
+    entity_type: &str,
+    at: Option<i64>,
+) -> Result<Vec<neotoma_core::contradictions::Contradiction>, NeotomaError> {
+    let observations = observations_of(user, entity_id, at)?;
+    let schemas = registry::active(*user, &[entity_type.to_string()])?;
+    Ok(neotoma_core::contradictions::find(
+        &observations,
+        &policies_of(schemas.get(entity_type)),
+    ))
+}
+
 /// Rebuilds the snapshots of these entities from all their observations
 /// (a merged entity keeps no timeline events: its observations count for
 /// the entity it was merged into). Runs as the extension's owner: callers

@@ -96,6 +96,15 @@ async def test_every_published_output_schema_is_what_the_action_returns(start_ga
             ("list_potential_duplicates", {"entity_type": "person", "threshold": 0.1}),
             ("search_subgraph", {"query": "invoice acme"}),
             ("get_subgraph_by_ids", {"entity_ids": [inv, "ent_00000000000000000000000000000000"]}),
+            ("bulk", {"operations": [
+                {"action": "store", "ref": "n", "args": {"entities": [{"entity_type": "note", "title": "bulk", "content": "c"}]}},
+                {"action": "correct", "args": {"entity_id": "$n", "entity_type": "note", "field": "content", "value": "d"}},
+                {"action": "create_relationship", "args": {"relationship_type": "REFERS_TO", "source_entity_id": "$n",
+                                                           "target_entity_id": inv}}]}),
+            ("create_relationships", {"relationships": [rel]}),
+            # The correction above contradicts the stored amount (resolved).
+            ("list_contradictions", {"entity_type": "invoice"}),
+            ("retrieve_entity_snapshot", {"entity_id": inv, "include_contradictions": True}),
             # (split_entity and erase follow: they need what these made.)
         ]
         later = ["split_entity", "erase"]

@@ -17,6 +17,9 @@ pub struct RetrieveEntitySnapshotRequest {
     pub at: Option<String>,
     /// Answer a deleted entity too (with deleted_at) instead of ENTITY_NOT_FOUND.
     pub include_deleted: Option<bool>,
+    /// Also answer the fields whose observations disagree (`contradictions`,
+    /// as list_contradictions gives them; as of `at` when given).
+    pub include_contradictions: Option<bool>,
     /// Acting user (UUID); optional when the connection identifies the user.
     pub user_id: Option<String>,
 }
@@ -46,6 +49,10 @@ pub struct EntitySnapshotResponse {
     /// Present when the entity is deleted (asked with include_deleted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deleted_at: Option<String>,
+    /// The fields whose observations disagree (asked with
+    /// include_contradictions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contradictions: Option<Vec<crate::contradictions::Contradiction>>,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]

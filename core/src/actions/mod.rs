@@ -3,6 +3,7 @@
 pub mod analytics;
 pub mod bulk;
 pub mod common;
+pub mod contradictions;
 pub mod duplicates;
 pub mod entities;
 pub mod graph;

@@ -108,3 +108,48 @@ COMMENT ON FUNCTION neotoma.create_relationships(jsonb) IS
 
 REVOKE EXECUTE ON FUNCTION neotoma.bulk(jsonb), neotoma.create_relationships(jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION neotoma.bulk(jsonb), neotoma.create_relationships(jsonb) TO neotoma_user;
+
+-- retrieve_entity_snapshot's description (include_contradictions), and its
+-- earlier name's; list_contradictions (as actions.sql declares it).
+COMMENT ON FUNCTION neotoma.retrieve_entity_snapshot(jsonb) IS
+  'Get the current truth about one entity: its snapshot (field → value) computed by the reducer from all its observations, with provenance for every field (which observation and source it came from). Pass `at` (ISO 8601) for the snapshot as it was at that time. A merged entity redirects to the entity it was merged into (`redirected_from`). include_contradictions also answers the fields whose observations disagree, as list_contradictions does.';
+COMMENT ON FUNCTION neotoma.get_entity_snapshot(jsonb) IS
+  'Legacy name of neotoma.retrieve_entity_snapshot: Get the current truth about one entity: its snapshot (field → value) computed by the reducer from all its observations, with provenance for every field (which observation and source it came from). Pass `at` (ISO 8601) for the snapshot as it was at that time. A merged entity redirects to the entity it was merged into (`redirected_from`). include_contradictions also answers the fields whose observations disagree, as list_contradictions does.';
+CREATE OR REPLACE FUNCTION neotoma.list_contradictions(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('list_contradictions', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.list_contradictions(jsonb) IS
+  'The fields where observations of one entity disagree: two or more distinct values from two or more sources (merge_array fields are joined, not contradicted). For one entity_id, the entities of an entity_type, or all, a page of entities (limit 1–100, default 20; offset) in id order. Each contradiction: {entity_id, entity_type, field, values:[{value, observations:[{observation_id, source_id, observed_at, source_priority, specificity_score, correction}]}], chosen_value, chosen_observation_id, strategy, tie_breaker, reason, resolved}: the value the reducer chose (the snapshot''s) and why; resolved when a correction decided it (include_resolved: false leaves those out). Returns {contradictions, entities_checked, limit, offset, has_more}.';
+REVOKE EXECUTE ON FUNCTION neotoma.list_contradictions(jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma.list_contradictions(jsonb) TO neotoma_user;
+
+-- Contradictions for analysts: neotoma._contradictions() and the view
+-- neotoma.contradictions (sql/contradictions.sql).
+CREATE FUNCTION neotoma."_contradictions"() RETURNS TABLE (
+	"user_id" uuid,
+	"entity_id" TEXT,
+	"entity_type" TEXT,
+	"field" TEXT,
+	"chosen_value" jsonb,
+	"chosen_observation_id" TEXT,
+	"strategy" TEXT,
+	"tie_breaker" TEXT,
+	"reason" TEXT,
+	"resolved" bool,
+	"competing_values" jsonb
+)
+STRICT STABLE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'contradictions_view_wrapper';
+CREATE VIEW neotoma.contradictions WITH (security_invoker = true) AS
+SELECT * FROM neotoma._contradictions();
+COMMENT ON VIEW neotoma.contradictions IS
+  'Fields where observations of one entity disagree: competing_values [{value, observations}], the chosen value (the snapshot''s), its strategy and tie_breaker, the reason in words, and whether a correction resolved it.';
+REVOKE EXECUTE ON FUNCTION neotoma._contradictions() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma._contradictions() TO neotoma_user;
+REVOKE ALL ON neotoma.contradictions FROM PUBLIC;
+GRANT SELECT ON neotoma.contradictions TO neotoma_user;

@@ -102,6 +102,14 @@ pub fn retrieve_entity_snapshot(
         }
     };
     out.deleted_at = deleted_at;
+    if req.include_contradictions.unwrap_or(false) {
+        out.contradictions = Some(snapshots::contradictions_of(
+            &user,
+            &out.entity_id,
+            &out.entity_type,
+            at,
+        )?);
+    }
     Ok(out)
 }
 
@@ -157,6 +165,7 @@ fn snapshot_at(
         at: Some(as_given.to_string()),
         redirected_from: None,
         deleted_at: None,
+        contradictions: None,
     })
 }
 

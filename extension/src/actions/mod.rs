@@ -17,6 +17,7 @@ use uuid::Uuid;
 
 mod analytics;
 mod bulk;
+pub(crate) mod contradictions;
 mod duplicates;
 mod entities;
 mod erasure;
@@ -132,7 +133,7 @@ fn needs_version(id: ActionId) -> u32 {
         | ListPotentialDuplicates
         | SplitEntity => 7,
         SearchSubgraph | GetSubgraphByIds => 8,
-        Bulk | CreateRelationships => 10,
+        Bulk | CreateRelationships | ListContradictions => 10,
         _ => 0,
     }
 }
@@ -200,6 +201,9 @@ fn route(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
         ActionId::Bulk => serve::<a::Bulk, _>(bulk::bulk, args),
         ActionId::CreateRelationships => {
             serve::<a::CreateRelationships, _>(bulk::create_relationships, args)
+        }
+        ActionId::ListContradictions => {
+            serve::<a::ListContradictions, _>(contradictions::list_contradictions, args)
         }
         ActionId::ListRecentChanges => {
             serve::<a::ListRecentChanges, _>(lifecycle::list_recent_changes, args)

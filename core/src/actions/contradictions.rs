@@ -1,0 +1,43 @@
+//! `list_contradictions`: where observations of one entity disagree.
+
+use crate::contradictions::Contradiction;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListContradictionsRequest {
+    /// One entity's contradictions (an entity merged into another answers
+    /// for that one).
+    pub entity_id: Option<String>,
+    /// Those of the entities of one type (without either: every type).
+    pub entity_type: Option<String>,
+    /// Also those a correction resolved (default true; each says
+    /// `resolved`).
+    pub include_resolved: Option<bool>,
+    /// Entities looked at per page (1–100, default 20), in id order.
+    pub limit: Option<i64>,
+    /// Entities to skip (default 0).
+    pub offset: Option<i64>,
+    pub user_id: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ListContradictionsResponse {
+    /// By entity id, then field.
+    pub contradictions: Vec<EntityContradiction>,
+    /// Entities of this page with observations that disagree.
+    pub entities_checked: i64,
+    pub limit: i64,
+    pub offset: i64,
+    /// More entities follow (ask again with offset + limit).
+    pub has_more: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct EntityContradiction {
+    pub entity_id: String,
+    pub entity_type: String,
+    #[serde(flatten)]
+    pub contradiction: Contradiction,
+}

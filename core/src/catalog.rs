@@ -3,8 +3,8 @@
 //! through `neotoma.action_catalog()`), so adding an action never touches it.
 
 use crate::actions::{
-    analytics, bulk, contradictions, duplicates, entities, graph, legacy, lifecycle, metrics,
-    plaid, providers, resources, schemas, store, subgraph, system,
+    analytics, annotations, bulk, contradictions, duplicates, entities, graph, legacy, lifecycle,
+    metrics, plaid, providers, resources, schemas, store, subgraph, system,
 };
 use crate::canonical::{canonical_json, sha256_hex};
 use crate::request::schema_for;
@@ -106,6 +106,7 @@ declare_actions! {
     Bulk = "bulk": bulk::BulkRequest => bulk::BulkResponse;
     CreateRelationships = "create_relationships": bulk::CreateRelationshipsRequest => bulk::CreateRelationshipsResponse;
     ListContradictions = "list_contradictions": contradictions::ListContradictionsRequest => contradictions::ListContradictionsResponse;
+    Annotate = "annotate": annotations::AnnotateRequest => annotations::AnnotationOut;
     AnalyzeSchemaCandidates = "analyze_schema_candidates": schemas::AnalyzeSchemaCandidatesRequest => schemas::AnalyzeSchemaCandidatesResponse;
     GetSchemaRecommendations = "get_schema_recommendations": schemas::GetSchemaRecommendationsRequest => schemas::GetSchemaRecommendationsResponse;
     UpdateSchemaIncremental = "update_schema_incremental": schemas::UpdateSchemaIncrementalRequest => schemas::UpdateSchemaIncrementalResponse;
@@ -313,7 +314,8 @@ pub fn spec(id: ActionId) -> ActionSpec {
                 (which observation and source it came from). Pass `at` (ISO 8601) for the snapshot \
                 as it was at that time. A merged entity redirects to the entity it was merged into \
                 (`redirected_from`). include_contradictions also answers the fields whose \
-                observations disagree, as list_contradictions does.",
+                observations disagree, as list_contradictions does; include_annotations the notes \
+                attached to it (annotate).",
         )
         .read_only()
         .aliases(&["get_entity_snapshot"]),
@@ -556,6 +558,16 @@ pub fn spec(id: ActionId) -> ActionSpec {
                 entities_checked, limit, offset, has_more}.",
         )
         .read_only(),
+        ActionId::Annotate => ActionSpec::new(
+            id,
+            "Annotate",
+            "Attach a note to an entity (entity_id) or to one of its observations \
+                (observation_id), beside the truth model: no snapshot, value or provenance \
+                changes. The same note on the same target is one annotation (annotating again \
+                changes nothing). Logged in neotoma.audit_trail; retrieve_entity_snapshot \
+                {include_annotations} answers them. Returns {annotation_id, entity_id, \
+                observation_id, note, created_at}.",
+        ),
         ActionId::SplitEntity => ActionSpec::new(
             id,
             "Split an entity",

@@ -67,7 +67,7 @@ BEGIN
   RETURN r->'ok';
 END $body$;
 COMMENT ON FUNCTION neotoma.retrieve_entity_snapshot(jsonb) IS
-  'Get the current truth about one entity: its snapshot (field → value) computed by the reducer from all its observations, with provenance for every field (which observation and source it came from). Pass `at` (ISO 8601) for the snapshot as it was at that time. A merged entity redirects to the entity it was merged into (`redirected_from`). include_contradictions also answers the fields whose observations disagree, as list_contradictions does.';
+  'Get the current truth about one entity: its snapshot (field → value) computed by the reducer from all its observations, with provenance for every field (which observation and source it came from). Pass `at` (ISO 8601) for the snapshot as it was at that time. A merged entity redirects to the entity it was merged into (`redirected_from`). include_contradictions also answers the fields whose observations disagree, as list_contradictions does; include_annotations the notes attached to it (annotate).';
 
 CREATE OR REPLACE FUNCTION neotoma.get_entity_snapshot(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$
@@ -77,7 +77,7 @@ BEGIN
   RETURN r->'ok';
 END $body$;
 COMMENT ON FUNCTION neotoma.get_entity_snapshot(jsonb) IS
-  'Legacy name of neotoma.retrieve_entity_snapshot: Get the current truth about one entity: its snapshot (field → value) computed by the reducer from all its observations, with provenance for every field (which observation and source it came from). Pass `at` (ISO 8601) for the snapshot as it was at that time. A merged entity redirects to the entity it was merged into (`redirected_from`). include_contradictions also answers the fields whose observations disagree, as list_contradictions does.';
+  'Legacy name of neotoma.retrieve_entity_snapshot: Get the current truth about one entity: its snapshot (field → value) computed by the reducer from all its observations, with provenance for every field (which observation and source it came from). Pass `at` (ISO 8601) for the snapshot as it was at that time. A merged entity redirects to the entity it was merged into (`redirected_from`). include_contradictions also answers the fields whose observations disagree, as list_contradictions does; include_annotations the notes attached to it (annotate).';
 
 CREATE OR REPLACE FUNCTION neotoma.list_observations(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$
@@ -378,6 +378,16 @@ BEGIN
 END $body$;
 COMMENT ON FUNCTION neotoma.list_contradictions(jsonb) IS
   'The fields where observations of one entity disagree: two or more distinct values from two or more sources (merge_array fields are joined, not contradicted). For one entity_id, the entities of an entity_type, or all, a page of entities (limit 1–100, default 20; offset) in id order. Each contradiction: {entity_id, entity_type, field, values:[{value, observations:[{observation_id, source_id, observed_at, source_priority, specificity_score, correction}]}], chosen_value, chosen_observation_id, strategy, tie_breaker, reason, resolved}: the value the reducer chose (the snapshot''s) and why; resolved when a correction decided it (include_resolved: false leaves those out). Returns {contradictions, entities_checked, limit, offset, has_more}.';
+
+CREATE OR REPLACE FUNCTION neotoma.annotate(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('annotate', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.annotate(jsonb) IS
+  'Attach a note to an entity (entity_id) or to one of its observations (observation_id), beside the truth model: no snapshot, value or provenance changes. The same note on the same target is one annotation (annotating again changes nothing). Logged in neotoma.audit_trail; retrieve_entity_snapshot {include_annotations} answers them. Returns {annotation_id, entity_id, observation_id, note, created_at}.';
 
 CREATE OR REPLACE FUNCTION neotoma.analyze_schema_candidates(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$

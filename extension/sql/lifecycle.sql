@@ -217,9 +217,15 @@ JOIN neotoma.entities e ON e.user_id = sp.user_id AND e.id = sp.from_entity_id
 UNION ALL
 SELECT x.user_id, x.erased_at, 'erase', x.target_kind, NULL, NULL, x.reason,
        jsonb_build_object('erasure_id', x.id, 'counts', x.counts)
-FROM neotoma.erasures x;
+FROM neotoma.erasures x
+UNION ALL
+SELECT a.user_id, a.created_at, 'annotate', CASE WHEN a.observation_id IS NULL THEN 'entity' ELSE 'observation' END,
+       coalesce(a.observation_id::text, a.entity_id), e.entity_type, NULL,
+       jsonb_build_object('annotation_id', a.id, 'entity_id', a.entity_id, 'note', a.note)
+FROM neotoma.annotations a
+JOIN neotoma.entities e ON e.user_id = a.user_id AND e.id = a.entity_id;
 COMMENT ON VIEW neotoma.audit_trail IS
-  'Every deletion, restoration, correction, merge, split and erasure of the user''s memory: when (at), what (action, target_kind, target_id, target_type), why (reason) and details (ids, corrected field names, erased counts; never erased content).';
+  'Every deletion, restoration, correction, merge, split, erasure and annotation of the user''s memory: when (at), what (action, target_kind, target_id, target_type), why (reason) and details (ids, corrected field names, erased counts, notes; never erased content).';
 
 -- Export and import (neotoma-mcp export / import): a user's memory as
 -- lines {"table", "row"}, in an order where every row's references come

@@ -95,9 +95,14 @@ extension_sql_file!(
     ]
 );
 extension_sql_file!(
+    "../sql/annotations.sql",
+    name = "annotations",
+    requires = ["entities"]
+);
+extension_sql_file!(
     "../sql/lifecycle.sql",
     name = "lifecycle",
-    requires = ["entities", "graph", "schemas"]
+    requires = ["entities", "graph", "schemas", "annotations"]
 );
 extension_sql_file!(
     "../sql/statistics.sql",

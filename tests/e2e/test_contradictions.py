@@ -1,7 +1,8 @@
-"""Contradictions through MCP, over HTTP with tokens: two sources disagree
-on a field; list_contradictions and retrieve_entity_snapshot
-{include_contradictions} say which value the reducer chose and why; a
-correction resolves it; a stranger sees none of it."""
+"""Contradictions and annotations through MCP, over HTTP with tokens: two
+sources disagree on a field; list_contradictions and
+retrieve_entity_snapshot {include_contradictions} say which value the
+reducer chose and why; a correction resolves it; a note annotates the
+entity without changing it; a stranger sees and annotates none of it."""
 
 from __future__ import annotations
 
@@ -37,6 +38,15 @@ async def test_contradictions_through_mcp(start_gateway) -> None:
         [c] = ok(await a.call_tool("list_contradictions", {"entity_id": mary}))["contradictions"]
         assert c["resolved"] and c["chosen_value"] == "+1 555 0003"
         assert ok(await a.call_tool("list_contradictions", {"entity_id": mary, "include_resolved": False}))["contradictions"] == []
+
+        before = ok(await a.call_tool("retrieve_entity_snapshot", {"entity_id": mary}))
+        note = ok(await a.call_tool("annotate", {"entity_id": mary, "note": "Confirmed by phone."}))
+        again = ok(await a.call_tool("annotate", {"entity_id": mary, "note": "Confirmed by phone."}))
+        assert note["annotation_id"] == again["annotation_id"]
+        annotated = ok(await a.call_tool("retrieve_entity_snapshot", {"entity_id": mary, "include_annotations": True}))
+        assert [n["note"] for n in annotated["annotations"]] == ["Confirmed by phone."]
+        assert (annotated["snapshot"], annotated["provenance"]) == (before["snapshot"], before["provenance"])
+        assert error(await b.call_tool("annotate", {"entity_id": mary, "note": "mine now"}))["code"] == "ENTITY_NOT_FOUND"
 
         assert ok(await b.call_tool("list_contradictions", {}))["contradictions"] == []
         assert error(await b.call_tool("list_contradictions", {"entity_id": mary}))["code"] == "ENTITY_NOT_FOUND"

@@ -105,6 +105,8 @@ async def test_every_published_output_schema_is_what_the_action_returns(start_ga
             # The correction above contradicts the stored amount (resolved).
             ("list_contradictions", {"entity_type": "invoice"}),
             ("retrieve_entity_snapshot", {"entity_id": inv, "include_contradictions": True}),
+            ("annotate", {"entity_id": inv, "note": "checked against the paper copy"}),
+            ("retrieve_entity_snapshot", {"entity_id": inv, "include_annotations": True}),
             # (split_entity and erase follow: they need what these made.)
         ]
         later = ["split_entity", "erase"]

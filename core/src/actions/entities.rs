@@ -20,6 +20,9 @@ pub struct RetrieveEntitySnapshotRequest {
     /// Also answer the fields whose observations disagree (`contradictions`,
     /// as list_contradictions gives them; as of `at` when given).
     pub include_contradictions: Option<bool>,
+    /// Also answer the notes attached to the entity or its observations
+    /// (`annotations`, oldest first).
+    pub include_annotations: Option<bool>,
     /// Acting user (UUID); optional when the connection identifies the user.
     pub user_id: Option<String>,
 }
@@ -53,6 +56,10 @@ pub struct EntitySnapshotResponse {
     /// include_contradictions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contradictions: Option<Vec<crate::contradictions::Contradiction>>,
+    /// The notes attached to the entity or its observations (asked with
+    /// include_annotations), oldest first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Vec<crate::actions::annotations::AnnotationOut>>,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]

@@ -1,6 +1,7 @@
 //! Request and response types of every action, one module per concern.
 
 pub mod analytics;
+pub mod annotations;
 pub mod bulk;
 pub mod common;
 pub mod contradictions;

@@ -112,9 +112,9 @@ GRANT EXECUTE ON FUNCTION neotoma.bulk(jsonb), neotoma.create_relationships(json
 -- retrieve_entity_snapshot's description (include_contradictions), and its
 -- earlier name's; list_contradictions (as actions.sql declares it).
 COMMENT ON FUNCTION neotoma.retrieve_entity_snapshot(jsonb) IS
-  'Get the current truth about one entity: its snapshot (field → value) computed by the reducer from all its observations, with provenance for every field (which observation and source it came from). Pass `at` (ISO 8601) for the snapshot as it was at that time. A merged entity redirects to the entity it was merged into (`redirected_from`). include_contradictions also answers the fields whose observations disagree, as list_contradictions does.';
+  'Get the current truth about one entity: its snapshot (field → value) computed by the reducer from all its observations, with provenance for every field (which observation and source it came from). Pass `at` (ISO 8601) for the snapshot as it was at that time. A merged entity redirects to the entity it was merged into (`redirected_from`). include_contradictions also answers the fields whose observations disagree, as list_contradictions does; include_annotations the notes attached to it (annotate).';
 COMMENT ON FUNCTION neotoma.get_entity_snapshot(jsonb) IS
-  'Legacy name of neotoma.retrieve_entity_snapshot: Get the current truth about one entity: its snapshot (field → value) computed by the reducer from all its observations, with provenance for every field (which observation and source it came from). Pass `at` (ISO 8601) for the snapshot as it was at that time. A merged entity redirects to the entity it was merged into (`redirected_from`). include_contradictions also answers the fields whose observations disagree, as list_contradictions does.';
+  'Legacy name of neotoma.retrieve_entity_snapshot: Get the current truth about one entity: its snapshot (field → value) computed by the reducer from all its observations, with provenance for every field (which observation and source it came from). Pass `at` (ISO 8601) for the snapshot as it was at that time. A merged entity redirects to the entity it was merged into (`redirected_from`). include_contradictions also answers the fields whose observations disagree, as list_contradictions does; include_annotations the notes attached to it (annotate).';
 CREATE OR REPLACE FUNCTION neotoma.list_contradictions(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$
 DECLARE r jsonb := neotoma._invoke('list_contradictions', coalesce(args, 'null')::text);
@@ -153,3 +153,85 @@ REVOKE EXECUTE ON FUNCTION neotoma._contradictions() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION neotoma._contradictions() TO neotoma_user;
 REVOKE ALL ON neotoma.contradictions FROM PUBLIC;
 GRANT SELECT ON neotoma.contradictions TO neotoma_user;
+
+-- annotate: notes beside the truth model (sql/annotations.sql), listed in
+-- the audit trail.
+CREATE TABLE neotoma.annotations (
+  user_id        uuid        NOT NULL,
+  id             uuid        NOT NULL,
+  entity_id      text        NOT NULL,
+  observation_id uuid,
+  note           text        NOT NULL CHECK (length(note) BETWEEN 1 AND 10000),
+  created_at     timestamptz NOT NULL DEFAULT clock_timestamp(),
+  PRIMARY KEY (user_id, id),
+  FOREIGN KEY (user_id, entity_id) REFERENCES neotoma.entities (user_id, id) ON DELETE CASCADE,
+  FOREIGN KEY (user_id, observation_id) REFERENCES neotoma.observations (user_id, id) ON DELETE CASCADE
+);
+CREATE INDEX annotations_entity ON neotoma.annotations (user_id, entity_id, created_at, id);
+CREATE INDEX annotations_observation ON neotoma.annotations (user_id, observation_id) WHERE observation_id IS NOT NULL;
+COMMENT ON TABLE neotoma.annotations IS
+  'Notes attached to an entity or one of its observations (annotate); they change no snapshot or provenance.';
+ALTER TABLE neotoma.annotations ENABLE ROW LEVEL SECURITY;
+ALTER TABLE neotoma.annotations FORCE ROW LEVEL SECURITY;
+CREATE POLICY annotations_own_rows ON neotoma.annotations
+  USING (user_id = (SELECT neotoma.current_user_id())) WITH CHECK (user_id = (SELECT neotoma.current_user_id()));
+REVOKE ALL ON neotoma.annotations FROM PUBLIC;
+GRANT SELECT, INSERT ON neotoma.annotations TO neotoma_user;
+CREATE OR REPLACE VIEW neotoma.audit_trail WITH (security_invoker = true) AS
+SELECT o.user_id, o.observed_at AS at,
+       CASE o.kind WHEN 'deletion' THEN 'delete_entity' WHEN 'restoration' THEN 'restore_entity'
+                   ELSE 'correct' END AS action,
+       'entity'::text AS target_kind, o.entity_id AS target_id, o.entity_type AS target_type,
+       CASE WHEN o.kind IN ('deletion', 'restoration') THEN o.fields->>'reason' END AS reason,
+       CASE WHEN o.kind = 'correction'
+            THEN jsonb_build_object('observation_id', o.id, 'fields',
+                   (SELECT coalesce(jsonb_agg(k ORDER BY k), '[]') FROM jsonb_object_keys(o.fields) k))
+            ELSE jsonb_build_object('observation_id', o.id) END AS details
+FROM neotoma.observations o
+WHERE o.kind IN ('deletion', 'restoration', 'correction')
+UNION ALL
+SELECT ro.user_id, ro.observed_at,
+       CASE ro.kind WHEN 'deletion' THEN 'delete_relationship' ELSE 'restore_relationship' END,
+       'relationship', ro.relationship_id::text, r.relationship_type, ro.metadata->>'reason',
+       jsonb_build_object('observation_id', ro.id, 'source_entity_id', r.source_entity_id,
+                          'target_entity_id', r.target_entity_id)
+FROM neotoma.relationship_observations ro
+JOIN neotoma.relationships r ON r.user_id = ro.user_id AND r.id = ro.relationship_id
+WHERE ro.kind IN ('deletion', 'restoration')
+UNION ALL
+SELECT m.user_id, m.merged_at, 'merge_entities', 'entity', m.from_entity_id, e.entity_type, m.merge_reason,
+       jsonb_build_object('merge_id', m.id, 'to_entity_id', m.to_entity_id,
+                          'observations_moved', m.observations_moved, 'relationships_moved', m.relationships_moved)
+FROM neotoma.entity_merges m
+JOIN neotoma.entities e ON e.user_id = m.user_id AND e.id = m.from_entity_id
+UNION ALL
+SELECT sp.user_id, sp.split_at, 'split_entity', 'entity', sp.from_entity_id, e.entity_type, sp.reason,
+       jsonb_build_object('split_id', sp.id, 'to_entity_id', sp.to_entity_id,
+                          'created_entity', sp.created_entity, 'observations_moved', sp.observations_moved)
+FROM neotoma.entity_splits sp
+JOIN neotoma.entities e ON e.user_id = sp.user_id AND e.id = sp.from_entity_id
+UNION ALL
+SELECT x.user_id, x.erased_at, 'erase', x.target_kind, NULL, NULL, x.reason,
+       jsonb_build_object('erasure_id', x.id, 'counts', x.counts)
+FROM neotoma.erasures x
+UNION ALL
+SELECT a.user_id, a.created_at, 'annotate', CASE WHEN a.observation_id IS NULL THEN 'entity' ELSE 'observation' END,
+       coalesce(a.observation_id::text, a.entity_id), e.entity_type, NULL,
+       jsonb_build_object('annotation_id', a.id, 'entity_id', a.entity_id, 'note', a.note)
+FROM neotoma.annotations a
+JOIN neotoma.entities e ON e.user_id = a.user_id AND e.id = a.entity_id;
+COMMENT ON VIEW neotoma.audit_trail IS
+  'Every deletion, restoration, correction, merge, split, erasure and annotation of the user''s memory: when (at), what (action, target_kind, target_id, target_type), why (reason) and details (ids, corrected field names, erased counts, notes; never erased content).';
+
+-- annotate (as actions.sql declares it).
+CREATE OR REPLACE FUNCTION neotoma.annotate(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('annotate', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.annotate(jsonb) IS
+  'Attach a note to an entity (entity_id) or to one of its observations (observation_id), beside the truth model: no snapshot, value or provenance changes. The same note on the same target is one annotation (annotating again changes nothing). Logged in neotoma.audit_trail; retrieve_entity_snapshot {include_annotations} answers them. Returns {annotation_id, entity_id, observation_id, note, created_at}.';
+REVOKE EXECUTE ON FUNCTION neotoma.annotate(jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma.annotate(jsonb) TO neotoma_user;

@@ -102,6 +102,9 @@ pub fn retrieve_entity_snapshot(
         }
     };
     out.deleted_at = deleted_at;
+    if req.include_annotations.unwrap_or(false) {
+        out.annotations = Some(super::annotations::annotations_of(&user, &out.entity_id)?);
+    }
     if req.include_contradictions.unwrap_or(false) {
         out.contradictions = Some(snapshots::contradictions_of(
             &user,
@@ -166,6 +169,7 @@ fn snapshot_at(
         redirected_from: None,
         deleted_at: None,
         contradictions: None,
+        annotations: None,
     })
 }
 

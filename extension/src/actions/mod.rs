@@ -16,6 +16,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 mod analytics;
+mod annotations;
 mod bulk;
 pub(crate) mod contradictions;
 mod duplicates;
@@ -133,7 +134,7 @@ fn needs_version(id: ActionId) -> u32 {
         | ListPotentialDuplicates
         | SplitEntity => 7,
         SearchSubgraph | GetSubgraphByIds => 8,
-        Bulk | CreateRelationships | ListContradictions => 10,
+        Bulk | CreateRelationships | ListContradictions | Annotate => 10,
         _ => 0,
     }
 }
@@ -205,6 +206,7 @@ fn route(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
         ActionId::ListContradictions => {
             serve::<a::ListContradictions, _>(contradictions::list_contradictions, args)
         }
+        ActionId::Annotate => serve::<a::Annotate, _>(annotations::annotate, args),
         ActionId::ListRecentChanges => {
             serve::<a::ListRecentChanges, _>(lifecycle::list_recent_changes, args)
         }

@@ -1,0 +1,61 @@
+//! `annotate`: a note attached to an entity or one of its observations,
+//! beside the truth model (it changes no snapshot and no provenance).
+
+use crate::error::{NeotomaError, Result};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Most characters of a note.
+pub const MAX_NOTE_CHARS: usize = 10_000;
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnnotateRequest {
+    /// The entity the note is about (an entity merged into another: that
+    /// one). Optional when observation_id is given.
+    pub entity_id: Option<String>,
+    /// The observation the note is about (its entity is the note's too).
+    pub observation_id: Option<String>,
+    /// The note (1–10,000 characters).
+    pub note: String,
+    pub user_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct AnnotationOut {
+    /// Same entity (or observation) and note → same id: annotating again
+    /// changes nothing.
+    pub annotation_id: String,
+    pub entity_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observation_id: Option<String>,
+    pub note: String,
+    pub created_at: String,
+}
+
+/// The note, trimmed; refused when empty or too long.
+pub fn check_note(note: &str) -> Result<&str> {
+    let note = note.trim();
+    if note.is_empty() || note.chars().count() > MAX_NOTE_CHARS {
+        return Err(NeotomaError::invalid_field(
+            "note",
+            format!("note must be 1 to {MAX_NOTE_CHARS} characters of text"),
+        ));
+    }
+    Ok(note)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notes_are_checked() {
+        assert_eq!(
+            check_note("  checked by phone ").unwrap(),
+            "checked by phone"
+        );
+        assert!(check_note("  ").is_err());
+        assert!(check_note(&"x".repeat(MAX_NOTE_CHARS + 1)).is_err());
+    }
+}

@@ -25,7 +25,7 @@ CREATE TABLE neotoma.entity_name_trigrams (
   user_id            uuid     NOT NULL,
   trigram            text     NOT NULL,
   entity_id          text     NOT NULL,
-  name_trigram_count smallint NOT NULL,
+  name_trigram_count integer  NOT NULL,
   PRIMARY KEY (user_id, trigram, entity_id) INCLUDE (name_trigram_count)
 );
 -- Row triggers, by key: a snapshot's rows are found through its own

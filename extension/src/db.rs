@@ -237,8 +237,10 @@ pub fn without_jit<R>(f: impl FnOnce() -> R) -> R {
 
 /// Runs `f` in a subtransaction, undone when `f` answers an error: an
 /// action of several writes (`bulk`) is all or nothing even when called
-/// through `_invoke`, which answers errors instead of raising them. (An
-/// ERROR raised inside `f` aborts the whole transaction anyway.)
+/// through `_invoke`, which answers errors instead of raising them. A
+/// Postgres ERROR inside `f` (a panic here) also rolls the subtransaction
+/// back before it goes on up, as PL/pgSQL's exception blocks do: the
+/// caller's transaction (and its own subtransactions) stay consistent.
 pub fn all_or_nothing<T>(f: impl FnOnce() -> Result<T, NeotomaError>) -> Result<T, NeotomaError> {
     // SAFETY: a backend runs one thread; as PL/Python's subtransactions do,
     // the caller's memory context and resource owner come back when the
@@ -249,10 +251,12 @@ pub fn all_or_nothing<T>(f: impl FnOnce() -> Result<T, NeotomaError>) -> Result<
         pg_sys::MemoryContextSwitchTo(saved.0);
         saved
     };
-    let result = f();
-    // SAFETY: as above; the subtransaction begun above is the current one.
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    // SAFETY: as above; the subtransaction begun above is the current one
+    // (pgrx has copied and flushed a Postgres error before it unwinds).
     unsafe {
-        if result.is_ok() {
+        pg_sys::MemoryContextSwitchTo(context);
+        if matches!(outcome, Ok(Ok(_))) {
             pg_sys::ReleaseCurrentSubTransaction();
         } else {
             pg_sys::RollbackAndReleaseCurrentSubTransaction();
@@ -260,7 +264,10 @@ pub fn all_or_nothing<T>(f: impl FnOnce() -> Result<T, NeotomaError>) -> Result<
         pg_sys::MemoryContextSwitchTo(context);
         pg_sys::CurrentResourceOwner = owner;
     }
-    result
+    match outcome {
+        Ok(result) => result,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
 }
 
 /// Runs `f` with notices kept from the client: a text-search query of stop

@@ -1049,7 +1049,7 @@ fn verify_name_trigrams(repair: bool) -> Result<Vec<Value>, NeotomaError> {
     // from 0.10.0 on), and the rows stored.
     const EXPECTED: &str = "
         SELECT s.user_id, g AS trigram, s.entity_id
-               , length(s.name_trigrams)::smallint AS name_trigram_count -- 0.10
+               , length(s.name_trigrams) AS name_trigram_count -- 0.10
         FROM neotoma.entity_snapshots s, unnest(tsvector_to_array(s.name_trigrams)) g";
     const STORED: &str = "
         SELECT t.user_id, t.trigram, t.entity_id

@@ -193,7 +193,12 @@ impl Listener for Worker {
     }
 
     fn notified(&self, payload: &str) {
-        if let Some((user, xid)) = payload.split_once(' ') {
+        // '<user id> <xid>' as the extension's trigger sends it; anything
+        // else (any role may NOTIFY this channel) is dropped.
+        let named = payload.split_once(' ').filter(|(user, xid)| {
+            uuid::Uuid::parse_str(user).is_ok() && xid.parse::<u64>().is_ok()
+        });
+        if let Some((user, xid)) = named {
             let mut changed = self.changed.lock().unwrap_or_else(|e| e.into_inner());
             let named = (user.to_string(), xid.to_string());
             if changed.len() >= MAX_QUEUED {
@@ -284,12 +289,23 @@ impl Worker {
                     .await
             }
             Some((user, xid)) => {
-                self.db
+                let looked = self
+                    .db
                     .query_json_with(
                         "SELECT neotoma.pending_embeddings_of($1, $2::text::uuid, $3::text::xid8, $4, $5)",
                         &[&model, user, xid, &BATCH, &skip],
                     )
-                    .await
+                    .await;
+                if looked.is_err() {
+                    // Not looked at again: the look through every snapshot
+                    // (after a reconnection, or the next FULL_POLL) finds
+                    // what it would have.
+                    self.changed
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .retain(|n| n.0 != *user || n.1 != *xid);
+                }
+                looked
             }
         }
         .map_err(|e| e.message)?;

@@ -131,6 +131,12 @@ impl Gateway {
         caller: Caller,
     ) -> Result<Value, NeotomaError> {
         self.state.limits.check(&action.name, caller.user)?;
+        // A bulk call's operations count as calls of their own actions (a
+        // bulk of stores is held to the store limit), as do a batch's
+        // relationships.
+        for nested in nested_actions(&action.name, &args) {
+            self.state.limits.check(nested, caller.user)?;
+        }
         neotoma_core::limits::check_input(&args)?;
         for spec in &action.read_files {
             self.read_file(&mut args, spec, &caller).await?;
@@ -613,6 +619,22 @@ impl ServerHandler for Gateway {
     }
 }
 
+/// The actions a call runs inside it, one per operation: `bulk`'s
+/// operations, `create_relationships`' relationships (none for others).
+fn nested_actions<'a>(action: &str, args: &'a Value) -> Vec<&'a str> {
+    match action {
+        "bulk" => args["operations"]
+            .as_array()
+            .map(|ops| ops.iter().filter_map(|op| op["action"].as_str()).collect())
+            .unwrap_or_default(),
+        "create_relationships" => args["relationships"]
+            .as_array()
+            .map(|rels| rels.iter().map(|_| "create_relationship").collect())
+            .unwrap_or_default(),
+        _ => vec![],
+    }
+}
+
 /// Readiness: the database answers and the installed extension has the same
 /// major.minor version as this gateway.
 pub async fn check_ready(state: &AppState) -> Result<Value, Value> {
@@ -649,6 +671,19 @@ mod tests {
         assert_eq!(major_minor("0.1.7"), major_minor("0.1.0"));
         assert_ne!(major_minor("0.2.0"), major_minor("0.1.0"));
         assert_eq!(major_minor(""), None);
+    }
+
+    #[test]
+    fn bulk_operations_are_counted_as_their_actions() {
+        let args = json!({"operations": [{"action": "store"}, {"action": "correct"}, {"action": "store"}]});
+        assert_eq!(nested_actions("bulk", &args), ["store", "correct", "store"]);
+        let rels = json!({"relationships": [{}, {}]});
+        assert_eq!(
+            nested_actions("create_relationships", &rels),
+            ["create_relationship", "create_relationship"]
+        );
+        assert!(nested_actions("store", &args).is_empty());
+        assert!(nested_actions("bulk", &json!({"operations": "x"})).is_empty());
     }
 
     #[test]

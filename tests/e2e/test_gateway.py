@@ -109,6 +109,10 @@ async def test_rate_limits_per_user(start_gateway) -> None:
         # Other actions are not limited; another user is not affected.
         ok(await c.call_tool("retrieve_entities", {}))
         ok(await o.call_tool("store", {"entities": [{"entity_type": "note", "content": "o1"}]}))
+        # A bulk's stores count as stores: the other user's two left, not a bulk of three.
+        three = {"operations": [{"action": "store", "args": {"entities": [{"entity_type": "note", "content": f"b{i}"}]}}
+                                for i in range(3)]}
+        assert error(await o.call_tool("bulk", three))["code"] == "RATE_LIMIT_EXCEEDED"
 
 
 async def test_resources_from_data(start_gateway) -> None:

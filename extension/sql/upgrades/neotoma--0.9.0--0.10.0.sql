@@ -24,7 +24,7 @@ COMMENT ON FUNCTION neotoma.retrieve_entities(jsonb) IS
 -- The index of name trigrams says how many trigrams each name has (in the
 -- index too), so a search computes names' similarity from the index alone
 -- instead of reading each candidate's snapshot.
-ALTER TABLE neotoma.entity_name_trigrams ADD COLUMN name_trigram_count smallint;
+ALTER TABLE neotoma.entity_name_trigrams ADD COLUMN name_trigram_count integer;
 UPDATE neotoma.entity_name_trigrams t SET name_trigram_count = length(s.name_trigrams)
 FROM neotoma.entity_snapshots s WHERE s.user_id = t.user_id AND s.entity_id = t.entity_id;
 -- Rows of no snapshot (none, unless edited by hand) go: verify() would

@@ -104,6 +104,15 @@ pub fn annotate(user: Uuid, req: AnnotateRequest) -> Result<AnnotationOut, Neoto
             Arg::Text(note),
         ],
     )?;
+    if !v.is_null() {
+        return db::from_json(v, "annotation");
+    }
+    // The same annotation, committed by another call after this statement
+    // began: neither inserted nor seen by it. A new statement sees it.
+    let v = db::json(
+        &format!("SELECT {ANNOTATION_JSON} FROM neotoma.annotations a WHERE a.user_id = $1::uuid AND a.id = $2::uuid"),
+        &[Arg::uuid(user), Arg::Text(&id.to_string())],
+    )?;
     db::from_json(v, "annotation")
 }
 

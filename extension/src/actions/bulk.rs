@@ -10,6 +10,7 @@ use neotoma_core::actions::bulk::{
     self, BulkRequest, BulkResponse, BulkResult, CreateRelationshipsRequest,
     CreateRelationshipsResponse, BULK_ACTIONS,
 };
+use neotoma_core::actions::common;
 use neotoma_core::catalog;
 use neotoma_core::NeotomaError;
 use serde_json::{json, Value};
@@ -67,6 +68,16 @@ fn run_operations(req: BulkRequest, total: usize) -> Result<BulkResponse, Neotom
                 "args must be an object: the action's arguments",
             )));
         }
+        // A file's interpretation may be left to the gateway's model, which
+        // completes only a top-level store's: files go in their own call.
+        if id.name() == "store"
+            && (args.get("file_content").is_some() || args.get("file_path").is_some())
+        {
+            return Err(failed(NeotomaError::invalid_field(
+                "args",
+                "a bulk store takes structured entities; store a file in its own call",
+            )));
+        }
         bulk::substitute_refs(&mut args, &refs)
             .map_err(|m| failed(NeotomaError::invalid_field("args", m)))?;
         let answer: Value = super::route(id, &args)
@@ -116,7 +127,12 @@ fn create_all(
 ) -> Result<CreateRelationshipsResponse, NeotomaError> {
     let mut created = Vec::with_capacity(total);
     for (index, r) in req.relationships.into_iter().enumerate() {
-        if r.user_id.as_deref().is_some_and(|u| u != user.to_string()) {
+        let named = r
+            .user_id
+            .as_deref()
+            .map(|u| common::uuid("user_id", u))
+            .transpose()?;
+        if named.is_some_and(|u| u != user) {
             return Err(NeotomaError::new(
                 neotoma_core::ErrorCode::Forbidden,
                 "user_id differs from the authenticated user; an action can only act for the session's user",

@@ -34,8 +34,10 @@ const CANDIDATES: &str = "
       GROUP BY 1, 2, kv.key
       HAVING count(DISTINCT kv.value) > 1 AND count(DISTINCT o.source_id) > 1)
     SELECT coalesce(jsonb_agg(jsonb_build_array(t.user_id, t.id, t.entity_type) ORDER BY t.user_id, t.id), '[]')
-    FROM (SELECT DISTINCT d.user_id, d.id FROM disagreeing d ORDER BY d.user_id, d.id LIMIT $3 OFFSET $4) p
-    JOIN neotoma.entities t ON t.user_id = p.user_id AND t.id = p.id AND t.deleted_at IS NULL";
+    FROM (SELECT DISTINCT d.user_id, d.id FROM disagreeing d
+          JOIN neotoma.entities live ON live.user_id = d.user_id AND live.id = d.id AND live.deleted_at IS NULL
+          ORDER BY d.user_id, d.id LIMIT $3 OFFSET $4) p
+    JOIN neotoma.entities t ON t.user_id = p.user_id AND t.id = p.id";
 
 /// The [`CANDIDATES`] of `user` (None: of every user the session can read).
 fn candidates(

@@ -103,6 +103,7 @@ pub fn retrieve_entity_snapshot(
     };
     out.deleted_at = deleted_at;
     if req.include_annotations.unwrap_or(false) {
+        crate::installed::require(10, "include_annotations")?;
         out.annotations = Some(super::annotations::annotations_of(&user, &out.entity_id)?);
     }
     if req.include_contradictions.unwrap_or(false) {

@@ -47,6 +47,23 @@ SELECT jsonb_array_length(neotoma.bulk(jsonb_build_object('operations',
   jsonb_path_query_array(args, '$.operations[*] ? (@.action == "store")')))->'results') AS ran FROM forty;
 SELECT count(*) AS kept FROM neotoma.entity_snapshots WHERE snapshot->>'name' LIKE 'Bulk %';
 
+-- A Postgres error inside the operations (here the statement timeout,
+-- caught by the caller's exception block) rolls the bulk back and leaves
+-- the caller's transaction working.
+SET statement_timeout = '20ms';
+DO $$
+BEGIN
+  PERFORM neotoma.bulk(jsonb_build_object('operations', (SELECT jsonb_agg(jsonb_build_object('action', 'store',
+    'args', jsonb_build_object('entities', jsonb_build_array(jsonb_build_object('entity_type', 'person',
+      'name', 'Timeout ' || i, 'email', 'timeout' || i || '@example.com'))))) FROM generate_series(1, 500) i)));
+  RAISE NOTICE 'the bulk finished within 20 ms';
+EXCEPTION WHEN query_canceled THEN
+  RAISE NOTICE 'canceled';
+END $$;
+RESET statement_timeout;
+SELECT count(*) AS kept FROM neotoma.entity_snapshots WHERE snapshot->>'name' LIKE 'Timeout %';
+SELECT jsonb_array_length(neotoma.bulk('{"operations": [{"action": "store", "args": {"entities": [{"entity_type": "note", "title": "after"}]}}]}')->'results') AS works_after;
+
 -- A batch of relationships: all or none.
 SELECT r->'count' AS count, jsonb_path_query_array(r, '$.relationships[*].relationship_type') AS types
 FROM neotoma.create_relationships(jsonb_build_object('relationships', jsonb_build_array(
@@ -96,7 +113,8 @@ FROM (VALUES ('{"operations": []}'::jsonb),
              ('{"operations": [{"action": "create_relationship", "args": {"relationship_type": "REFERS_TO", "source_entity_id": "$x", "target_entity_id": "$y"}}]}'),
              ('{"operations": [{"action": "store", "args": [1, 2]}]}'),
              ('{"operations": [{"action": "store", "args": {}, "extra": 1}]}'),
-             ('{"operations": [{"action": "store", "args": {"entities": "none"}}]}')) t(args);
+             ('{"operations": [{"action": "store", "args": {"entities": "none"}}]}'),
+             ('{"operations": [{"action": "store", "args": {"file_content": "aGVsbG8="}}]}')) t(args);
 SELECT count(*) AS notes_kept FROM neotoma.entity_snapshots WHERE snapshot->>'title' LIKE 'x_';
 
 SELECT (neotoma.verify())->'ok' AS clean;

@@ -55,9 +55,16 @@ FROM jsonb_array_elements(neotoma.list_contradictions('{"entity_type": "gadget"}
 -- The analysts' view shows the same.
 SELECT entity_type, field, chosen_value, resolved FROM neotoma.contradictions ORDER BY entity_type, field;
 
--- Pages of entities in id order; has_more says when more follow.
+-- Pages of entities in id order; has_more says when more follow. A deleted
+-- entity is left out before the page is cut (a third one, deleted, takes
+-- no place on a page).
+SELECT neotoma.store('{"entities": [{"entity_type": "gadget", "serial": "G2", "color": "red"}]}') IS NOT NULL AS g3;
+SELECT neotoma.store('{"entities": [{"entity_type": "gadget", "serial": "G2", "color": "green"}]}') IS NOT NULL AS g4;
+SELECT neotoma.delete_entity(jsonb_build_object('entity_id', (SELECT entity_id FROM neotoma.entity_snapshots WHERE snapshot->>'serial' = 'G2')))
+  IS NOT NULL AS deleted;
 SELECT r->'entities_checked' AS checked, r->'has_more' AS more FROM neotoma.list_contradictions('{"limit": 1}') r;
 SELECT r->'entities_checked' AS checked, r->'has_more' AS more FROM neotoma.list_contradictions('{"limit": 1, "offset": 1}') r;
+SELECT r->'entities_checked' AS checked, r->'has_more' AS more FROM neotoma.list_contradictions('{"limit": 2}') r;
 
 -- Another user sees none of it, through the action or the view.
 SET neotoma.user_id = '38000000-0000-0000-0000-00000000000b';

@@ -118,7 +118,12 @@ async def test_legacy_sessions_hear_other_gateways_and_sql(start_gateway) -> Non
         await heard_a.until("neotoma://entities/person")
 
         # Unsubscribed: Ada's next change is not told; Bea's, later, is.
+        # A change of Bea's, heard, first: notices are sent in the order of
+        # the changes, so one of the earlier change still in flight (a
+        # second notification of it) has landed before the clear.
         await a1.unsubscribe_resource(entity_uri(ada))
+        await store_person(a2, "Bea", phone="+1 555 0098")
+        await heard_a.until(entity_uri(bea))
         heard_a.clear()
         await store_person(a2, "Ada", phone="+1 555 0102")
         await heard_a.until("neotoma://entities/person")

@@ -272,6 +272,9 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, neotoma, pg_temp AS $$
     UNION ALL
     SELECT 12, x.id::text, jsonb_build_object('table', 'erasures', 'row', to_jsonb(x) - 'user_id')
     FROM neotoma.erasures x WHERE x.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 13, a.id::text, jsonb_build_object('table', 'annotations', 'row', to_jsonb(a) - 'user_id')
+    FROM neotoma.annotations a WHERE a.user_id = neotoma.current_user_id()
   ) x ORDER BY x.n, x.k
 $$;
 
@@ -287,7 +290,7 @@ DECLARE
   -- In reference order: a batch writes each table's rows in one statement.
   tables text[] := ARRAY['sources', 'interpretation_runs', 'entity_schemas', 'entities', 'entity_splits',
                          'observation_moves', 'observations', 'raw_fragments', 'relationships',
-                         'relationship_observations', 'entity_merges', 'erasures'];
+                         'relationship_observations', 'entity_merges', 'erasures', 'annotations'];
   t text;
   n bigint;
   bad jsonb;

@@ -60,6 +60,7 @@ async def test_export_then_import_rebuilds_the_same_memory(start_gateway, databa
         moved = [o["id"] for o in ok(await c.call_tool("list_observations", {"entity_id": ada}))["observations"]
                  if o["entity_id"] == ada2]
         ok(await c.call_tool("split_entity", {"entity_id": ada, "observation_ids": moved}))
+        ok(await c.call_tool("annotate", {"entity_id": ada, "note": "Met at the archive."}))
         ok(await c.call_tool("delete_entity", {"entity_id": note, "reason": "old"}))
 
     out = tmp_path / "memory.jsonl"
@@ -67,7 +68,7 @@ async def test_export_then_import_rebuilds_the_same_memory(start_gateway, databa
     assert exported.returncode == 0, exported.stderr
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     tables = {line["table"] for line in lines}
-    assert {"sources", "entities", "observations", "relationships", "entity_merges", "entity_splits"} <= tables
+    assert {"sources", "entities", "observations", "relationships", "entity_merges", "entity_splits", "annotations"} <= tables
     assert all("user_id" not in line["row"] for line in lines)
     # Deterministic: the same memory exports the same file.
     again = tmp_path / "again.jsonl"
@@ -89,6 +90,8 @@ async def test_export_then_import_rebuilds_the_same_memory(start_gateway, databa
             assert a.execute(query, (user,)).fetchone() == b.execute(query, (user,)).fetchone()
         deleted = "SELECT id, deleted_reason FROM neotoma.entities WHERE user_id = %s AND deleted_at IS NOT NULL"
         assert a.execute(deleted, (user,)).fetchall() == b.execute(deleted, (user,)).fetchall() == [(note, "old")]
+        notes = "SELECT id, entity_id, note, created_at FROM neotoma.annotations WHERE user_id = %s ORDER BY id"
+        assert a.execute(notes, (user,)).fetchall() == b.execute(notes, (user,)).fetchall() != []
         files = "SELECT md5(content) FROM neotoma.files WHERE user_id = %s"
         assert a.execute(files, (user,)).fetchall() == b.execute(files, (user,)).fetchall() != []
         assert b.execute("SELECT (neotoma.verify())->>'ok'").fetchone()[0] == "true"

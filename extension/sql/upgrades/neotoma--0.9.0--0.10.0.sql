@@ -235,3 +235,93 @@ COMMENT ON FUNCTION neotoma.annotate(jsonb) IS
   'Attach a note to an entity (entity_id) or to one of its observations (observation_id), beside the truth model: no snapshot, value or provenance changes. The same note on the same target is one annotation (annotating again changes nothing). Logged in neotoma.audit_trail; retrieve_entity_snapshot {include_annotations} answers them. Returns {annotation_id, entity_id, observation_id, note, created_at}.';
 REVOKE EXECUTE ON FUNCTION neotoma.annotate(jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION neotoma.annotate(jsonb) TO neotoma_user;
+
+-- Export and import carry annotations (after everything they refer to).
+CREATE OR REPLACE FUNCTION neotoma.export_lines() RETURNS SETOF jsonb
+LANGUAGE sql STABLE SET search_path = pg_catalog, neotoma, pg_temp AS $$
+  SELECT x.line FROM (
+    SELECT 1 AS n, s.id::text AS k, jsonb_build_object('table', 'sources', 'row', to_jsonb(s) - 'user_id'
+             || jsonb_build_object('file', translate(encode(f.content, 'base64'), E'\n', ''))) AS line
+    FROM neotoma.sources s LEFT JOIN neotoma.files f ON f.user_id = s.user_id AND f.source_id = s.id
+    WHERE s.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 2, r.id::text, jsonb_build_object('table', 'interpretation_runs', 'row', to_jsonb(r) - 'user_id')
+    FROM neotoma.interpretation_runs r WHERE r.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 3, c.id::text, jsonb_build_object('table', 'entity_schemas', 'row', to_jsonb(c) - 'user_id')
+    FROM neotoma.entity_schemas c WHERE c.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 4, e.id, jsonb_build_object('table', 'entities', 'row', to_jsonb(e) - 'user_id')
+    FROM neotoma.entities e WHERE e.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 5, sp.id::text, jsonb_build_object('table', 'entity_splits', 'row', to_jsonb(sp) - 'user_id')
+    FROM neotoma.entity_splits sp WHERE sp.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 6, m.observation_id::text, jsonb_build_object('table', 'observation_moves', 'row', to_jsonb(m) - 'user_id')
+    FROM neotoma.observation_moves m WHERE m.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 7, o.id::text, jsonb_build_object('table', 'observations', 'row', to_jsonb(o) - 'user_id')
+    FROM neotoma.observations o WHERE o.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 8, f.id::text, jsonb_build_object('table', 'raw_fragments', 'row', to_jsonb(f) - 'user_id')
+    FROM neotoma.raw_fragments f WHERE f.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 9, r.id::text, jsonb_build_object('table', 'relationships', 'row', to_jsonb(r) - 'user_id')
+    FROM neotoma.relationships r WHERE r.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 10, o.id::text, jsonb_build_object('table', 'relationship_observations', 'row', to_jsonb(o) - 'user_id')
+    FROM neotoma.relationship_observations o WHERE o.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 11, m.id::text, jsonb_build_object('table', 'entity_merges', 'row', to_jsonb(m) - 'user_id')
+    FROM neotoma.entity_merges m WHERE m.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 12, x.id::text, jsonb_build_object('table', 'erasures', 'row', to_jsonb(x) - 'user_id')
+    FROM neotoma.erasures x WHERE x.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 13, a.id::text, jsonb_build_object('table', 'annotations', 'row', to_jsonb(a) - 'user_id')
+    FROM neotoma.annotations a WHERE a.user_id = neotoma.current_user_id()
+  ) x ORDER BY x.n, x.k
+$$;
+CREATE OR REPLACE FUNCTION neotoma.import_lines(lines jsonb[]) RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+DECLARE
+  u uuid := neotoma.current_user_id();
+  -- In reference order: a batch writes each table's rows in one statement.
+  tables text[] := ARRAY['sources', 'interpretation_runs', 'entity_schemas', 'entities', 'entity_splits',
+                         'observation_moves', 'observations', 'raw_fragments', 'relationships',
+                         'relationship_observations', 'entity_merges', 'erasures', 'annotations'];
+  t text;
+  n bigint;
+  bad jsonb;
+  counts jsonb := '{}';
+BEGIN
+  IF u IS NULL THEN
+    PERFORM neotoma._raise(jsonb_build_object('code', 'USER_ID_REQUIRED',
+      'message', 'import acts for the session''s user: set neotoma.user_id', 'details', '{}'::jsonb));
+  END IF;
+  SELECT l INTO bad FROM unnest(lines) l
+  WHERE jsonb_typeof(l->'row') IS DISTINCT FROM 'object' OR (l->>'table') IS NULL OR NOT (l->>'table' = ANY (tables))
+  LIMIT 1;
+  IF bad IS NOT NULL THEN
+    PERFORM neotoma._raise(jsonb_build_object('code', 'VALIDATION_ERROR',
+      'message', format('each line must be {"table": one of %s, "row": {…}}; unknown table %L', array_to_string(tables, ', '), bad->>'table'),
+      'details', jsonb_build_object('line', left(bad::text, 200))));
+  END IF;
+  FOREACH t IN ARRAY tables LOOP
+    EXECUTE format('INSERT INTO neotoma.%1$I SELECT (jsonb_populate_record(NULL::neotoma.%1$I,
+                      (l->''row'') - ''file'' || jsonb_build_object(''user_id'', $1))).*
+                    FROM unnest($2) l WHERE l->>''table'' = %2$L ON CONFLICT DO NOTHING', t, t)
+      USING u, lines;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    IF t = 'sources' THEN
+      INSERT INTO neotoma.files (user_id, source_id, content)
+      SELECT u, (l->'row'->>'id')::uuid, decode(l->'row'->>'file', 'base64') FROM unnest(lines) l
+      WHERE l->>'table' = 'sources' AND l->'row'->>'file' IS NOT NULL
+      ON CONFLICT DO NOTHING;
+    END IF;
+    IF n > 0 THEN
+      counts := counts || jsonb_build_object(t, n);
+    END IF;
+  END LOOP;
+  RETURN counts;
+END $$;

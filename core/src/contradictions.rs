@@ -6,13 +6,12 @@
 //! ([`reducer::compare`]), so the value said chosen is the snapshot's.
 
 use crate::canonical::canonical_json;
-use crate::reducer::{self, Observation, Policies, Provenance, CORRECTION_PRIORITY};
+use crate::reducer::{self, Decider, Observation, Policies, Provenance, CORRECTION_PRIORITY};
 use crate::schema::{MergePolicy, Strategy, TieBreaker};
 use crate::time::format_micros;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -82,60 +81,31 @@ fn tie_breaker_name(t: TieBreaker) -> &'static str {
     }
 }
 
-/// Why `winner` beat `runner_up` under `policy`, in words.
+/// Why `winner` beat `runner_up` under `policy`, in words: the first of
+/// the reducer's deciders that tells them apart.
 fn reason(winner: &Provenance, runner_up: &Provenance, policy: MergePolicy) -> String {
-    if winner.source_priority >= CORRECTION_PRIORITY
-        && runner_up.source_priority < CORRECTION_PRIORITY
-    {
-        return "a correction: it beats every observation that is not one".into();
-    }
-    let (primary, what) = match policy.strategy {
-        Strategy::LastWrite => (
-            winner.observed_at.cmp(&runner_up.observed_at),
-            "the newest observation",
-        ),
-        Strategy::HighestPriority | Strategy::MergeArray => (
-            winner.source_priority.cmp(&runner_up.source_priority),
-            "the highest source priority",
-        ),
-        Strategy::MostSpecific => (
-            winner
-                .specificity_score
-                .total_cmp(&runner_up.specificity_score),
-            "the highest specificity score",
-        ),
+    let decider = reducer::deciders(winner, runner_up, policy)
+        .into_iter()
+        .find(|(_, verdict)| verdict.is_ne())
+        .map_or(Decider::ObservationId, |(decider, _)| decider);
+    let what = match policy.strategy {
+        Strategy::LastWrite => "the newest observation",
+        Strategy::HighestPriority | Strategy::MergeArray => "the highest source priority",
+        Strategy::MostSpecific => "the highest specificity score",
     };
-    if primary == Ordering::Greater {
-        return format!("{}: {what}", strategy_name(policy.strategy));
-    }
-    let tie = policy.tie_breaker.unwrap_or_default();
-    let (first, second) = match tie {
-        TieBreaker::ObservedAt => (
-            (winner.observed_at.cmp(&runner_up.observed_at), "newer"),
-            (
-                winner.source_priority.cmp(&runner_up.source_priority),
-                "higher source priority",
-            ),
-        ),
-        TieBreaker::SourcePriority => (
-            (
-                winner.source_priority.cmp(&runner_up.source_priority),
-                "higher source priority",
-            ),
-            (winner.observed_at.cmp(&runner_up.observed_at), "newer"),
-        ),
-    };
-    let broken = if first.0 == Ordering::Greater {
-        first.1
-    } else if second.0 == Ordering::Greater {
-        second.1
-    } else {
-        "the smaller observation id"
+    let broken = match decider {
+        Decider::Correction => {
+            return "a correction: it beats every observation that is not one".into()
+        }
+        Decider::Strategy => return format!("{}: {what}", strategy_name(policy.strategy)),
+        Decider::ObservedAt => "newer",
+        Decider::SourcePriority => "higher source priority",
+        Decider::ObservationId => "the smaller observation id",
     };
     format!(
         "{}: tied on {what}; broken by {broken} (tie_breaker {})",
         strategy_name(policy.strategy),
-        tie_breaker_name(tie)
+        tie_breaker_name(policy.tie_breaker.unwrap_or_default())
     )
 }
 

@@ -145,26 +145,58 @@ pub struct SnapshotState {
 /// Merge policies by field; fields not listed use the default (`last_write`).
 pub type Policies = BTreeMap<String, MergePolicy>;
 
-/// `Greater` when candidate `a` beats `b` under `policy`.
-pub fn compare(a: &Provenance, b: &Provenance, policy: MergePolicy) -> Ordering {
-    let observed = a.observed_at.cmp(&b.observed_at);
-    let priority = a.source_priority.cmp(&b.source_priority);
+/// What decides between two candidates for a field, in the order it is
+/// asked: a correction beats what is not one, then the strategy's key, then
+/// the tie-breaker's two keys, last the smaller observation id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decider {
+    Correction,
+    Strategy,
+    ObservedAt,
+    SourcePriority,
+    ObservationId,
+}
+
+/// Each decider's verdict on candidate `a` against `b` under `policy`, in
+/// the order asked: the first that is not `Equal` decides ([`compare`]).
+pub fn deciders(a: &Provenance, b: &Provenance, policy: MergePolicy) -> [(Decider, Ordering); 5] {
+    let observed = (Decider::ObservedAt, a.observed_at.cmp(&b.observed_at));
+    let priority = (
+        Decider::SourcePriority,
+        a.source_priority.cmp(&b.source_priority),
+    );
     let primary = match policy.strategy {
-        Strategy::LastWrite => observed,
-        Strategy::HighestPriority | Strategy::MergeArray => priority,
+        Strategy::LastWrite => observed.1,
+        Strategy::HighestPriority | Strategy::MergeArray => priority.1,
         Strategy::MostSpecific => a.specificity_score.total_cmp(&b.specificity_score),
     };
     let (first, second) = match policy.tie_breaker.unwrap_or_default() {
         TieBreaker::ObservedAt => (observed, priority),
         TieBreaker::SourcePriority => (priority, observed),
     };
-    a.is_correction()
-        .cmp(&b.is_correction())
-        .then(primary)
-        .then(first)
-        .then(second)
+    [
+        (
+            Decider::Correction,
+            a.is_correction().cmp(&b.is_correction()),
+        ),
+        (Decider::Strategy, primary),
+        first,
+        second,
         // The smaller id wins the last tie, so the order is total.
-        .then_with(|| b.observation_id.cmp(&a.observation_id))
+        (
+            Decider::ObservationId,
+            b.observation_id.cmp(&a.observation_id),
+        ),
+    ]
+}
+
+/// `Greater` when candidate `a` beats `b` under `policy`.
+pub fn compare(a: &Provenance, b: &Provenance, policy: MergePolicy) -> Ordering {
+    deciders(a, b, policy)
+        .into_iter()
+        .map(|(_, verdict)| verdict)
+        .find(|verdict| verdict.is_ne())
+        .unwrap_or(Ordering::Equal)
 }
 
 fn contribution(value: &Value) -> Vec<Value> {

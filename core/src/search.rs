@@ -8,7 +8,7 @@
 //! trigrams, so typos are forgiven; one row each in
 //! `entity_name_trigrams`, the index that finds the names sharing enough).
 
-use crate::error::{NeotomaError, Result};
+use crate::error::Result;
 use crate::similarity::trigrams;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -158,14 +158,7 @@ pub fn file_text(bytes: &[u8]) -> &str {
 
 /// The query, trimmed; refused when empty or too long.
 pub fn check_query(search: &str) -> Result<&str> {
-    let q = search.trim();
-    if q.is_empty() || q.chars().count() > MAX_QUERY_CHARS {
-        return Err(NeotomaError::invalid_field(
-            "search",
-            format!("search must be 1 to {MAX_QUERY_CHARS} characters of text"),
-        ));
-    }
-    Ok(q)
+    crate::actions::common::text("search", search, MAX_QUERY_CHARS)
 }
 
 /// Whether the query has anything to match (a letter or digit).

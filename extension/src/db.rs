@@ -213,26 +213,32 @@ pub fn with_generic_plans<R>(work: Work, f: impl FnOnce() -> R) -> R {
     )
 }
 
+/// Runs `f` with the GUC variable `var` set to `value`; the session's own
+/// value comes back afterwards, also when `f` fails (unwinds).
+///
+/// # Safety
+/// `var` is one of Postgres's GUC variables (a backend runs one thread).
+unsafe fn with_variable<V: Copy, R>(var: *mut V, value: V, f: impl FnOnce() -> R) -> R {
+    struct Restore<V: Copy>(*mut V, V);
+    impl<V: Copy> Drop for Restore<V> {
+        fn drop(&mut self) {
+            // SAFETY: the variable `with_variable` was given.
+            unsafe { *self.0 = self.1 }
+        }
+    }
+    let _restore = Restore(var, *var);
+    *var = value;
+    f()
+}
+
 /// Runs `f` with its statements planned without JIT compilation: an
 /// action's statements read a few thousand rows at most, and compiling one
 /// whose estimated cost passes `jit_above_cost` (a search's candidates
 /// probed by key) took 45 ms of a 78 ms search. The session's setting comes
 /// back afterwards, also when `f` fails.
 pub fn without_jit<R>(f: impl FnOnce() -> R) -> R {
-    struct Restore(bool);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            // SAFETY: a backend runs one thread; this is the GUC's own variable.
-            unsafe { pg_sys::jit_enabled = self.0 }
-        }
-    }
-    // SAFETY: as above; the planner reads it when it plans.
-    let _restore = unsafe {
-        let saved = Restore(pg_sys::jit_enabled);
-        pg_sys::jit_enabled = false;
-        saved
-    };
-    f()
+    // SAFETY: the GUC's own variable; the planner reads it when it plans.
+    unsafe { with_variable(&raw mut pg_sys::jit_enabled, false, f) }
 }
 
 /// Runs `f` in a subtransaction, undone when `f` answers an error: an
@@ -273,20 +279,14 @@ pub fn all_or_nothing<T>(f: impl FnOnce() -> Result<T, NeotomaError>) -> Result<
 /// Runs `f` with notices kept from the client: a text-search query of stop
 /// words only says so with a NOTICE, which is no news to the caller.
 pub fn quietly<R>(f: impl FnOnce() -> R) -> R {
-    struct Restore(std::ffi::c_int);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            // SAFETY: a backend runs one thread; this is the GUC's own variable.
-            unsafe { pg_sys::client_min_messages = self.0 }
-        }
+    // SAFETY: the GUC's own variable.
+    unsafe {
+        with_variable(
+            &raw mut pg_sys::client_min_messages,
+            pg_sys::WARNING as std::ffi::c_int,
+            f,
+        )
     }
-    // SAFETY: as above.
-    let _restore = unsafe {
-        let saved = Restore(pg_sys::client_min_messages);
-        pg_sys::client_min_messages = pg_sys::WARNING as std::ffi::c_int;
-        saved
-    };
-    f()
 }
 
 /// Runs `f` with its statements planned for the values they are given, on
@@ -312,33 +312,15 @@ pub fn with_custom_index_plans<R>(f: impl FnOnce() -> R) -> R {
 }
 
 fn planned<R>(mode: pg_sys::PlanCacheMode::Type, no_seqscan: bool, f: impl FnOnce() -> R) -> R {
-    struct Restore {
-        plan_cache_mode: std::ffi::c_int,
-        enable_seqscan: bool,
+    // SAFETY: the GUCs' own variables, read by the planner when it plans.
+    unsafe {
+        let seqscan = pg_sys::enable_seqscan && !no_seqscan;
+        with_variable(
+            &raw mut pg_sys::plan_cache_mode,
+            mode as std::ffi::c_int,
+            || with_variable(&raw mut pg_sys::enable_seqscan, seqscan, f),
+        )
     }
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            // SAFETY: a backend runs one thread; these are the GUCs' own
-            // variables, read by the planner when it plans.
-            unsafe {
-                pg_sys::plan_cache_mode = self.plan_cache_mode;
-                pg_sys::enable_seqscan = self.enable_seqscan;
-            }
-        }
-    }
-    // SAFETY: as above.
-    let _restore = unsafe {
-        let saved = Restore {
-            plan_cache_mode: pg_sys::plan_cache_mode,
-            enable_seqscan: pg_sys::enable_seqscan,
-        };
-        pg_sys::plan_cache_mode = mode as std::ffi::c_int;
-        if no_seqscan {
-            pg_sys::enable_seqscan = false;
-        }
-        saved
-    };
-    f()
 }
 
 /// No row limit, though these statements answer one row: a limit stops a

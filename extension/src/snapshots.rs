@@ -1041,6 +1041,56 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
     }))
 }
 
+/// A table kept by triggers from the snapshots, as `verify()` checks it:
+/// `expected` and `stored` select the same columns, user_id and entity_id
+/// first; `delete` and `insert` ($1 user, $2 entity) rewrite one entity's
+/// rows.
+struct TriggerKept<'a> {
+    what: &'a str,
+    expected: &'a str,
+    stored: &'a str,
+    delete: &'a str,
+    insert: &'a str,
+}
+
+/// The entities whose rows differ from what their snapshots give
+/// ({user_id, entity_id, what}, in key order); with `repair`, their rows
+/// rewritten, as the owner (as the triggers write them).
+fn verify_derived(rows: &TriggerKept, repair: bool) -> Result<Vec<Value>, NeotomaError> {
+    let TriggerKept {
+        what,
+        expected,
+        stored,
+        delete,
+        insert,
+    } = rows;
+    let different = format!(
+        "WITH expected AS ({expected}),
+         stored AS ({stored}),
+         different AS ((SELECT * FROM expected EXCEPT SELECT * FROM stored)
+                       UNION (SELECT * FROM stored EXCEPT SELECT * FROM expected))
+         SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', user_id, 'entity_id', entity_id,
+                                                      'what', '{what}')
+                                   ORDER BY user_id, entity_id), '[]')
+         FROM (SELECT DISTINCT user_id, entity_id FROM different) d"
+    );
+    let v = db::json(&different, &[])?;
+    let mismatches: Vec<Value> = db::from_json(v, what)?;
+    if repair {
+        for m in &mismatches {
+            let key = [
+                Arg::Text(m["user_id"].as_str().unwrap_or_default()),
+                Arg::Text(m["entity_id"].as_str().unwrap_or_default()),
+            ];
+            crate::owner::as_owner(|| {
+                db::run(delete, &key)?;
+                db::run(insert, &key)
+            })?;
+        }
+    }
+    Ok(mismatches)
+}
+
 /// Compares the index of name trigrams (`neotoma.entity_name_trigrams`,
 /// kept by triggers) with the trigrams of every snapshot the session can
 /// see; with `repair`, rewrites the rows of the entities that differ.
@@ -1057,39 +1107,19 @@ fn verify_name_trigrams(repair: bool) -> Result<Vec<Value>, NeotomaError> {
         FROM neotoma.entity_name_trigrams t";
     let expected = crate::installed::adapt(EXPECTED)?;
     let stored = crate::installed::adapt(STORED)?;
-    let different = format!(
-        "WITH expected AS ({expected}),
-         stored AS ({stored}),
-         different AS ((SELECT * FROM expected EXCEPT SELECT * FROM stored)
-                       UNION (SELECT * FROM stored EXCEPT SELECT * FROM expected))
-         SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', user_id, 'entity_id', entity_id,
-                                                      'what', 'entity_name_trigrams')
-                                   ORDER BY user_id, entity_id), '[]')
-         FROM (SELECT DISTINCT user_id, entity_id FROM different) d"
-    );
-    let v = db::json(&different, &[])?;
-    let mismatches: Vec<Value> = db::from_json(v, "name trigrams")?;
-    if repair {
-        let insert = format!(
-            "INSERT INTO neotoma.entity_name_trigrams
-             SELECT * FROM ({expected}) x WHERE x.user_id = $1::uuid AND x.entity_id = $2"
-        );
-        for m in &mismatches {
-            let key = [
-                Arg::Text(m["user_id"].as_str().unwrap_or_default()),
-                Arg::Text(m["entity_id"].as_str().unwrap_or_default()),
-            ];
-            // Written as the owner, as the triggers write them.
-            crate::owner::as_owner(|| {
-                db::run(
-                    "DELETE FROM neotoma.entity_name_trigrams WHERE user_id = $1::uuid AND entity_id = $2",
-                    &key,
-                )?;
-                db::run(&insert, &key)
-            })?;
-        }
-    }
-    Ok(mismatches)
+    verify_derived(
+        &TriggerKept {
+            what: "entity_name_trigrams",
+            expected: &expected,
+            stored: &stored,
+            delete: "DELETE FROM neotoma.entity_name_trigrams WHERE user_id = $1::uuid AND entity_id = $2",
+            insert: &format!(
+                "INSERT INTO neotoma.entity_name_trigrams
+                 SELECT * FROM ({expected}) x WHERE x.user_id = $1::uuid AND x.entity_id = $2"
+            ),
+        },
+        repair,
+    )
 }
 
 /// Compares the server model's embeddings (`neotoma.entity_embeddings`,
@@ -1113,41 +1143,25 @@ fn verify_embeddings(repair: bool) -> Result<Vec<Value>, NeotomaError> {
         (v.model = neotoma._embedding_model()
          OR NOT EXISTS (SELECT FROM neotoma.entity_snapshots s
                         WHERE s.user_id = v.user_id AND s.entity_id = v.entity_id))";
-    let different = format!(
-        "WITH expected AS ({EXPECTED}),
-         stored AS (SELECT v.user_id, v.entity_id, v.entity_type, v.model, v.embedding
-                    FROM neotoma.entity_embeddings v WHERE {CHECKED}),
-         different AS ((SELECT * FROM expected EXCEPT SELECT * FROM stored)
-                       UNION (SELECT * FROM stored EXCEPT SELECT * FROM expected))
-         SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', user_id, 'entity_id', entity_id,
-                                                      'what', 'entity_embeddings')
-                                   ORDER BY user_id, entity_id), '[]')
-         FROM (SELECT DISTINCT user_id, entity_id FROM different) d"
-    );
-    let v = db::json(&different, &[])?;
-    let mismatches: Vec<Value> = db::from_json(v, "embeddings")?;
-    if repair {
-        let delete = format!(
-            "DELETE FROM neotoma.entity_embeddings v
-             WHERE v.user_id = $1::uuid AND v.entity_id = $2 AND {CHECKED}"
-        );
-        let insert = format!(
-            "INSERT INTO neotoma.entity_embeddings (user_id, entity_id, entity_type, model, embedding)
-             SELECT * FROM ({EXPECTED}) x WHERE x.user_id = $1::uuid AND x.entity_id = $2"
-        );
-        for m in &mismatches {
-            let key = [
-                Arg::Text(m["user_id"].as_str().unwrap_or_default()),
-                Arg::Text(m["entity_id"].as_str().unwrap_or_default()),
-            ];
-            // Written as the owner, as the triggers write them.
-            crate::owner::as_owner(|| {
-                db::run(&delete, &key)?;
-                db::run(&insert, &key)
-            })?;
-        }
-    }
-    Ok(mismatches)
+    verify_derived(
+        &TriggerKept {
+            what: "entity_embeddings",
+            expected: EXPECTED,
+            stored: &format!(
+                "SELECT v.user_id, v.entity_id, v.entity_type, v.model, v.embedding
+                 FROM neotoma.entity_embeddings v WHERE {CHECKED}"
+            ),
+            delete: &format!(
+                "DELETE FROM neotoma.entity_embeddings v
+                 WHERE v.user_id = $1::uuid AND v.entity_id = $2 AND {CHECKED}"
+            ),
+            insert: &format!(
+                "INSERT INTO neotoma.entity_embeddings (user_id, entity_id, entity_type, model, embedding)
+                 SELECT * FROM ({EXPECTED}) x WHERE x.user_id = $1::uuid AND x.entity_id = $2"
+            ),
+        },
+        repair,
+    )
 }
 
 /// The derived rows of a slice of entities (the CTEs of

@@ -199,7 +199,7 @@ impl Listener for Worker {
             uuid::Uuid::parse_str(user).is_ok() && xid.parse::<u64>().is_ok()
         });
         if let Some((user, xid)) = named {
-            let mut changed = self.changed.lock().unwrap_or_else(|e| e.into_inner());
+            let mut changed = self.changed();
             let named = (user.to_string(), xid.to_string());
             if changed.len() >= MAX_QUEUED {
                 changed.clear();
@@ -213,6 +213,12 @@ impl Listener for Worker {
 }
 
 impl Worker {
+    /// The queue of transactions to look at (a panic elsewhere while it was
+    /// held leaves it usable).
+    fn changed(&self) -> std::sync::MutexGuard<'_, VecDeque<(String, String)>> {
+        self.changed.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Starts the worker when the database can keep remote embeddings
     /// (extension 0.9.0 and later).
     pub async fn start(db: Database, embedder: Embedder) {
@@ -269,12 +275,7 @@ impl Worker {
         let full = self.full.load(Ordering::SeqCst);
         let named = match full {
             true => None,
-            false => match self
-                .changed
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .front()
-            {
+            false => match self.changed().front() {
                 Some(n) => Some(n.clone()),
                 None => return Ok(false),
             },
@@ -300,9 +301,7 @@ impl Worker {
                     // Not looked at again: the look through every snapshot
                     // (after a reconnection, or the next FULL_POLL) finds
                     // what it would have.
-                    self.changed
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
+                    self.changed()
                         .retain(|n| n.0 != *user || n.1 != *xid);
                 }
                 looked
@@ -317,7 +316,7 @@ impl Worker {
                 match &named {
                     None => self.full.store(false, Ordering::SeqCst),
                     Some(n) => {
-                        let mut changed = self.changed.lock().unwrap_or_else(|e| e.into_inner());
+                        let mut changed = self.changed();
                         if changed.front() == Some(n) {
                             changed.pop_front();
                         }
@@ -326,11 +325,7 @@ impl Worker {
             }
             rows.len() == BATCH as usize
                 || self.full.load(Ordering::SeqCst)
-                || !self
-                    .changed
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .is_empty()
+                || !self.changed().is_empty()
         };
         if rows.is_empty() {
             return Ok(done());

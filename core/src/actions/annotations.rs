@@ -1,7 +1,7 @@
 //! `annotate`: a note attached to an entity or one of its observations,
 //! beside the truth model (it changes no snapshot and no provenance).
 
-use crate::error::{NeotomaError, Result};
+use crate::error::Result;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -35,14 +35,7 @@ pub struct AnnotationOut {
 
 /// The note, trimmed; refused when empty or too long.
 pub fn check_note(note: &str) -> Result<&str> {
-    let note = note.trim();
-    if note.is_empty() || note.chars().count() > MAX_NOTE_CHARS {
-        return Err(NeotomaError::invalid_field(
-            "note",
-            format!("note must be 1 to {MAX_NOTE_CHARS} characters of text"),
-        ));
-    }
-    Ok(note)
+    crate::actions::common::text("note", note, MAX_NOTE_CHARS)
 }
 
 #[cfg(test)]

@@ -9,11 +9,21 @@ pub const MAX_LIMIT: i64 = 1000;
 
 /// Validated `limit`/`offset`.
 pub fn page(limit: Option<i64>, offset: Option<i64>) -> Result<(i64, i64)> {
-    let limit = limit.unwrap_or(DEFAULT_LIMIT);
-    if !(1..=MAX_LIMIT).contains(&limit) {
+    page_of(limit, offset, DEFAULT_LIMIT, MAX_LIMIT)
+}
+
+/// Validated `limit` (1 to `max`, `default` when absent) and `offset`.
+pub fn page_of(
+    limit: Option<i64>,
+    offset: Option<i64>,
+    default: i64,
+    max: i64,
+) -> Result<(i64, i64)> {
+    let limit = limit.unwrap_or(default);
+    if !(1..=max).contains(&limit) {
         return Err(NeotomaError::invalid_field(
             "limit",
-            format!("limit must be between 1 and {MAX_LIMIT}"),
+            format!("limit must be between 1 and {max}"),
         )
         .with("got", limit));
     }
@@ -37,6 +47,19 @@ pub fn entity_id(field: &str, value: &str) -> Result<String> {
             format!("`{field}` is not an entity id (ent_ followed by 32 hex digits)"),
         ))
     }
+}
+
+/// A text argument, trimmed: 1 to `max` characters (VALIDATION_ERROR
+/// otherwise).
+pub fn text<'a>(field: &str, value: &'a str, max: usize) -> Result<&'a str> {
+    let text = value.trim();
+    if text.is_empty() || text.chars().count() > max {
+        return Err(NeotomaError::invalid_field(
+            field,
+            format!("{field} must be 1 to {max} characters of text"),
+        ));
+    }
+    Ok(text)
 }
 
 /// A UUID argument.

@@ -1,16 +1,13 @@
-//! `annotate` and the annotations `retrieve_entity_snapshot` answers
-//! (sql/annotations.sql): notes beside the truth model.
+//! `annotate` (sql/annotations.sql): notes beside the truth model;
+//! `retrieve_entity_snapshot` answers them (actions::entities).
 
+use super::entities::{resolve_entity, ANNOTATION_JSON};
 use crate::db::{self, Arg};
 use neotoma_core::actions::annotations::{check_note, AnnotateRequest, AnnotationOut};
 use neotoma_core::actions::common;
 use neotoma_core::ids::derived_uuid;
 use neotoma_core::{ErrorCode, NeotomaError};
 use uuid::Uuid;
-
-/// An annotation as the actions answer it (`a` is neotoma.annotations).
-const ANNOTATION_JSON: &str = "jsonb_build_object('annotation_id', a.id, 'entity_id', a.entity_id,
-    'observation_id', a.observation_id, 'note', a.note, 'created_at', neotoma._iso(a.created_at))";
 
 pub fn annotate(user: Uuid, req: AnnotateRequest) -> Result<AnnotationOut, NeotomaError> {
     let note = check_note(&req.note)?;
@@ -63,20 +60,7 @@ pub fn annotate(user: Uuid, req: AnnotateRequest) -> Result<AnnotationOut, Neoto
     // one on an observation stays with the observation's own entity.
     let entity_id = match observation {
         Some(_) => asked,
-        None => {
-            let v = db::json(
-                "SELECT to_jsonb(coalesce(e.merged_into, e.id)) FROM neotoma.entities e
-                 WHERE e.user_id = $1::uuid AND e.id = $2",
-                &[Arg::uuid(user), Arg::Text(&asked)],
-            )?;
-            v.as_str().map(str::to_string).ok_or_else(|| {
-                NeotomaError::new(
-                    ErrorCode::EntityNotFound,
-                    format!("no entity {asked} (for this user)"),
-                )
-                .with("entity_id", asked.as_str())
-            })?
-        }
+        None => resolve_entity(&user, &asked)?.0.id,
     };
     let observation_text = observation.map(|o| o.to_string()).unwrap_or_default();
     let id = derived_uuid(
@@ -114,20 +98,4 @@ pub fn annotate(user: Uuid, req: AnnotateRequest) -> Result<AnnotationOut, Neoto
         &[Arg::uuid(user), Arg::Text(&id.to_string())],
     )?;
     db::from_json(v, "annotation")
-}
-
-/// The annotations of an entity and of the entities merged into it, oldest
-/// first.
-pub fn annotations_of(user: &Uuid, entity_id: &str) -> Result<Vec<AnnotationOut>, NeotomaError> {
-    let v = db::json(
-        &format!(
-            "SELECT coalesce(jsonb_agg({ANNOTATION_JSON} ORDER BY a.created_at, a.id), '[]')
-             FROM neotoma.annotations a
-             WHERE a.user_id = $1::uuid
-               AND a.entity_id = ANY(ARRAY[$2::text] || ARRAY(SELECT id FROM neotoma.entities
-                                                             WHERE user_id = $1::uuid AND merged_into = $2))"
-        ),
-        &[Arg::uuid(user), Arg::Text(entity_id)],
-    )?;
-    db::from_json(v, "annotations")
 }

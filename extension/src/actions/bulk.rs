@@ -10,7 +10,6 @@ use neotoma_core::actions::bulk::{
     self, BulkRequest, BulkResponse, BulkResult, CreateRelationshipsRequest,
     CreateRelationshipsResponse, BULK_ACTIONS,
 };
-use neotoma_core::actions::common;
 use neotoma_core::catalog;
 use neotoma_core::NeotomaError;
 use serde_json::{json, Value};
@@ -112,34 +111,27 @@ fn run_operations(req: BulkRequest, total: usize) -> Result<BulkResponse, Neotom
 }
 
 pub fn create_relationships(
-    user: Uuid,
+    _user: Uuid,
     req: CreateRelationshipsRequest,
 ) -> Result<CreateRelationshipsResponse, NeotomaError> {
     let total = req.relationships.len();
     bulk::check_count("relationships", total)?;
-    db::all_or_nothing(|| create_all(user, req, total))
+    db::all_or_nothing(|| create_all(req, total))
 }
 
 fn create_all(
-    user: Uuid,
     req: CreateRelationshipsRequest,
     total: usize,
 ) -> Result<CreateRelationshipsResponse, NeotomaError> {
     let mut created = Vec::with_capacity(total);
     for (index, r) in req.relationships.into_iter().enumerate() {
-        let named = r
-            .user_id
-            .as_deref()
-            .map(|u| common::uuid("user_id", u))
-            .transpose()?;
-        if named.is_some_and(|u| u != user) {
-            return Err(NeotomaError::new(
-                neotoma_core::ErrorCode::Forbidden,
-                "user_id differs from the authenticated user; an action can only act for the session's user",
-            )
-            .with("relationship", index + 1));
-        }
-        let out = relationships::create_relationship(user, r).map_err(|e| {
+        // A relationship naming a user is checked as an action naming one
+        // is (the session's user, or FORBIDDEN).
+        let named = r.user_id.clone();
+        let out = crate::tenancy::with_user(named.as_deref(), |user| {
+            relationships::create_relationship(user, r)
+        })
+        .map_err(|e| {
             let mut e = e.with("relationship", index + 1);
             e.message = format!(
                 "relationship {} of {total} failed, so none was created: {}",

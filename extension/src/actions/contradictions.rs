@@ -63,14 +63,7 @@ pub fn list_contradictions(
     user: Uuid,
     req: ListContradictionsRequest,
 ) -> Result<ListContradictionsResponse, NeotomaError> {
-    let limit = req.limit.unwrap_or(20);
-    if !(1..=MAX_PAGE).contains(&limit) {
-        return Err(NeotomaError::invalid_field(
-            "limit",
-            format!("limit must be 1 to {MAX_PAGE}"),
-        ));
-    }
-    let (_, offset) = common::page(Some(limit), req.offset)?;
+    let (limit, offset) = common::page_of(req.limit, req.offset, 20, MAX_PAGE)?;
     let include_resolved = req.include_resolved.unwrap_or(true);
     // One entity, or a page of those whose observations disagree.
     let (entities, has_more): (Vec<(String, String)>, bool) = match &req.entity_id {

@@ -104,7 +104,7 @@ pub fn retrieve_entity_snapshot(
     out.deleted_at = deleted_at;
     if req.include_annotations.unwrap_or(false) {
         crate::installed::require(10, "include_annotations")?;
-        out.annotations = Some(super::annotations::annotations_of(&user, &out.entity_id)?);
+        out.annotations = Some(annotations_of(&user, &out.entity_id)?);
     }
     if req.include_contradictions.unwrap_or(false) {
         out.contradictions = Some(snapshots::contradictions_of(
@@ -500,4 +500,28 @@ fn counting(query: &str, type_filter: &str) -> String {
         &query[..start],
         &query[end..]
     )
+}
+
+/// An annotation as the actions answer it (`a` is neotoma.annotations).
+pub(super) const ANNOTATION_JSON: &str =
+    "jsonb_build_object('annotation_id', a.id, 'entity_id', a.entity_id,
+    'observation_id', a.observation_id, 'note', a.note, 'created_at', neotoma._iso(a.created_at))";
+
+/// The annotations of an entity and of the entities merged into it, oldest
+/// first.
+fn annotations_of(
+    user: &Uuid,
+    entity_id: &str,
+) -> Result<Vec<neotoma_core::actions::annotations::AnnotationOut>, NeotomaError> {
+    let v = db::json(
+        &format!(
+            "SELECT coalesce(jsonb_agg({ANNOTATION_JSON} ORDER BY a.created_at, a.id), '[]')
+             FROM neotoma.annotations a
+             WHERE a.user_id = $1::uuid
+               AND a.entity_id = ANY(ARRAY[$2::text] || ARRAY(SELECT id FROM neotoma.entities
+                                                             WHERE user_id = $1::uuid AND merged_into = $2))"
+        ),
+        &[Arg::uuid(user), Arg::Text(entity_id)],
+    )?;
+    db::from_json(v, "annotations")
 }

@@ -3,8 +3,8 @@
 //! through `neotoma.action_catalog()`), so adding an action never touches it.
 
 use crate::actions::{
-    analytics, annotations, bulk, contradictions, duplicates, entities, graph, legacy, lifecycle,
-    metrics, plaid, providers, resources, schemas, store, subgraph, system,
+    analytics, annotations, bulk, contests, contradictions, duplicates, entities, graph, legacy,
+    lifecycle, metrics, plaid, providers, resources, schemas, store, subgraph, system,
 };
 use crate::canonical::{canonical_json, sha256_hex};
 use crate::request::schema_for;
@@ -107,6 +107,7 @@ declare_actions! {
     CreateRelationships = "create_relationships": bulk::CreateRelationshipsRequest => bulk::CreateRelationshipsResponse;
     ListContradictions = "list_contradictions": contradictions::ListContradictionsRequest => contradictions::ListContradictionsResponse;
     Annotate = "annotate": annotations::AnnotateRequest => annotations::AnnotationOut;
+    Contest = "contest": contests::ContestRequest => contests::ContestResponse;
     AnalyzeSchemaCandidates = "analyze_schema_candidates": schemas::AnalyzeSchemaCandidatesRequest => schemas::AnalyzeSchemaCandidatesResponse;
     GetSchemaRecommendations = "get_schema_recommendations": schemas::GetSchemaRecommendationsRequest => schemas::GetSchemaRecommendationsResponse;
     UpdateSchemaIncremental = "update_schema_incremental": schemas::UpdateSchemaIncrementalRequest => schemas::UpdateSchemaIncrementalResponse;
@@ -568,6 +569,18 @@ pub fn spec(id: ActionId) -> ActionSpec {
                 {include_annotations} answers them. Returns {annotation_id, entity_id, \
                 observation_id, note, created_at}.",
         ),
+        ActionId::Contest => ActionSpec::new(
+            id,
+            "Contest an observation",
+            "Dispute one observation (observation_id) and say why (reason). The observation \
+                stays as it was; the contest is recorded and lowers its confidence rating one \
+                step of credibility (B2 becomes B3, down to 6), so fields merged by \
+                highest_confidence may choose another value and min_confidence filters may \
+                leave it out. The entity's snapshot is recomputed at once. The same reason \
+                again changes nothing. Logged in neotoma.audit_trail. Returns {contest_id, \
+                observation_id, entity_id, reason, confidence_before, confidence, contests, \
+                already_contested, created_at}.",
+        ),
         ActionId::SplitEntity => ActionSpec::new(
             id,
             "Split an entity",
@@ -649,7 +662,7 @@ pub fn spec(id: ActionId) -> ActionSpec {
             "Register a schema",
             "Define a new entity type, or a new version of one: its fields (type, \
                 required), identity fields, temporal fields and a merge policy per field \
-                (last_write, highest_priority, most_specific, merge_array; tie breaker \
+                (last_write, highest_priority, most_specific, merge_array, highest_confidence; tie breaker \
                 observed_at or source_priority). A new type is usable by store at once; a new \
                 version of an existing type becomes active with activate=true (snapshots are \
                 recomputed under the new policies).",

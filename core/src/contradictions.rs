@@ -6,6 +6,7 @@
 //! ([`reducer::compare`]), so the value said chosen is the snapshot's.
 
 use crate::canonical::canonical_json;
+use crate::confidence::Confidence;
 use crate::reducer::{self, Decider, Observation, Policies, Provenance, CORRECTION_PRIORITY};
 use crate::schema::{MergePolicy, Strategy, TieBreaker};
 use crate::time::format_micros;
@@ -23,8 +24,8 @@ pub struct Contradiction {
     /// The value the snapshot shows (null: the field was cleared).
     pub chosen_value: Value,
     pub chosen_observation_id: String,
-    /// The field's merge strategy: last_write, highest_priority or
-    /// most_specific.
+    /// The field's merge strategy: last_write, highest_priority,
+    /// most_specific or highest_confidence.
     pub strategy: String,
     /// What decides between candidates equal by the strategy: observed_at
     /// or source_priority (then the smaller observation id).
@@ -50,6 +51,8 @@ pub struct CompetingObservation {
     pub observed_at: String,
     pub source_priority: i32,
     pub specificity_score: f64,
+    /// Its confidence rating (admiralty code, contests counted).
+    pub confidence: Confidence,
     /// A correction (source priority 1000 or more).
     pub correction: bool,
 }
@@ -61,6 +64,7 @@ fn competing(p: &Provenance) -> CompetingObservation {
         observed_at: format_micros(p.observed_at),
         source_priority: p.source_priority,
         specificity_score: p.specificity_score,
+        confidence: p.confidence(),
         correction: p.source_priority >= CORRECTION_PRIORITY,
     }
 }
@@ -71,6 +75,7 @@ fn strategy_name(s: Strategy) -> &'static str {
         Strategy::HighestPriority => "highest_priority",
         Strategy::MostSpecific => "most_specific",
         Strategy::MergeArray => "merge_array",
+        Strategy::HighestConfidence => "highest_confidence",
     }
 }
 
@@ -92,6 +97,7 @@ fn reason(winner: &Provenance, runner_up: &Provenance, policy: MergePolicy) -> S
         Strategy::LastWrite => "the newest observation",
         Strategy::HighestPriority | Strategy::MergeArray => "the highest source priority",
         Strategy::MostSpecific => "the highest specificity score",
+        Strategy::HighestConfidence => "the best confidence rating",
     };
     let broken = match decider {
         Decider::Correction => {
@@ -190,6 +196,8 @@ mod tests {
             source_priority: priority,
             specificity_score: 0.0,
             fields,
+            confidence: None,
+            contests: 0,
         }
     }
 

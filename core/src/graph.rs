@@ -136,6 +136,8 @@ mod tests {
             source_priority: 100,
             specificity_score: 0.5,
             fields: fields.as_object().unwrap().clone(),
+            confidence: None,
+            contests: 0,
         };
         render(&reduce([&o], &Default::default()))
     }

@@ -12,12 +12,16 @@
 //!   every strategy ("corrections always win");
 //! * `last_write`: newest observed_at; `highest_priority`: highest source
 //!   priority; `most_specific`: highest specificity score;
+//!   `highest_confidence`: the best confidence rating (the source's
+//!   reliability, then the information's credibility, each lowered by the
+//!   contests of the observation: [`crate::confidence`]);
 //! * `merge_array`: the de-duplicated union of the values given at the highest
 //!   source priority present (so a correction replaces an array), in order of
 //!   first appearance;
 //! * a field an observation does not carry is ignored; an explicit null clears
 //!   the field (it leaves the snapshot).
 
+use crate::confidence::Confidence;
 use crate::schema::{MergePolicy, Strategy, TieBreaker};
 use crate::time::format_micros;
 use serde::{Deserialize, Serialize};
@@ -38,6 +42,28 @@ pub struct Observation {
     pub source_priority: i32,
     pub specificity_score: f64,
     pub fields: Map<String, Value>,
+    /// The rating its caller gave (none: its kind's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<Confidence>,
+    /// How many times it was contested (`contest`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub contests: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+impl Observation {
+    /// Its rating: the given one or its kind's default, lowered by its
+    /// contests.
+    pub fn effective_confidence(&self) -> Confidence {
+        self.confidence
+            .unwrap_or(Confidence::default_for(
+                self.source_priority >= CORRECTION_PRIORITY,
+            ))
+            .contested(self.contests)
+    }
 }
 
 /// Where a field's value came from.
@@ -53,6 +79,11 @@ pub struct Provenance {
     pub source_priority: i32,
     #[serde(rename = "x")]
     pub specificity_score: f64,
+    /// The observation's rating when it is not its kind's default (a
+    /// caller rated it, or it was contested): a snapshot folded before
+    /// ratings existed reads the same.
+    #[serde(rename = "c", default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<Confidence>,
 }
 
 impl Provenance {
@@ -63,7 +94,15 @@ impl Provenance {
             observed_at: o.observed_at,
             source_priority: o.source_priority,
             specificity_score: o.specificity_score,
+            confidence: (o.confidence.is_some() || o.contests > 0)
+                .then(|| o.effective_confidence()),
         }
+    }
+
+    /// The observation's rating (its kind's default when none is kept).
+    pub fn confidence(&self) -> Confidence {
+        self.confidence
+            .unwrap_or(Confidence::default_for(self.is_correction()))
     }
 
     fn to_json(&self) -> Value {
@@ -73,10 +112,11 @@ impl Provenance {
             "observed_at": format_micros(self.observed_at),
             "source_priority": self.source_priority,
             "specificity_score": self.specificity_score,
+            "confidence": self.confidence().to_string(),
         })
     }
 
-    fn is_correction(&self) -> bool {
+    pub fn is_correction(&self) -> bool {
         self.source_priority >= CORRECTION_PRIORITY
     }
 }
@@ -169,6 +209,7 @@ pub fn deciders(a: &Provenance, b: &Provenance, policy: MergePolicy) -> [(Decide
         Strategy::LastWrite => observed.1,
         Strategy::HighestPriority | Strategy::MergeArray => priority.1,
         Strategy::MostSpecific => a.specificity_score.total_cmp(&b.specificity_score),
+        Strategy::HighestConfidence => a.confidence().rank(b.confidence()),
     };
     let (first, second) = match policy.tie_breaker.unwrap_or_default() {
         TieBreaker::ObservedAt => (observed, priority),
@@ -310,7 +351,7 @@ pub struct Rendered {
     /// field → observation id (the seed's `provenance`).
     pub provenance: Map<String, Value>,
     /// field → {observation_id, source_id, observed_at, source_priority,
-    /// specificity_score[, observation_ids]}.
+    /// specificity_score, confidence[, observation_ids]}.
     pub field_provenance: Map<String, Value>,
 }
 
@@ -355,6 +396,32 @@ pub fn render(state: &SnapshotState) -> Rendered {
     r
 }
 
+/// A snapshot field's rating, from its field_provenance entry: the
+/// `confidence` it has, else (a snapshot folded before ratings existed)
+/// the default of its source priority.
+pub fn of_field(field_provenance: &Value) -> Confidence {
+    field_provenance["confidence"]
+        .as_str()
+        .and_then(|c| Confidence::parse(c).ok())
+        .unwrap_or_else(|| {
+            let priority = field_provenance["source_priority"].as_i64().unwrap_or(0);
+            Confidence::default_for(priority >= i64::from(CORRECTION_PRIORITY))
+        })
+}
+
+/// Keeps, of a snapshot and its provenance, the fields whose rating passes
+/// `min` (`min_confidence`).
+pub fn keep_passing(
+    min: Confidence,
+    snapshot: &mut Map<String, Value>,
+    provenance: &mut Map<String, Value>,
+    field_provenance: &mut Map<String, Value>,
+) {
+    field_provenance.retain(|_, fp| of_field(fp).passes(min));
+    snapshot.retain(|field, _| field_provenance.contains_key(field));
+    provenance.retain(|field, _| field_provenance.contains_key(field));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -372,6 +439,8 @@ mod tests {
             source_priority: priority,
             specificity_score: spec,
             fields: fields.as_object().unwrap().clone(),
+            confidence: None,
+            contests: 0,
         }
     }
 
@@ -449,6 +518,43 @@ mod tests {
             snap(&reduce(o.iter().rev(), &Policies::new())),
             json!({"x": "a"})
         );
+    }
+
+    #[test]
+    fn highest_confidence_takes_the_best_rating_contests_counted() {
+        let p = policies(&[("x", Strategy::HighestConfidence, None)]);
+        let rated = |id: &str, t: i64, c: Option<&str>, contests: u32, x: i64| Observation {
+            confidence: c.map(|c| Confidence::parse(c).unwrap()),
+            contests,
+            ..obs(id, t, 100, 0.0, json!({"x": x}))
+        };
+        // B1 beats a newer C1, and an unrated (F3) newer still.
+        let o = [
+            rated("a", 1, Some("B1"), 0, 1),
+            rated("b", 2, Some("C1"), 0, 2),
+            rated("c", 3, None, 0, 3),
+        ];
+        let r = render(&reduce(&o, &p));
+        assert_eq!(r.snapshot["x"], json!(1));
+        assert_eq!(r.field_provenance["x"]["confidence"], "B1");
+        // Contested twice, B1 becomes B3: still ahead of C1 (reliability first).
+        let o2 = [
+            rated("a", 1, Some("B1"), 2, 1),
+            rated("b", 2, Some("B2"), 0, 2),
+        ];
+        let r = render(&reduce(&o2, &p));
+        assert_eq!(r.snapshot["x"], json!(2));
+        assert_eq!(r.field_provenance["x"]["confidence"], "B2");
+        // Equal ratings: the tie-breaker (newest) decides.
+        let o3 = [
+            rated("a", 1, Some("B2"), 0, 1),
+            rated("b", 2, Some("B2"), 0, 2),
+        ];
+        assert_eq!(snap(&reduce(&o3, &p)), json!({"x": 2}));
+        // Unrated observations keep no rating in the state, and show their default.
+        let s = reduce([&rated("u", 3, None, 0, 3)], &p);
+        assert!(!serde_json::to_string(&s).unwrap().contains("\"c\""));
+        assert_eq!(render(&s).field_provenance["x"]["confidence"], "F3");
     }
 
     #[test]
@@ -551,22 +657,26 @@ mod tests {
             value,
             0..4,
         );
+        let rating = prop::option::of(prop::sample::select(vec!["A1", "B2", "B3", "F3", "C1"]));
         let one = (
             0i64..4,
             prop::sample::select(vec![50, 100, 1000]),
             prop::sample::select(vec![0.0, 0.5, 1.0]),
             fields,
+            (rating, 0u32..3),
         );
         prop::collection::vec(one, 0..12).prop_map(|v| {
             v.into_iter()
                 .enumerate()
-                .map(|(i, (t, p, s, f))| Observation {
+                .map(|(i, (t, p, s, f, (c, n)))| Observation {
                     id: format!("obs{i:02}"),
                     source_id: format!("src{}", i % 3),
                     observed_at: t,
                     source_priority: p,
                     specificity_score: s,
                     fields: f.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+                    confidence: c.map(|c| Confidence::parse(c).unwrap()),
+                    contests: n,
                 })
                 .collect()
         })
@@ -578,6 +688,7 @@ mod tests {
             Strategy::LastWrite,
             Strategy::HighestPriority,
             Strategy::MostSpecific,
+            Strategy::HighestConfidence,
         ] {
             for t in [None, Some(TieBreaker::SourcePriority)] {
                 out.push(policies(&[
@@ -618,8 +729,8 @@ mod tests {
         }
 
         #[test]
-        fn incremental_equals_full(observations in arb_observations(), split in any::<prop::sample::Index>()) {
-            let p = &all_policies()[0];
+        fn incremental_equals_full(observations in arb_observations(), split in any::<prop::sample::Index>(), which in 0usize..8) {
+            let p = &all_policies()[which];
             let full = reduce(&observations, p);
             // Stored state, serialised and read back, then the rest applied.
             let k = if observations.is_empty() { 0 } else { split.index(observations.len()) };
@@ -630,5 +741,31 @@ mod tests {
             }
             prop_assert_eq!(stored, full);
         }
+    }
+
+    #[test]
+    fn min_confidence_keeps_the_passing_fields() {
+        let mut snapshot =
+            serde_json::from_value(serde_json::json!({"a": 1, "b": 2, "c": 3})).unwrap();
+        let mut provenance =
+            serde_json::from_value(serde_json::json!({"a": "o1", "b": "o2", "c": "o3"})).unwrap();
+        let mut fp = serde_json::from_value(serde_json::json!({
+            "a": {"confidence": "B2", "source_priority": 100},
+            "b": {"confidence": "C1", "source_priority": 100},
+            // Folded before ratings: a correction's default, A1.
+            "c": {"source_priority": 1000}}))
+        .unwrap();
+        keep_passing(
+            Confidence::parse("B2").unwrap(),
+            &mut snapshot,
+            &mut provenance,
+            &mut fp,
+        );
+        assert_eq!(
+            serde_json::Value::Object(snapshot),
+            serde_json::json!({"a": 1, "c": 3})
+        );
+        assert_eq!(provenance.len(), 2);
+        assert_eq!(fp.len(), 2);
     }
 }

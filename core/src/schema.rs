@@ -93,6 +93,7 @@ pub enum Strategy {
     HighestPriority,
     MostSpecific,
     MergeArray,
+    HighestConfidence,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]

@@ -389,6 +389,16 @@ END $body$;
 COMMENT ON FUNCTION neotoma.annotate(jsonb) IS
   'Attach a note to an entity (entity_id) or to one of its observations (observation_id), beside the truth model: no snapshot, value or provenance changes. The same note on the same target is one annotation (annotating again changes nothing). Logged in neotoma.audit_trail; retrieve_entity_snapshot {include_annotations} answers them. Returns {annotation_id, entity_id, observation_id, note, created_at}.';
 
+CREATE OR REPLACE FUNCTION neotoma.contest(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('contest', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.contest(jsonb) IS
+  'Dispute one observation (observation_id) and say why (reason). The observation stays as it was; the contest is recorded and lowers its confidence rating one step of credibility (B2 becomes B3, down to 6), so fields merged by highest_confidence may choose another value and min_confidence filters may leave it out. The entity''s snapshot is recomputed at once. The same reason again changes nothing. Logged in neotoma.audit_trail. Returns {contest_id, observation_id, entity_id, reason, confidence_before, confidence, contests, already_contested, created_at}.';
+
 CREATE OR REPLACE FUNCTION neotoma.analyze_schema_candidates(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$
 DECLARE r jsonb := neotoma._invoke('analyze_schema_candidates', coalesce(args, 'null')::text);
@@ -427,7 +437,7 @@ BEGIN
   RETURN r->'ok';
 END $body$;
 COMMENT ON FUNCTION neotoma.register_schema(jsonb) IS
-  'Define a new entity type, or a new version of one: its fields (type, required), identity fields, temporal fields and a merge policy per field (last_write, highest_priority, most_specific, merge_array; tie breaker observed_at or source_priority). A new type is usable by store at once; a new version of an existing type becomes active with activate=true (snapshots are recomputed under the new policies).';
+  'Define a new entity type, or a new version of one: its fields (type, required), identity fields, temporal fields and a merge policy per field (last_write, highest_priority, most_specific, merge_array, highest_confidence; tie breaker observed_at or source_priority). A new type is usable by store at once; a new version of an existing type becomes active with activate=true (snapshots are recomputed under the new policies).';
 
 CREATE OR REPLACE FUNCTION neotoma.reinterpret(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$

@@ -40,6 +40,10 @@ CREATE TABLE neotoma.observations (
   source_priority       integer     NOT NULL DEFAULT 100,
   fields                jsonb       NOT NULL,
   created_at            timestamptz NOT NULL DEFAULT now(),
+  -- The confidence rating its caller gave (admiralty code, e.g. B2; see
+  -- neotoma_core::confidence); NULL: its kind's default (A1 for a
+  -- correction, F3 otherwise). Contests lower it (observation_contests).
+  confidence            text        CHECK (confidence ~ '^[A-F][1-6]$'),
   PRIMARY KEY (user_id, id),
   FOREIGN KEY (user_id, entity_id) REFERENCES neotoma.entities (user_id, id),
   FOREIGN KEY (user_id, source_id) REFERENCES neotoma.sources (user_id, id),
@@ -150,7 +154,7 @@ BEGIN
              'user_id', n.user_id, 'id', n.id, 'entity_id', n.entity_id, 'entity_type', n.entity_type,
              'source_id', n.source_id, 'observed_at', neotoma._micros(n.observed_at),
              'source_priority', n.source_priority, 'specificity_score', n.specificity_score,
-             'fields', n.fields)
+             'fields', n.fields, 'confidence', n.confidence)
            ORDER BY n.user_id, n.entity_id, n.id)::text
     FROM new_observations n WHERE n.kind NOT IN ('deletion', 'restoration')));
   -- Deleted or not: what the latest deletion or restoration of each entity says.

@@ -223,9 +223,14 @@ SELECT a.user_id, a.created_at, 'annotate', CASE WHEN a.observation_id IS NULL T
        coalesce(a.observation_id::text, a.entity_id), e.entity_type, NULL,
        jsonb_build_object('annotation_id', a.id, 'entity_id', a.entity_id, 'note', a.note)
 FROM neotoma.annotations a
-JOIN neotoma.entities e ON e.user_id = a.user_id AND e.id = a.entity_id;
+JOIN neotoma.entities e ON e.user_id = a.user_id AND e.id = a.entity_id
+UNION ALL
+SELECT c.user_id, c.created_at, 'contest', 'observation', c.observation_id::text, o.entity_type, c.reason,
+       jsonb_build_object('contest_id', c.id, 'entity_id', o.entity_id)
+FROM neotoma.observation_contests c
+JOIN neotoma.observations o ON o.user_id = c.user_id AND o.id = c.observation_id;
 COMMENT ON VIEW neotoma.audit_trail IS
-  'Every deletion, restoration, correction, merge, split, erasure and annotation of the user''s memory: when (at), what (action, target_kind, target_id, target_type), why (reason) and details (ids, corrected field names, erased counts, notes; never erased content).';
+  'Every deletion, restoration, correction, merge, split, erasure, annotation and contest of the user''s memory: when (at), what (action, target_kind, target_id, target_type), why (reason) and details (ids, corrected field names, erased counts, notes; never erased content).';
 
 -- Export and import (neotoma-mcp export / import): a user's memory as
 -- lines {"table", "row"}, in an order where every row's references come
@@ -275,6 +280,9 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, neotoma, pg_temp AS $$
     UNION ALL
     SELECT 13, a.id::text, jsonb_build_object('table', 'annotations', 'row', to_jsonb(a) - 'user_id')
     FROM neotoma.annotations a WHERE a.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 14, c.id::text, jsonb_build_object('table', 'observation_contests', 'row', to_jsonb(c) - 'user_id')
+    FROM neotoma.observation_contests c WHERE c.user_id = neotoma.current_user_id()
   ) x ORDER BY x.n, x.k
 $$;
 
@@ -290,7 +298,8 @@ DECLARE
   -- In reference order: a batch writes each table's rows in one statement.
   tables text[] := ARRAY['sources', 'interpretation_runs', 'entity_schemas', 'entities', 'entity_splits',
                          'observation_moves', 'observations', 'raw_fragments', 'relationships',
-                         'relationship_observations', 'entity_merges', 'erasures', 'annotations'];
+                         'relationship_observations', 'entity_merges', 'erasures', 'annotations',
+                         'observation_contests'];
   t text;
   n bigint;
   bad jsonb;

@@ -11,7 +11,8 @@ BEGIN
                            'relationship_observations', 'timeline_events', 'entity_merges',
                            'schema_recommendations', 'api_tokens', 'files', 'signing_keys',
                            'graph_write_locks', 'entity_counts', 'connectors', 'sync_runs', 'erasures', 'changes', 'entity_splits',
-                           'observation_moves', 'entity_name_trigrams', 'entity_embeddings', 'annotations'] LOOP
+                           'observation_moves', 'entity_name_trigrams', 'entity_embeddings', 'annotations',
+                           'observation_contests'] LOOP
     EXECUTE format('ALTER TABLE neotoma.%I ENABLE ROW LEVEL SECURITY', t);
     EXECUTE format('ALTER TABLE neotoma.%I FORCE ROW LEVEL SECURITY', t);
     EXECUTE format('CREATE POLICY %I ON neotoma.%I USING (user_id = (SELECT neotoma.current_user_id())) '
@@ -75,7 +76,7 @@ GRANT INSERT, UPDATE ON neotoma.sync_runs TO neotoma_user;
 GRANT INSERT ON neotoma.sources, neotoma.interpretation_runs, neotoma.entities, neotoma.observations,
   neotoma.raw_fragments, neotoma.entity_schemas, neotoma.relationships, neotoma.relationship_observations,
   neotoma.entity_merges, neotoma.files, neotoma.schema_recommendations, neotoma.graph_write_locks,
-  neotoma.annotations
+  neotoma.annotations, neotoma.observation_contests
   TO neotoma_user;
 GRANT UPDATE ON neotoma.entities, neotoma.interpretation_runs, neotoma.raw_fragments, neotoma.entity_schemas,
   neotoma.relationships, neotoma.schema_recommendations, neotoma.graph_write_locks TO neotoma_user;
@@ -92,7 +93,7 @@ REVOKE EXECUTE ON FUNCTION neotoma._apply_observations(text), neotoma._observati
   neotoma._embedding_changed(), neotoma._embeddings_truncated(),
   neotoma.pending_embeddings(text, integer, text[]), neotoma.put_embeddings(text, jsonb),
   neotoma.pending_embeddings_of(text, uuid, xid8, integer, text[]), neotoma.drop_embeddings(text),
-  neotoma._count_entities(),
+  neotoma._count_entities(), neotoma._contests_inserted(),
   neotoma.authenticate_token(text),
   neotoma.signed_file(uuid, uuid, bigint, uuid, text), neotoma.rotate_signing_key(boolean),
   neotoma.create_api_token(uuid, text, text, text, double precision), neotoma.revoke_api_token(uuid),

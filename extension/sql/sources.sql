@@ -16,6 +16,9 @@ CREATE TABLE neotoma.sources (
   created_at       timestamptz NOT NULL DEFAULT now(),
   -- Set when erase removed its content (it still fed other entities).
   erased_at        timestamptz,
+  -- The confidence rating store was given (admiralty code): what is
+  -- observed from this source, now or by a later interpretation, has it.
+  confidence       text        CHECK (confidence ~ '^[A-F][1-6]$'),
   PRIMARY KEY (user_id, id),
   UNIQUE (user_id, content_hash)
 );

@@ -23,14 +23,15 @@ SELECT e.user_id, e.id AS entity_id, e.entity_type, e.canonical_name,
        (p ->> 'observation_id')::uuid AS observation_id,
        (p ->> 'source_id')::uuid AS source_id,
        (p ->> 'observed_at')::timestamptz AS observed_at,
-       (p ->> 'source_priority')::integer AS source_priority
+       (p ->> 'source_priority')::integer AS source_priority,
+       p ->> 'confidence' AS confidence
 FROM neotoma.entities e
 JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
 CROSS JOIN LATERAL jsonb_each(s.snapshot) AS f
 CROSS JOIN LATERAL (SELECT s.field_provenance -> f.key) AS fp(p)
 WHERE e.merged_into IS NULL AND e.deleted_at IS NULL;
 COMMENT ON VIEW neotoma.entity_fields IS
-  'One row per field of each current entity: value (jsonb and text) and its provenance (observation, source, time, priority).';
+  'One row per field of each current entity: value (jsonb and text) and its provenance (observation, source, time, priority, confidence rating).';
 
 -- Current relationships with the names of both ends (none while an end is deleted).
 CREATE VIEW neotoma.relationship_overview WITH (security_invoker = true) AS

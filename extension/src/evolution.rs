@@ -207,13 +207,19 @@ pub fn migrate(user: &Uuid, schema: &EntitySchema, fields: &[String]) -> Result<
     // observations at once, so its memory stays that of one slice.
     for slice in observation_rows.chunks(crate::snapshots::WRITE_SLICE) {
         db::run(
-            "INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
-                 interpretation_run_id, kind, observed_at, specificity_score, source_priority, fields)
+            &crate::installed::adapt(
+                "INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
+                 interpretation_run_id, kind, observed_at, specificity_score, source_priority, fields
+                 , confidence -- 0.11
+                 )
              SELECT $1::uuid, r.id, r.entity_id, $2, $3, r.source_id, r.run_id, 'migration',
                     neotoma._from_micros(r.observed_at), r.specificity_score, r.source_priority, r.fields
+                    -- What is migrated has its source's rating.
+                    , (SELECT s.confidence FROM neotoma.sources s WHERE s.user_id = $1::uuid AND s.id = r.source_id) -- 0.11
              FROM jsonb_to_recordset($4) AS r(id uuid, entity_id text, source_id uuid, run_id uuid, observed_at bigint,
                   source_priority int, specificity_score double precision, fields jsonb)
              ON CONFLICT DO NOTHING",
+            )?,
             &[
                 Arg::uuid(user),
                 Arg::Text(&schema.entity_type),

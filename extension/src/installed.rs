@@ -51,6 +51,13 @@ pub fn at_least_0_5() -> Result<bool, NeotomaError> {
 /// for one of its columns. Columns, not functions: 0.1 and 0.2 make a
 /// function for every action the library knows.
 const MARKED: &[(u32, &str)] = &[
+    // Observations have confidence ratings, and contests.
+    (
+        11,
+        "SELECT to_jsonb(EXISTS (SELECT FROM pg_catalog.pg_attribute
+                                 WHERE attrelid = 'neotoma.observations'::regclass
+                                   AND attname = 'confidence' AND NOT attisdropped))",
+    ),
     // Stored files are searchable.
     (
         10,
@@ -122,7 +129,7 @@ fn minor() -> Result<u32, NeotomaError> {
 }
 
 /// Whether the installed SQL is 0.`minor`.0 or newer (for a marked
-/// version: 6 to 10).
+/// version: 6 to 11).
 pub fn at_least(minor_version: u32) -> Result<bool, NeotomaError> {
     debug_assert!(MARKED.iter().any(|(m, _)| *m == minor_version));
     Ok(minor()? >= minor_version)

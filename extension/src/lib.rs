@@ -100,9 +100,14 @@ extension_sql_file!(
     requires = ["entities"]
 );
 extension_sql_file!(
+    "../sql/confidence.sql",
+    name = "confidence",
+    requires = ["entities"]
+);
+extension_sql_file!(
     "../sql/lifecycle.sql",
     name = "lifecycle",
-    requires = ["entities", "graph", "schemas", "annotations"]
+    requires = ["entities", "graph", "schemas", "annotations", "confidence"]
 );
 extension_sql_file!(
     "../sql/statistics.sql",

@@ -20,6 +20,7 @@
 
 use crate::db::{self, Arg};
 use crate::registry;
+use neotoma_core::confidence::Confidence;
 use neotoma_core::reducer::{self, Observation, Policies, SnapshotState};
 use neotoma_core::schema::EntitySchema;
 use neotoma_core::{graph, identity};
@@ -46,6 +47,10 @@ struct Row {
     source_priority: i32,
     specificity_score: f64,
     fields: Map<String, Value>,
+    /// Absent in batches of a trigger before 0.11.0, and for observations
+    /// no caller rated.
+    #[serde(default)]
+    confidence: Option<Confidence>,
 }
 
 impl Row {
@@ -57,6 +62,9 @@ impl Row {
             source_priority: self.source_priority,
             specificity_score: self.specificity_score,
             fields: self.fields,
+            confidence: self.confidence,
+            // A new observation: nobody contested it yet.
+            contests: 0,
         }
     }
 }
@@ -601,7 +609,10 @@ const OBSERVATIONS_OF: &str = "
     SELECT coalesce(jsonb_agg(jsonb_build_object(
              'id', o.id, 'source_id', o.source_id, 'observed_at', neotoma._micros(o.observed_at),
              'source_priority', o.source_priority, 'specificity_score', o.specificity_score,
-             'fields', o.fields) ORDER BY o.id), '[]')
+             'fields', o.fields
+             , 'confidence', o.confidence, 'contests', (SELECT count(*) FROM neotoma.observation_contests c -- 0.11
+                                                         WHERE c.user_id = o.user_id AND c.observation_id = o.id) -- 0.11
+             ) ORDER BY o.id), '[]')
     FROM neotoma.observations o
     WHERE o.user_id = $1::uuid AND o.kind NOT IN ('deletion', 'restoration')
       AND o.entity_id = ANY(ARRAY[$2::text] || ARRAY(SELECT id FROM neotoma.entities
@@ -681,6 +692,16 @@ fn rebuild(user: &Uuid, entity_ids: &[String]) -> Result<i64, NeotomaError> {
 #[pg_extern(volatile, parallel_unsafe, security_definer, name = "_recompute")]
 #[search_path(pg_catalog, neotoma, pg_temp)]
 fn recompute_sql(user_id: pgrx::datum::Uuid, entity_ids: Vec<String>) -> i64 {
+    let user = own_user(user_id);
+    match rebuild(&user, &entity_ids) {
+        Ok(n) => n,
+        Err(e) => crate::error::raise(&e),
+    }
+}
+
+/// `user_id` when it is the session's own user or the caller an operator;
+/// otherwise the call is refused.
+fn own_user(user_id: pgrx::datum::Uuid) -> Uuid {
     let user = Uuid::from_bytes(*user_id.as_bytes());
     let allowed = crate::tenancy::established_user().ok().flatten() == Some(user)
         || crate::settings::operator(true);
@@ -690,7 +711,31 @@ fn recompute_sql(user_id: pgrx::datum::Uuid, entity_ids: Vec<String>) -> i64 {
             "snapshots can be recomputed only for the session's own user",
         ));
     }
-    match rebuild(&user, &entity_ids) {
+    user
+}
+
+/// `neotoma._recompute_targets(user_id, entity_ids)`: rebuilds the
+/// snapshots these entities' observations count for (each entity, or the
+/// entity it was merged into), as `_recompute` does. The contests trigger
+/// calls it: a contest changes how its observation's entity folds.
+#[pg_extern(
+    volatile,
+    parallel_unsafe,
+    security_definer,
+    name = "_recompute_targets"
+)]
+#[search_path(pg_catalog, neotoma, pg_temp)]
+fn recompute_targets_sql(user_id: pgrx::datum::Uuid, entity_ids: Vec<String>) -> i64 {
+    let user = own_user(user_id);
+    let rebuilt = (|| {
+        let user_s = user.to_string();
+        lock_user(&user_s, false)?;
+        let ids: BTreeSet<String> = entity_ids.into_iter().collect();
+        let locked = lock_with_targets(&user_s, &ids)?;
+        let targets: BTreeSet<String> = ids.iter().map(|id| target_in(&locked, id)).collect();
+        rebuild(&user, &targets.into_iter().collect::<Vec<_>>())
+    })();
+    match rebuilt {
         Ok(n) => n,
         Err(e) => crate::error::raise(&e),
     }

@@ -61,6 +61,11 @@ async def test_export_then_import_rebuilds_the_same_memory(start_gateway, databa
                  if o["entity_id"] == ada2]
         ok(await c.call_tool("split_entity", {"entity_id": ada, "observation_ids": moved}))
         ok(await c.call_tool("annotate", {"entity_id": ada, "note": "Met at the archive."}))
+        named = next(o["id"] for o in ok(await c.call_tool("list_observations", {"entity_id": ada}))["observations"]
+                     if o["kind"] == "store" and o["entity_id"] == ada and "name" in o["fields"])
+        ok(await c.call_tool("contest", {"observation_id": named, "reason": "The archive spells it otherwise."}))
+        ok(await c.call_tool("store", {"entities": [{"entity_type": "person", "name": "Bo", "email": "bo2@example.com"}],
+                                       "confidence": "B2"}))
         ok(await c.call_tool("delete_entity", {"entity_id": note, "reason": "old"}))
 
     out = tmp_path / "memory.jsonl"
@@ -68,7 +73,8 @@ async def test_export_then_import_rebuilds_the_same_memory(start_gateway, databa
     assert exported.returncode == 0, exported.stderr
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     tables = {line["table"] for line in lines}
-    assert {"sources", "entities", "observations", "relationships", "entity_merges", "entity_splits", "annotations"} <= tables
+    assert {"sources", "entities", "observations", "relationships", "entity_merges", "entity_splits", "annotations",
+            "observation_contests"} <= tables
     assert all("user_id" not in line["row"] for line in lines)
     # Deterministic: the same memory exports the same file.
     again = tmp_path / "again.jsonl"
@@ -92,6 +98,10 @@ async def test_export_then_import_rebuilds_the_same_memory(start_gateway, databa
         assert a.execute(deleted, (user,)).fetchall() == b.execute(deleted, (user,)).fetchall() == [(note, "old")]
         notes = "SELECT id, entity_id, note, created_at FROM neotoma.annotations WHERE user_id = %s ORDER BY id"
         assert a.execute(notes, (user,)).fetchall() == b.execute(notes, (user,)).fetchall() != []
+        contests = "SELECT id, observation_id, reason, created_at FROM neotoma.observation_contests WHERE user_id = %s"
+        assert a.execute(contests, (user,)).fetchall() == b.execute(contests, (user,)).fetchall() != []
+        rated = "SELECT id, confidence FROM neotoma.observations WHERE user_id = %s AND confidence IS NOT NULL ORDER BY id"
+        assert a.execute(rated, (user,)).fetchall() == b.execute(rated, (user,)).fetchall() != []
         files = "SELECT md5(content) FROM neotoma.files WHERE user_id = %s"
         assert a.execute(files, (user,)).fetchall() == b.execute(files, (user,)).fetchall() != []
         assert b.execute("SELECT (neotoma.verify())->>'ok'").fetchone()[0] == "true"

@@ -54,6 +54,8 @@ async def test_every_published_output_schema_is_what_the_action_returns(start_ga
         stored_file = ok(await c.call_tool("store", {"file_content": csv, "mime_type": "text/csv",
                                                      "interpretation_config": {"entity_type": "person"}}))
 
+        inv_observation = ok(await c.call_tool("list_observations", {"entity_id": inv}))["observations"][0]["id"]
+
         # In an order where each call has what it needs.
         fixtures: list[tuple[str, dict[str, Any]]] = [
             ("get_version", {}),
@@ -107,6 +109,10 @@ async def test_every_published_output_schema_is_what_the_action_returns(start_ga
             ("retrieve_entity_snapshot", {"entity_id": inv, "include_contradictions": True}),
             ("annotate", {"entity_id": inv, "note": "checked against the paper copy"}),
             ("retrieve_entity_snapshot", {"entity_id": inv, "include_annotations": True}),
+            ("retrieve_entity_snapshot", {"entity_id": inv, "min_confidence": "A1"}),
+            ("retrieve_entities", {"min_confidence": "F3", "entity_type": "invoice"}),
+            ("list_observations", {"entity_id": inv}),
+            ("contest", {"observation_id": inv_observation, "reason": "the amount looks wrong"}),
             # (split_entity and erase follow: they need what these made.)
         ]
         later = ["split_entity", "erase"]

@@ -19,6 +19,14 @@ SELECT neotoma.list_relationships(jsonb_build_object('entity_id', (SELECT id FRO
 SELECT neotoma.list_timeline_events('{}')->'total' AS events;
 SELECT neotoma.store('{"entities": [{"entity_type": "person", "name": "Ann Lee", "email": "ann@example.com", "phone": "+1 555 010 2030"}]}')
   ->'entities'->0->>'entity_id' = (SELECT id FROM neotoma.entities WHERE entity_type = 'person') AS same_person;
+-- Snapshots folded before ratings existed say their defaults (A1 for the
+-- correction, F3 otherwise); a contest of an old observation refolds it.
+SELECT string_agg(DISTINCT f.key || '=' || (f.value->>'confidence'), ' ' ORDER BY f.key || '=' || (f.value->>'confidence')) AS ratings
+FROM neotoma.entity_snapshots s JOIN neotoma.entities e ON e.id = s.entity_id, jsonb_each(s.field_provenance) f
+WHERE e.entity_type = 'invoice' AND f.key IN ('amount_due', 'invoice_number');
+SELECT neotoma.contest(jsonb_build_object('observation_id', (SELECT o.id FROM neotoma.observations o JOIN neotoma.entities e ON e.id = o.entity_id
+                                                             WHERE e.entity_type = 'invoice' AND o.kind <> 'correction' ORDER BY o.id LIMIT 1),
+                                          'reason', 'checked after the upgrade'))->>'confidence' AS contested;
 SET neotoma.user_id = 'b0000000-0000-0000-0000-00000000000b';
 SELECT neotoma.retrieve_entities('{}')->'total' AS other_user_sees;
 RESET ROLE;

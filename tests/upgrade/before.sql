@@ -35,3 +35,7 @@ EXCEPTION WHEN OTHERS THEN
     RAISE;
   END IF;
 END $$;
+-- Snapshots as a library before 0.11.0 folded them: no rating in
+-- field_provenance (the update adds each field's default).
+UPDATE neotoma.entity_snapshots
+SET field_provenance = (SELECT coalesce(jsonb_object_agg(f.key, f.value - 'confidence'), '{}') FROM jsonb_each(field_provenance) f);

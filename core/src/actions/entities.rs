@@ -1,6 +1,7 @@
 //! Reading entities: snapshots, observations, provenance, listings, lookup by
 //! identifier; and `correct`.
 
+use crate::confidence::Confidence;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -23,6 +24,10 @@ pub struct RetrieveEntitySnapshotRequest {
     /// Also answer the notes attached to the entity or its observations
     /// (`annotations`, oldest first).
     pub include_annotations: Option<bool>,
+    /// Only the fields whose value's confidence rating passes this one:
+    /// both its letter and its number at least as good (e.g. B2 keeps A1,
+    /// B2, A2, B1; F6 keeps everything).
+    pub min_confidence: Option<Confidence>,
     /// Acting user (UUID); optional when the connection identifies the user.
     pub user_id: Option<String>,
 }
@@ -37,7 +42,8 @@ pub struct EntitySnapshotResponse {
     pub snapshot: Object,
     /// Field → id of the observation the value came from.
     pub provenance: Object,
-    /// Field → {observation_id, source_id, observed_at, source_priority, specificity_score}.
+    /// Field → {observation_id, source_id, observed_at, source_priority,
+    /// specificity_score, confidence}.
     pub field_provenance: Object,
     /// Newest observed_at among the observations (the snapshot is a function of them).
     pub computed_at: Option<String>,
@@ -88,6 +94,12 @@ pub struct ObservationOut {
     pub source_priority: i32,
     pub fields: Object,
     pub created_at: String,
+    /// Its confidence rating (admiralty code), contests counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<Confidence>,
+    /// How many times it was contested.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contests: Option<u32>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -171,6 +183,10 @@ pub struct RetrieveEntitiesRequest {
     /// stored text files it was observed from (default false: the
     /// snapshot's current values).
     pub include_observations: Option<bool>,
+    /// Only entities with a field whose value's confidence rating passes
+    /// this one (letter and number both at least as good), their snapshots
+    /// showing only such fields. Not with search.
+    pub min_confidence: Option<Confidence>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -272,6 +288,8 @@ pub struct CorrectRequest {
     pub field: String,
     /// The right value (null clears the field).
     pub value: Value,
+    /// The correction's confidence rating (admiralty code; default A1).
+    pub confidence: Option<Confidence>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]

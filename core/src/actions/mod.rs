@@ -4,6 +4,7 @@ pub mod analytics;
 pub mod annotations;
 pub mod bulk;
 pub mod common;
+pub mod contests;
 pub mod contradictions;
 pub mod duplicates;
 pub mod entities;

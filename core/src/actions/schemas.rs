@@ -102,7 +102,7 @@ pub struct FieldToAdd {
     #[schemars(extend("enum" = ["string", "number", "date", "boolean", "array", "object"]))]
     pub field_type: String,
     pub required: Option<bool>,
-    #[schemars(extend("enum" = ["last_write", "highest_priority", "most_specific", "merge_array"]))]
+    #[schemars(extend("enum" = ["last_write", "highest_priority", "most_specific", "merge_array", "highest_confidence"]))]
     pub reducer_strategy: Option<String>,
 }
 

@@ -1,5 +1,6 @@
 //! `store`: the unified action that stores source material.
 
+use crate::confidence::Confidence;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -57,6 +58,10 @@ pub struct StoreRequest {
     pub source_priority: Option<i32>,
     /// Where the structured data came from.
     pub provenance: Option<StoreProvenance>,
+    /// How far its observations are to be believed (admiralty code: source
+    /// reliability A–F, information credibility 1–6, e.g. B2); default F3.
+    /// A file's interpretations, now or later, have it too.
+    pub confidence: Option<Confidence>,
     /// Unstructured form: the file's bytes, base64-encoded.
     pub file_content: Option<String>,
     /// Unstructured form: a path readable by the MCP server (alternative to file_content).

@@ -13,7 +13,12 @@ SELECT jsonb_build_object(
              'interpretation_run_id', p.interpretation_run_id, 'kind', p.kind,
              'observed_at', neotoma._iso(p.observed_at),
              'specificity_score', p.specificity_score, 'source_priority', p.source_priority,
-             'fields', p.fields, 'created_at', neotoma._iso(p.created_at))
+             'fields', p.fields, 'created_at', neotoma._iso(p.created_at)
+             , 'confidence', neotoma.observation_confidence(p.confidence, p.source_priority, c.n), 'contests', c.n -- 0.11
+             )
            ORDER BY p.observed_at DESC, p.id)
-    FROM (SELECT * FROM o ORDER BY observed_at DESC, id LIMIT $3 OFFSET $4) p), '[]'),
+    FROM (SELECT * FROM o ORDER BY observed_at DESC, id LIMIT $3 OFFSET $4) p
+    , LATERAL (SELECT count(*) AS n FROM neotoma.observation_contests x -- 0.11
+               WHERE x.user_id = p.user_id AND x.observation_id = p.id) c -- 0.11
+    ), '[]'),
   'total', (SELECT count(*) FROM o), 'limit', $3, 'offset', $4)

@@ -102,6 +102,15 @@ pub fn retrieve_entity_snapshot(
         }
     };
     out.deleted_at = deleted_at;
+    if let Some(min) = req.min_confidence {
+        crate::installed::require(11, "min_confidence")?;
+        reducer::keep_passing(
+            min,
+            &mut out.snapshot,
+            &mut out.provenance,
+            &mut out.field_provenance,
+        );
+    }
     if req.include_annotations.unwrap_or(false) {
         crate::installed::require(10, "include_annotations")?;
         out.annotations = Some(annotations_of(&user, &out.entity_id)?);
@@ -182,7 +191,7 @@ pub fn list_observations(
     let (limit, offset) = common::page(req.limit, req.offset)?;
     let (entity, _) = resolve_entity(&user, &entity_id)?;
     let v = db::json(
-        LIST_OBSERVATIONS,
+        &crate::installed::adapt(LIST_OBSERVATIONS)?,
         &[
             Arg::uuid(user),
             Arg::Text(&entity.id),
@@ -249,6 +258,12 @@ pub fn retrieve_entities(
 ) -> Result<RetrieveEntitiesResponse, NeotomaError> {
     optional_type("entity_type", &req.entity_type)?;
     if let Some(text) = req.search.as_deref() {
+        if req.min_confidence.is_some() {
+            return Err(NeotomaError::invalid_field(
+                "min_confidence",
+                "min_confidence does not go with search: filter a listing, or retrieve_entity_snapshot {min_confidence}",
+            ));
+        }
         return super::search::search_entities(user, &req, text);
     }
     for (field, given) in [
@@ -266,6 +281,24 @@ pub fn retrieve_entities(
     let include_snapshots = req.include_snapshots.unwrap_or(true);
     let include_merged = req.include_merged.unwrap_or(false);
     let include_deleted = req.include_deleted.unwrap_or(false);
+    let flag = |on: bool| Arg::Text(if on { "true" } else { "false" });
+    if let Some(min) = req.min_confidence {
+        crate::installed::require(11, "min_confidence")?;
+        return db::parsed(
+            RETRIEVE_ENTITIES_CONFIDENT,
+            &[
+                Arg::uuid(user),
+                Arg::OptText(req.entity_type.as_deref()),
+                flag(include_merged),
+                flag(include_snapshots),
+                Arg::Int(limit),
+                Arg::Int(offset),
+                flag(include_deleted),
+                Arg::Text(&min.to_string()),
+            ],
+            "entities",
+        );
+    }
     let typed = req.entity_type.is_some();
     let listing = if typed {
         RETRIEVE_ENTITIES_OF_TYPE
@@ -291,11 +324,11 @@ pub fn retrieve_entities(
             &[
                 Arg::uuid(user),
                 Arg::OptText(req.entity_type.as_deref()),
-                Arg::Text(if include_merged { "true" } else { "false" }),
-                Arg::Text(if include_snapshots { "true" } else { "false" }),
+                flag(include_merged),
+                flag(include_snapshots),
                 Arg::Int(limit),
                 Arg::Int(offset),
-                Arg::Text(if include_deleted { "true" } else { "false" }),
+                flag(include_deleted),
             ],
             "entities",
         )
@@ -348,6 +381,9 @@ fn contains_pattern(value: &str) -> String {
 }
 
 pub fn correct(user: Uuid, req: CorrectRequest) -> Result<CorrectResponse, NeotomaError> {
+    if req.confidence.is_some() {
+        crate::installed::require(11, "confidence")?;
+    }
     let entity_id = common::entity_id("entity_id", &req.entity_id)?;
     check_name("entity_type", &req.entity_type)?;
     check_name("field", &req.field)?;
@@ -438,10 +474,16 @@ pub fn correct(user: Uuid, req: CorrectRequest) -> Result<CorrectResponse, Neoto
     // The same correction made at the same moment by another session:
     // it wins, and this one answers as a repeat of it.
     let inserted = db::inserted(
-        "INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
-             kind, observed_at, specificity_score, source_priority, fields)
-         VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::uuid, 'correction', clock_timestamp(), 1.0, $7::int, $8)
+        &crate::installed::adapt(
+            "INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
+             kind, observed_at, specificity_score, source_priority, fields
+             , confidence -- 0.11
+             )
+         VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::uuid, 'correction', clock_timestamp(), 1.0, $7::int, $8
+                 , $9 -- 0.11
+                 )
          ON CONFLICT DO NOTHING",
+        )?,
         &[
             Arg::uuid(user),
             Arg::uuid(observation_id),
@@ -451,6 +493,7 @@ pub fn correct(user: Uuid, req: CorrectRequest) -> Result<CorrectResponse, Neoto
             Arg::Text(&source),
             Arg::Int(CORRECTION_PRIORITY as i64),
             Arg::Json(&Value::Object(fields)),
+            Arg::OptText(req.confidence.map(|c| c.to_string()).as_deref()),
         ],
     )?;
     answer(
@@ -486,6 +529,8 @@ const LIST_OBSERVATIONS: &str = include_str!("../../sql/queries/list_observation
 const RETRIEVE_ENTITIES: &str = include_str!("../../sql/queries/retrieve_entities.sql");
 const RETRIEVE_ENTITIES_OF_TYPE: &str =
     include_str!("../../sql/queries/retrieve_entities_of_type.sql");
+const RETRIEVE_ENTITIES_CONFIDENT: &str =
+    include_str!("../../sql/queries/retrieve_entities_confident.sql");
 
 fn counting(query: &str, type_filter: &str) -> String {
     let start = query

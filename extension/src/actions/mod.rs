@@ -18,6 +18,7 @@ use uuid::Uuid;
 mod analytics;
 mod annotations;
 mod bulk;
+mod contests;
 pub(crate) mod contradictions;
 mod duplicates;
 mod entities;
@@ -135,6 +136,7 @@ fn needs_version(id: ActionId) -> u32 {
         | SplitEntity => 7,
         SearchSubgraph | GetSubgraphByIds => 8,
         Bulk | CreateRelationships | ListContradictions | Annotate => 10,
+        Contest => 11,
         _ => 0,
     }
 }
@@ -207,6 +209,7 @@ fn route(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
             serve::<a::ListContradictions, _>(contradictions::list_contradictions, args)
         }
         ActionId::Annotate => serve::<a::Annotate, _>(annotations::annotate, args),
+        ActionId::Contest => serve::<a::Contest, _>(contests::contest, args),
         ActionId::ListRecentChanges => {
             serve::<a::ListRecentChanges, _>(lifecycle::list_recent_changes, args)
         }

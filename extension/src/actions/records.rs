@@ -69,6 +69,7 @@ fn correct_fields(
                 entity_type: entity.entity_type.clone(),
                 field,
                 value,
+                confidence: None,
             },
         )?;
     }

@@ -310,6 +310,8 @@ fn assert_relationship(
             source_priority: 100,
             specificity_score: 1.0,
             fields: metadata.clone(),
+            confidence: None,
+            contests: 0,
         };
         apply_to_relationship(user, &id, &[o], false)?;
     }

@@ -196,7 +196,7 @@ fn parse_strategy(field: &str, s: &str) -> Result<Strategy, NeotomaError> {
     serde_json::from_value(json!(s)).map_err(|_| {
         NeotomaError::invalid_field(
             field,
-            format!("`{s}` is not a reducer strategy (last_write, highest_priority, most_specific, merge_array)"),
+            format!("`{s}` is not a reducer strategy (last_write, highest_priority, most_specific, merge_array, highest_confidence)"),
         )
     })
 }

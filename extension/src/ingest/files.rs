@@ -8,7 +8,7 @@ use super::prepare::prepare;
 use super::runs::{
     check_quota, earlier_run, existing_run, finish_run, insert_run, run_id, summary, RunOutcome,
 };
-use super::write::Origin;
+use super::write::{Origin, Trust};
 use crate::db::{self, Arg};
 use crate::registry;
 use crate::settings;
@@ -33,8 +33,8 @@ struct StoredFile<'a> {
     bytes: &'a [u8],
     mime: &'a str,
     filename: Option<&'a str>,
-    /// The source's priority, which its observations get.
-    priority: i32,
+    /// The source's trust, which its observations get.
+    trust: Trust,
 }
 
 /// Interprets a stored file with `config`: a built-in reader when one knows
@@ -53,7 +53,7 @@ fn interpret_file(
         bytes,
         mime,
         filename,
-        priority,
+        trust,
     } = *file;
     let source = &source;
     let model = settings::MODEL_INTERPRETER.get();
@@ -142,7 +142,7 @@ fn interpret_file(
                 .for_each(neotoma_core::limits::scrub_nul);
             let mut batch = prepare(*user, &entities, true)?;
             batch.skipped += read.skipped;
-            let origin = Origin::interpretation(*user, *source, run, priority);
+            let origin = Origin::interpretation(*user, *source, run, trust);
             let stored = complete(&origin, &batch)?;
             let reason = (batch.skipped > 0).then(|| {
                 format!(
@@ -165,18 +165,13 @@ fn interpret_file(
 }
 
 /// The `priority` a source row read as JSON gives its observations.
-fn priority_of(source: &Value) -> i32 {
-    source["priority"]
-        .as_i64()
-        .map_or(DEFAULT_SOURCE_PRIORITY, |p| p as i32)
-}
-
 /// A stored file source: how many observations it has, its MIME type and
 /// priority.
 const EXISTING_SOURCE: &str = "
     SELECT jsonb_build_object('observations', (SELECT count(*) FROM neotoma.observations o
                                                 WHERE o.user_id = s.user_id AND o.source_id = s.id),
-                              'mime_type', s.mime_type, 'priority', s.source_priority)
+                              'mime_type', s.mime_type, 'priority', s.source_priority,
+                              'confidence', to_jsonb(s) -> 'confidence')
     FROM neotoma.sources s WHERE s.user_id = $1::uuid AND s.id = $2::uuid";
 
 /// Stores a file (`store` with `file_content`): stage 1 for a source of
@@ -244,10 +239,16 @@ pub fn store(user: Uuid, content: &str, req: &StoreRequest) -> Result<StoreRespo
         // The same file stored at the same moment by another session: that
         // store wins and this one answers as a duplicate of it.
         let inserted = db::inserted(
-            "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, original_filename,
-                                          file_size, storage_path, source_priority)
-             VALUES ($1::uuid, $2::uuid, $3, 'file', $4, $5, $6, $7, $8::int)
+            &crate::installed::adapt(
+                "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, original_filename,
+                                          file_size, storage_path, source_priority
+                                          , confidence -- 0.11
+                                          )
+             VALUES ($1::uuid, $2::uuid, $3, 'file', $4, $5, $6, $7, $8::int
+                     , $9 -- 0.11
+                     )
              ON CONFLICT DO NOTHING",
+            )?,
             &[
                 Arg::uuid(user),
                 Arg::uuid(source),
@@ -257,6 +258,7 @@ pub fn store(user: Uuid, content: &str, req: &StoreRequest) -> Result<StoreRespo
                 Arg::Int(bytes.len() as i64),
                 Arg::Text(&storage_path(&source)),
                 Arg::Int(req.source_priority.unwrap_or(DEFAULT_SOURCE_PRIORITY) as i64),
+                Arg::OptText(req.confidence.map(|c| c.to_string()).as_deref()),
             ],
         )?;
         if inserted {
@@ -283,11 +285,14 @@ pub fn store(user: Uuid, content: &str, req: &StoreRequest) -> Result<StoreRespo
                 bytes: &bytes,
                 mime: &mime,
                 filename,
-                // A new source has the request's priority, a stored one its own.
-                priority: if existing.is_null() {
-                    req.source_priority.unwrap_or(DEFAULT_SOURCE_PRIORITY)
+                // A new source has the request's trust, a stored one its own.
+                trust: if existing.is_null() {
+                    Trust {
+                        priority: req.source_priority.unwrap_or(DEFAULT_SOURCE_PRIORITY),
+                        confidence: req.confidence,
+                    }
                 } else {
-                    priority_of(&existing)
+                    Trust::of(&existing)
                 },
             },
             &config,
@@ -361,7 +366,8 @@ pub fn reinterpret(
     let source = common::uuid("source_id", &req.source_id)?;
     let found = db::json(
         "SELECT jsonb_build_object('type', s.source_type, 'mime_type', s.mime_type, 'name', s.original_filename,
-                  'content', s.content, 'priority', s.source_priority)
+                  'content', s.content, 'priority', s.source_priority,
+                  'confidence', to_jsonb(s) -> 'confidence')
          FROM neotoma.sources s WHERE s.user_id = $1::uuid AND s.id = $2::uuid",
         &[Arg::uuid(user), Arg::uuid(source)],
     )?;
@@ -387,7 +393,7 @@ pub fn reinterpret(
                         .as_str()
                         .unwrap_or("application/octet-stream"),
                     filename: found["name"].as_str(),
-                    priority: priority_of(&found),
+                    trust: Trust::of(&found),
                 },
                 &req.interpretation_config,
                 true,
@@ -436,7 +442,7 @@ fn reinterpret_structured(
     if !insert_run(user, &run, source, "structured", config, "running", None)? {
         return existing_run(user, &run);
     }
-    let origin = Origin::interpretation(*user, *source, run, priority_of(found));
+    let origin = Origin::interpretation(*user, *source, run, Trust::of(found));
     let stored = complete(&origin, &batch)?;
     Ok(RunOutcome::completed(&run, stored, None))
 }
@@ -449,7 +455,8 @@ pub fn record_interpretation(
 ) -> Result<Value, NeotomaError> {
     let run = common::uuid("run_id", &req.run_id)?;
     let found = db::json(
-        "SELECT jsonb_build_object('status', r.status, 'source_id', r.source_id, 'priority', s.source_priority)
+        "SELECT jsonb_build_object('status', r.status, 'source_id', r.source_id, 'priority', s.source_priority,
+                                  'confidence', to_jsonb(s) -> 'confidence')
          FROM neotoma.interpretation_runs r JOIN neotoma.sources s ON s.user_id = r.user_id AND s.id = r.source_id
          WHERE r.user_id = $1::uuid AND r.id = $2::uuid FOR UPDATE OF r",
         &[Arg::uuid(user), Arg::uuid(run)],
@@ -483,7 +490,7 @@ pub fn record_interpretation(
         }
         (None, entities) => {
             let batch = prepare(user, entities.as_deref().unwrap_or_default(), true)?;
-            let origin = Origin::interpretation(user, source, run, priority_of(&found));
+            let origin = Origin::interpretation(user, source, run, Trust::of(&found));
             let stored = complete(&origin, &batch)?;
             let reason = (batch.skipped > 0)
                 .then(|| format!("{} entity(ies) could not be typed", batch.skipped));

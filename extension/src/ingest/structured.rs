@@ -65,6 +65,7 @@ pub fn store(
         run_id: run,
         kind: "store",
         source_priority: priority,
+        confidence: req.confidence,
         observed_at: extracted_at,
     };
 
@@ -79,16 +80,22 @@ pub fn store(
     // then wins) is not inserted: this store answers as its duplicate. A new
     // source gets its structured run in the same statement.
     let inserted = db::json(
-        "WITH source AS (
+        &crate::installed::adapt(
+            "WITH source AS (
            INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, file_size,
-                                        content, source_priority, provenance)
-           VALUES ($1::uuid, $2::uuid, $3, 'structured', 'application/json', $4, $5, $6::int, $7)
+                                        content, source_priority, provenance
+                                        , confidence -- 0.11
+                                        )
+           VALUES ($1::uuid, $2::uuid, $3, 'structured', 'application/json', $4, $5, $6::int, $7
+                   , $9 -- 0.11
+                   )
            ON CONFLICT DO NOTHING RETURNING id),
          run AS (
            INSERT INTO neotoma.interpretation_runs (user_id, id, source_id, interpreter, config, status)
            SELECT $1::uuid, $8::uuid, id, 'structured', '{}', 'running' FROM source
            ON CONFLICT DO NOTHING)
          SELECT to_jsonb(count(*) > 0) FROM source",
+        )?,
         &[
             Arg::uuid(user),
             Arg::uuid(source),
@@ -98,6 +105,7 @@ pub fn store(
             Arg::Int(priority as i64),
             Arg::Json(&provenance),
             Arg::uuid(run),
+            Arg::OptText(req.confidence.map(|c| c.to_string()).as_deref()),
         ],
     )? == Value::Bool(true);
     if !inserted {

@@ -7,7 +7,8 @@ use super::prepare::{Prepared, PreparedBatch};
 use crate::db::{self, Arg};
 use crate::registry::Active;
 use crate::snapshots::{json_rows, DerivedRows, Fold};
-use neotoma_core::actions::store::StoredEntity;
+use neotoma_core::actions::store::{StoredEntity, DEFAULT_SOURCE_PRIORITY};
+use neotoma_core::confidence::Confidence;
 use neotoma_core::ids::derived_uuid;
 use neotoma_core::reducer::Observation;
 use neotoma_core::schema::FieldType;
@@ -26,25 +27,46 @@ pub struct Origin {
     /// `interpretation` (read from a source by an interpreter).
     pub kind: &'static str,
     pub source_priority: i32,
+    /// The rating the store was given (none: the kind's default).
+    pub confidence: Option<Confidence>,
     /// Microseconds since the epoch; none = the transaction's time.
     pub observed_at: Option<i64>,
 }
 
+/// How far a source is trusted: its priority and confidence rating, which
+/// what is observed from it gets.
+#[derive(Clone, Copy)]
+pub struct Trust {
+    pub priority: i32,
+    pub confidence: Option<Confidence>,
+}
+
+impl Trust {
+    /// A source's trust as a query reads it: `priority` and `confidence`
+    /// (absent before 0.11.0).
+    pub fn of(source: &Value) -> Trust {
+        Trust {
+            priority: source["priority"]
+                .as_i64()
+                .map_or(DEFAULT_SOURCE_PRIORITY, |p| p as i32),
+            confidence: source["confidence"]
+                .as_str()
+                .and_then(|c| Confidence::parse(c).ok()),
+        }
+    }
+}
+
 impl Origin {
-    /// Entities an interpreter read from a source, observed now, at the
-    /// source's priority.
-    pub fn interpretation(
-        user: Uuid,
-        source_id: Uuid,
-        run_id: Uuid,
-        source_priority: i32,
-    ) -> Origin {
+    /// Entities an interpreter read from a source, observed now, with the
+    /// source's trust.
+    pub fn interpretation(user: Uuid, source_id: Uuid, run_id: Uuid, trust: Trust) -> Origin {
         Origin {
             user,
             source_id,
             run_id,
             kind: "interpretation",
-            source_priority,
+            source_priority: trust.priority,
+            confidence: trust.confidence,
             observed_at: None,
         }
     }
@@ -98,10 +120,13 @@ macro_rules! observation_ctes {
     () => {
         "observations AS (
   INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
-      interpretation_run_id, kind, observed_at, specificity_score, source_priority, fields)
+      interpretation_run_id, kind, observed_at, specificity_score, source_priority, fields
+      , confidence -- 0.11
+      )
   SELECT $1::uuid, (r->>'id')::uuid, r->>'entity_id', r->>'entity_type', r->>'schema_version', $6::uuid,
          $7::uuid, $8, neotoma._from_micros($10), (r->>'specificity_score')::double precision, $9::int,
          r->'fields'
+         , r->>'confidence' -- 0.11
   FROM unnest($5::jsonb[]) AS r
   RETURNING entity_id, entity_type
 ), fragments AS (
@@ -153,6 +178,8 @@ struct ObservationRow<'a> {
     schema_version: &'a str,
     specificity_score: f64,
     fields: &'a Map<String, Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    confidence: Option<Confidence>,
 }
 
 /// One slice of a batch; `first` is the index of its first entity in the
@@ -217,6 +244,8 @@ fn store_chunk(
                 source_priority: origin.source_priority,
                 specificity_score: p.specificity,
                 fields: p.fields.clone(),
+                confidence: origin.confidence,
+                contests: 0,
             },
         ));
     }
@@ -231,6 +260,7 @@ fn store_chunk(
                 schema_version: &p.schema_version,
                 specificity_score: o.specificity_score,
                 fields: &o.fields,
+                confidence: o.confidence,
             })
             .collect::<Vec<_>>(),
     )?;
@@ -278,7 +308,7 @@ fn store_chunk(
             })?;
             stored.run_finished = true;
         }
-        None => db::run(WRITE_OBSERVED, &args(None))?,
+        None => db::run(&crate::installed::adapt(WRITE_OBSERVED)?, &args(None))?,
     }
     Ok(())
 }

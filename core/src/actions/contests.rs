@@ -1,0 +1,46 @@
+//! `contest`: an observation disputed. The observation stays as it was; the
+//! contest is a recorded fact the reducer counts (one step of credibility
+//! lower per contest: [`crate::confidence`]).
+
+use crate::confidence::Confidence;
+use crate::error::Result;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Most characters of a contest's reason.
+pub const MAX_REASON_CHARS: usize = 10_000;
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContestRequest {
+    /// The observation disputed (an id from field_provenance, list_observations
+    /// or list_contradictions).
+    pub observation_id: String,
+    /// Why it is disputed (1–10,000 characters).
+    pub reason: String,
+    pub user_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ContestResponse {
+    /// Same observation and reason → same id: contesting again for the same
+    /// reason changes nothing.
+    pub contest_id: String,
+    pub observation_id: String,
+    /// The entity whose snapshot the observation counts for (after merges).
+    pub entity_id: String,
+    pub reason: String,
+    /// The observation's rating before this contest, and now.
+    pub confidence_before: Confidence,
+    pub confidence: Confidence,
+    /// How many contests it has.
+    pub contests: u32,
+    /// True when this reason was given before: nothing changed.
+    pub already_contested: bool,
+    pub created_at: String,
+}
+
+/// The reason, trimmed; refused when empty or too long.
+pub fn check_reason(reason: &str) -> Result<&str> {
+    crate::actions::common::text("reason", reason, MAX_REASON_CHARS)
+}

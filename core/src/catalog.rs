@@ -4,7 +4,7 @@
 
 use crate::actions::{
     analytics, annotations, bulk, contests, contradictions, duplicates, entities, graph, legacy,
-    lifecycle, metrics, plaid, providers, resources, schemas, store, subgraph, system,
+    lifecycle, metrics, plaid, providers, reclassify, resources, schemas, store, subgraph, system,
 };
 use crate::canonical::{canonical_json, sha256_hex};
 use crate::request::schema_for;
@@ -108,6 +108,7 @@ declare_actions! {
     ListContradictions = "list_contradictions": contradictions::ListContradictionsRequest => contradictions::ListContradictionsResponse;
     Annotate = "annotate": annotations::AnnotateRequest => annotations::AnnotationOut;
     Contest = "contest": contests::ContestRequest => contests::ContestResponse;
+    Reclassify = "reclassify": reclassify::ReclassifyRequest => reclassify::ReclassifyResponse;
     AnalyzeSchemaCandidates = "analyze_schema_candidates": schemas::AnalyzeSchemaCandidatesRequest => schemas::AnalyzeSchemaCandidatesResponse;
     GetSchemaRecommendations = "get_schema_recommendations": schemas::GetSchemaRecommendationsRequest => schemas::GetSchemaRecommendationsResponse;
     UpdateSchemaIncremental = "update_schema_incremental": schemas::UpdateSchemaIncrementalRequest => schemas::UpdateSchemaIncrementalResponse;
@@ -581,6 +582,21 @@ pub fn spec(id: ActionId) -> ActionSpec {
                 observation_id, entity_id, reason, confidence_before, confidence, contests, \
                 already_contested, created_at}.",
         ),
+        ActionId::Reclassify => ActionSpec::new(
+            id,
+            "Reclassify an entity",
+            "Move an entity (entity_id) to another type (new_entity_type, with an active \
+                schema) and say why (reason), its history kept: the entity of the new type is \
+                the one its current snapshot identifies under that type's identity rules (found \
+                or made), and the old entity is merged into it, so every observation, \
+                relationship and event counts there and the old id redirects there. Later \
+                stores under either type reach it. Logged in neotoma.audit_trail as reclassify. \
+                Returns {entity_id, entity_type, previous_entity_id, previous_entity_type, \
+                joined_existing, observations_moved, relationships_moved, reason, \
+                reclassified_at}.",
+        )
+        .not_idempotent()
+        .destructive(),
         ActionId::SplitEntity => ActionSpec::new(
             id,
             "Split an entity",

@@ -399,6 +399,16 @@ END $body$;
 COMMENT ON FUNCTION neotoma.contest(jsonb) IS
   'Dispute one observation (observation_id) and say why (reason). The observation stays as it was; the contest is recorded and lowers its confidence rating one step of credibility (B2 becomes B3, down to 6), so fields merged by highest_confidence may choose another value and min_confidence filters may leave it out. The entity''s snapshot is recomputed at once. The same reason again changes nothing. Logged in neotoma.audit_trail. Returns {contest_id, observation_id, entity_id, reason, confidence_before, confidence, contests, already_contested, created_at}.';
 
+CREATE OR REPLACE FUNCTION neotoma.reclassify(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('reclassify', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.reclassify(jsonb) IS
+  'Move an entity (entity_id) to another type (new_entity_type, with an active schema) and say why (reason), its history kept: the entity of the new type is the one its current snapshot identifies under that type''s identity rules (found or made), and the old entity is merged into it, so every observation, relationship and event counts there and the old id redirects there. Later stores under either type reach it. Logged in neotoma.audit_trail as reclassify. Returns {entity_id, entity_type, previous_entity_id, previous_entity_type, joined_existing, observations_moved, relationships_moved, reason, reclassified_at}.';
+
 CREATE OR REPLACE FUNCTION neotoma.analyze_schema_candidates(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$
 DECLARE r jsonb := neotoma._invoke('analyze_schema_candidates', coalesce(args, 'null')::text);

@@ -17,8 +17,9 @@ COMMENT ON TABLE neotoma.observation_contests IS
   'Contests of observations (contest): each lowers the contested observation''s confidence one step of credibility.';
 
 -- Contests change what the reducer folds: whoever inserts them (contest,
--- an import, plain SQL), the snapshots of the entities their observations
--- count for are rebuilt in the same statement.
+-- an import, plain SQL, a split copying them), the snapshots of the
+-- entities their observations count for are rebuilt in the same statement,
+-- and the change feed says so.
 CREATE FUNCTION neotoma._contests_inserted() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 DECLARE
@@ -30,13 +31,21 @@ BEGIN
     GROUP BY o.user_id ORDER BY o.user_id
   LOOP
     PERFORM neotoma._recompute_targets(r.user_id, r.ids);
+    -- The change feed: the snapshots refolded.
+    INSERT INTO neotoma.changes (user_id, kind, operation, entity_id, entity_type)
+    SELECT e.user_id, 'entity', 'recomputed', e.id, e.entity_type FROM neotoma.entities e
+    WHERE e.user_id = r.user_id
+      AND e.id IN (SELECT coalesce(x.merged_into, x.id) FROM neotoma.entities x
+                   WHERE x.user_id = r.user_id AND x.id = ANY(r.ids))
+    ORDER BY e.id;
   END LOOP;
   RETURN NULL;
 END $$;
 CREATE TRIGGER observation_contests_refold AFTER INSERT ON neotoma.observation_contests
   REFERENCING NEW TABLE AS new_contests
   FOR EACH STATEMENT EXECUTE FUNCTION neotoma._contests_inserted();
-CREATE TRIGGER observation_contests_append_only BEFORE UPDATE ON neotoma.observation_contests
+-- Kept as they are: erasure alone removes them (with their observation).
+CREATE TRIGGER observation_contests_append_only BEFORE UPDATE OR DELETE ON neotoma.observation_contests
   FOR EACH ROW EXECUTE FUNCTION neotoma._refuse_change();
 
 -- Whether a confidence rating passes a min_confidence filter: its letter

@@ -203,11 +203,17 @@ FROM neotoma.relationship_observations ro
 JOIN neotoma.relationships r ON r.user_id = ro.user_id AND r.id = ro.relationship_id
 WHERE ro.kind IN ('deletion', 'restoration')
 UNION ALL
-SELECT m.user_id, m.merged_at, 'merge_entities', 'entity', m.from_entity_id, e.entity_type, m.merge_reason,
+SELECT m.user_id, m.merged_at,
+       -- A merge into an entity of another type is how reclassify moves one.
+       CASE WHEN t.entity_type = e.entity_type THEN 'merge_entities' ELSE 'reclassify' END,
+       'entity', m.from_entity_id, e.entity_type, m.merge_reason,
        jsonb_build_object('merge_id', m.id, 'to_entity_id', m.to_entity_id,
                           'observations_moved', m.observations_moved, 'relationships_moved', m.relationships_moved)
+       || CASE WHEN t.entity_type = e.entity_type THEN '{}'::jsonb
+               ELSE jsonb_build_object('to_entity_type', t.entity_type) END
 FROM neotoma.entity_merges m
 JOIN neotoma.entities e ON e.user_id = m.user_id AND e.id = m.from_entity_id
+JOIN neotoma.entities t ON t.user_id = m.user_id AND t.id = m.to_entity_id
 UNION ALL
 SELECT sp.user_id, sp.split_at, 'split_entity', 'entity', sp.from_entity_id, e.entity_type, sp.reason,
        jsonb_build_object('split_id', sp.id, 'to_entity_id', sp.to_entity_id,
@@ -230,7 +236,7 @@ SELECT c.user_id, c.created_at, 'contest', 'observation', c.observation_id::text
 FROM neotoma.observation_contests c
 JOIN neotoma.observations o ON o.user_id = c.user_id AND o.id = c.observation_id;
 COMMENT ON VIEW neotoma.audit_trail IS
-  'Every deletion, restoration, correction, merge, split, erasure, annotation and contest of the user''s memory: when (at), what (action, target_kind, target_id, target_type), why (reason) and details (ids, corrected field names, erased counts, notes; never erased content).';
+  'Every deletion, restoration, correction, merge, reclassification, split, erasure, annotation and contest of the user''s memory: when (at), what (action, target_kind, target_id, target_type), why (reason) and details (ids, corrected field names, erased counts, notes; never erased content).';
 
 -- Export and import (neotoma-mcp export / import): a user's memory as
 -- lines {"table", "row"}, in an order where every row's references come

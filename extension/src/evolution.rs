@@ -192,7 +192,7 @@ pub fn migrate(user: &Uuid, schema: &EntitySchema, fields: &[String]) -> Result<
         let id =
             derived_uuid("migration", &[&user_s, original, &schema.schema_version]).to_string();
         observation_rows.push(json!({
-            "id": id, "entity_id": m.entity_id, "source_id": m.source_id, "run_id": m.run_id,
+            "id": id, "original": original, "entity_id": m.entity_id, "source_id": m.source_id, "run_id": m.run_id,
             "observed_at": m.observed_at, "source_priority": m.source_priority,
             "specificity_score": schema.specificity(&m.fields), "fields": m.fields,
         }));
@@ -214,9 +214,9 @@ pub fn migrate(user: &Uuid, schema: &EntitySchema, fields: &[String]) -> Result<
                  )
              SELECT $1::uuid, r.id, r.entity_id, $2, $3, r.source_id, r.run_id, 'migration',
                     neotoma._from_micros(r.observed_at), r.specificity_score, r.source_priority, r.fields
-                    -- What is migrated has its source's rating.
-                    , (SELECT s.confidence FROM neotoma.sources s WHERE s.user_id = $1::uuid AND s.id = r.source_id) -- 0.11
-             FROM jsonb_to_recordset($4) AS r(id uuid, entity_id text, source_id uuid, run_id uuid, observed_at bigint,
+                    -- What is migrated keeps the rating of the observation it came with.
+                    , (SELECT o.confidence FROM neotoma.observations o WHERE o.user_id = $1::uuid AND o.id = r.original) -- 0.11
+             FROM jsonb_to_recordset($4) AS r(id uuid, original uuid, entity_id text, source_id uuid, run_id uuid, observed_at bigint,
                   source_priority int, specificity_score double precision, fields jsonb)
              ON CONFLICT DO NOTHING",
             )?,

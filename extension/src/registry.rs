@@ -15,6 +15,7 @@ use std::rc::Rc;
 use uuid::Uuid;
 
 /// An active schema and whose it is.
+#[derive(Clone)]
 pub struct Active {
     pub schema: Rc<EntitySchema>,
     /// "global" or "user".

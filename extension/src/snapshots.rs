@@ -400,6 +400,29 @@ impl Fold {
         schemas: &BTreeMap<String, registry::Active>,
         write: impl FnOnce(DerivedRows) -> Result<(), NeotomaError>,
     ) -> Result<(), NeotomaError> {
+        // A target of another type than what was stored (an entity
+        // reclassified: merged into one of its new type) folds by its own
+        // type's schema, read here.
+        let others: Vec<String> = self
+            .locked
+            .values()
+            .map(|e| e.entity_type.clone())
+            .filter(|t| !schemas.contains_key(t))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let with_others;
+        let schemas = if others.is_empty() {
+            schemas
+        } else {
+            let mut all: BTreeMap<String, registry::Active> = schemas
+                .iter()
+                .map(|(t, a)| (t.clone(), a.clone()))
+                .collect();
+            all.extend(registry::active(self.user, &others)?);
+            with_others = all;
+            &with_others
+        };
         let (states, folded_before) = fold(&self.locked, self.stored, schemas, observations);
         if let Some((_, (missing, _))) = states.iter().find(|(_, (t, _))| !schemas.contains_key(t))
         {
@@ -611,7 +634,8 @@ const OBSERVATIONS_OF: &str = "
              'source_priority', o.source_priority, 'specificity_score', o.specificity_score,
              'fields', o.fields
              , 'confidence', o.confidence, 'contests', (SELECT count(*) FROM neotoma.observation_contests c -- 0.11
-                                                         WHERE c.user_id = o.user_id AND c.observation_id = o.id) -- 0.11
+                 WHERE c.user_id = o.user_id AND c.observation_id = o.id -- 0.11
+                   AND ($3::bigint IS NULL OR c.created_at <= neotoma._from_micros($3))) -- 0.11
              ) ORDER BY o.id), '[]')
     FROM neotoma.observations o
     WHERE o.user_id = $1::uuid AND o.kind NOT IN ('deletion', 'restoration')
@@ -728,12 +752,19 @@ fn own_user(user_id: pgrx::datum::Uuid) -> Uuid {
 fn recompute_targets_sql(user_id: pgrx::datum::Uuid, entity_ids: Vec<String>) -> i64 {
     let user = own_user(user_id);
     let rebuilt = (|| {
-        let user_s = user.to_string();
-        lock_user(&user_s, false)?;
-        let ids: BTreeSet<String> = entity_ids.into_iter().collect();
-        let locked = lock_with_targets(&user_s, &ids)?;
-        let targets: BTreeSet<String> = ids.iter().map(|id| target_in(&locked, id)).collect();
-        rebuild(&user, &targets.into_iter().collect::<Vec<_>>())
+        // The targets are read unlocked: under the user's lock no merge can
+        // move them, and `rebuild` then locks types before entities, in the
+        // order every writer uses.
+        lock_user(&user.to_string(), false)?;
+        let targets: Vec<String> = db::from_json(
+            db::json(
+                "SELECT coalesce(jsonb_agg(DISTINCT coalesce(merged_into, id)), '[]')
+                 FROM neotoma.entities WHERE user_id = $1::uuid AND id = ANY($2)",
+                &[Arg::uuid(user), Arg::Texts(entity_ids)],
+            )?,
+            "merge targets",
+        )?;
+        rebuild(&user, &targets)
     })();
     match rebuilt {
         Ok(n) => n,

@@ -34,7 +34,7 @@ EXPECTED_TOOLS = {
     "reinterpret", "retrieve_file_url", "get_product_analytics", "get_technical_metrics",
     "plaid_create_link_token", "plaid_exchange_public_token", "plaid_sync", "plaid_list_items",
     "list_provider_catalog", "connect_provider", "list_connectors", "sync_provider_imports",
-    "bulk", "create_relationships", "list_contradictions", "annotate", "contest",
+    "bulk", "create_relationships", "list_contradictions", "annotate", "contest", "reclassify",
 }  # fmt: skip
 
 INIT = {

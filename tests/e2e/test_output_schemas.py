@@ -56,6 +56,9 @@ async def test_every_published_output_schema_is_what_the_action_returns(start_ga
 
         inv_observation = ok(await c.call_tool("list_observations", {"entity_id": inv}))["observations"][0]["id"]
 
+        umbrella = ok(await c.call_tool("store", {"entities": [
+            {"entity_type": "person", "name": "Umbrella", "email": "u@umbrella.example"}]}))["entities"][0]["entity_id"]
+
         # In an order where each call has what it needs.
         fixtures: list[tuple[str, dict[str, Any]]] = [
             ("get_version", {}),
@@ -113,6 +116,7 @@ async def test_every_published_output_schema_is_what_the_action_returns(start_ga
             ("retrieve_entities", {"min_confidence": "F3", "entity_type": "invoice"}),
             ("list_observations", {"entity_id": inv}),
             ("contest", {"observation_id": inv_observation, "reason": "the amount looks wrong"}),
+            ("reclassify", {"entity_id": umbrella, "new_entity_type": "company", "reason": "a business"}),
             # (split_entity and erase follow: they need what these made.)
         ]
         later = ["split_entity", "erase"]

@@ -14,6 +14,7 @@ pub mod lifecycle;
 pub mod metrics;
 pub mod plaid;
 pub mod providers;
+pub mod reclassify;
 pub mod resources;
 pub mod schemas;
 pub mod store;

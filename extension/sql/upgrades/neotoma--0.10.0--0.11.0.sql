@@ -74,8 +74,9 @@ COMMENT ON TABLE neotoma.observation_contests IS
   'Contests of observations (contest): each lowers the contested observation''s confidence one step of credibility.';
 
 -- Contests change what the reducer folds: whoever inserts them (contest,
--- an import, plain SQL), the snapshots of the entities their observations
--- count for are rebuilt in the same statement.
+-- an import, plain SQL, a split copying them), the snapshots of the
+-- entities their observations count for are rebuilt in the same statement,
+-- and the change feed says so.
 CREATE FUNCTION neotoma._contests_inserted() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 DECLARE
@@ -87,13 +88,21 @@ BEGIN
     GROUP BY o.user_id ORDER BY o.user_id
   LOOP
     PERFORM neotoma._recompute_targets(r.user_id, r.ids);
+    -- The change feed: the snapshots refolded.
+    INSERT INTO neotoma.changes (user_id, kind, operation, entity_id, entity_type)
+    SELECT e.user_id, 'entity', 'recomputed', e.id, e.entity_type FROM neotoma.entities e
+    WHERE e.user_id = r.user_id
+      AND e.id IN (SELECT coalesce(x.merged_into, x.id) FROM neotoma.entities x
+                   WHERE x.user_id = r.user_id AND x.id = ANY(r.ids))
+    ORDER BY e.id;
   END LOOP;
   RETURN NULL;
 END $$;
 CREATE TRIGGER observation_contests_refold AFTER INSERT ON neotoma.observation_contests
   REFERENCING NEW TABLE AS new_contests
   FOR EACH STATEMENT EXECUTE FUNCTION neotoma._contests_inserted();
-CREATE TRIGGER observation_contests_append_only BEFORE UPDATE ON neotoma.observation_contests
+-- Kept as they are: erasure alone removes them (with their observation).
+CREATE TRIGGER observation_contests_append_only BEFORE UPDATE OR DELETE ON neotoma.observation_contests
   FOR EACH ROW EXECUTE FUNCTION neotoma._refuse_change();
 
 -- Whether a confidence rating passes a min_confidence filter: its letter
@@ -125,7 +134,6 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 COMMENT ON FUNCTION neotoma.observation_confidence(text, integer, bigint) IS
   'An observation''s confidence rating (admiralty code) from the one given, its source priority and its number of contests.';
-
 ALTER TABLE neotoma.observation_contests ENABLE ROW LEVEL SECURITY;
 ALTER TABLE neotoma.observation_contests FORCE ROW LEVEL SECURITY;
 CREATE POLICY observation_contests_own_rows ON neotoma.observation_contests
@@ -179,11 +187,17 @@ FROM neotoma.relationship_observations ro
 JOIN neotoma.relationships r ON r.user_id = ro.user_id AND r.id = ro.relationship_id
 WHERE ro.kind IN ('deletion', 'restoration')
 UNION ALL
-SELECT m.user_id, m.merged_at, 'merge_entities', 'entity', m.from_entity_id, e.entity_type, m.merge_reason,
+SELECT m.user_id, m.merged_at,
+       -- A merge into an entity of another type is how reclassify moves one.
+       CASE WHEN t.entity_type = e.entity_type THEN 'merge_entities' ELSE 'reclassify' END,
+       'entity', m.from_entity_id, e.entity_type, m.merge_reason,
        jsonb_build_object('merge_id', m.id, 'to_entity_id', m.to_entity_id,
                           'observations_moved', m.observations_moved, 'relationships_moved', m.relationships_moved)
+       || CASE WHEN t.entity_type = e.entity_type THEN '{}'::jsonb
+               ELSE jsonb_build_object('to_entity_type', t.entity_type) END
 FROM neotoma.entity_merges m
 JOIN neotoma.entities e ON e.user_id = m.user_id AND e.id = m.from_entity_id
+JOIN neotoma.entities t ON t.user_id = m.user_id AND t.id = m.to_entity_id
 UNION ALL
 SELECT sp.user_id, sp.split_at, 'split_entity', 'entity', sp.from_entity_id, e.entity_type, sp.reason,
        jsonb_build_object('split_id', sp.id, 'to_entity_id', sp.to_entity_id,
@@ -206,7 +220,7 @@ SELECT c.user_id, c.created_at, 'contest', 'observation', c.observation_id::text
 FROM neotoma.observation_contests c
 JOIN neotoma.observations o ON o.user_id = c.user_id AND o.id = c.observation_id;
 COMMENT ON VIEW neotoma.audit_trail IS
-  'Every deletion, restoration, correction, merge, split, erasure, annotation and contest of the user''s memory: when (at), what (action, target_kind, target_id, target_type), why (reason) and details (ids, corrected field names, erased counts, notes; never erased content).';
+  'Every deletion, restoration, correction, merge, reclassification, split, erasure, annotation and contest of the user''s memory: when (at), what (action, target_kind, target_id, target_type), why (reason) and details (ids, corrected field names, erased counts, notes; never erased content).';
 
 
 CREATE OR REPLACE FUNCTION neotoma.export_lines() RETURNS SETOF jsonb
@@ -305,7 +319,7 @@ BEGIN
 END $$;
 
 
--- contest, and the strategy in register_schema's description.
+-- contest and reclassify, and the strategy in register_schema's description.
 CREATE OR REPLACE FUNCTION neotoma.contest(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$
 DECLARE r jsonb := neotoma._invoke('contest', coalesce(args, 'null')::text);
@@ -317,5 +331,16 @@ COMMENT ON FUNCTION neotoma.contest(jsonb) IS
   'Dispute one observation (observation_id) and say why (reason). The observation stays as it was; the contest is recorded and lowers its confidence rating one step of credibility (B2 becomes B3, down to 6), so fields merged by highest_confidence may choose another value and min_confidence filters may leave it out. The entity''s snapshot is recomputed at once. The same reason again changes nothing. Logged in neotoma.audit_trail. Returns {contest_id, observation_id, entity_id, reason, confidence_before, confidence, contests, already_contested, created_at}.';
 REVOKE EXECUTE ON FUNCTION neotoma.contest(jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION neotoma.contest(jsonb) TO neotoma_user;
+CREATE OR REPLACE FUNCTION neotoma.reclassify(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('reclassify', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.reclassify(jsonb) IS
+  'Move an entity (entity_id) to another type (new_entity_type, with an active schema) and say why (reason), its history kept: the entity of the new type is the one its current snapshot identifies under that type''s identity rules (found or made), and the old entity is merged into it, so every observation, relationship and event counts there and the old id redirects there. Later stores under either type reach it. Logged in neotoma.audit_trail as reclassify. Returns {entity_id, entity_type, previous_entity_id, previous_entity_type, joined_existing, observations_moved, relationships_moved, reason, reclassified_at}.';
+REVOKE EXECUTE ON FUNCTION neotoma.reclassify(jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma.reclassify(jsonb) TO neotoma_user;
 COMMENT ON FUNCTION neotoma.register_schema(jsonb) IS
   'Define a new entity type, or a new version of one: its fields (type, required), identity fields, temporal fields and a merge policy per field (last_write, highest_priority, most_specific, merge_array, highest_confidence; tie breaker observed_at or source_priority). A new type is usable by store at once; a new version of an existing type becomes active with activate=true (snapshots are recomputed under the new policies).';

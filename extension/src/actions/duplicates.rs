@@ -279,6 +279,22 @@ pub fn split_entity(
             )?,
             &[Arg::uuid(user), Arg::Text(&to), Arg::uuid(split_id)],
         )?;
+        // Their contests too: a copy is as disputed as its original (ids as
+        // `contest` derives them, so contesting the copy for the same reason
+        // again changes nothing).
+        if crate::installed::at_least(11)? {
+            db::run(
+                "INSERT INTO neotoma.observation_contests (user_id, id, observation_id, reason, created_at)
+                 SELECT c.user_id, neotoma._derived_uuid('contest', ARRAY[c.user_id::text, m.copy_id::text, c.reason]),
+                        m.copy_id, c.reason, c.created_at
+                 FROM neotoma.observation_moves m
+                 JOIN neotoma.observation_contests c ON c.user_id = m.user_id AND c.observation_id = m.observation_id
+                 WHERE m.user_id = $1::uuid AND m.split_id = $2::uuid
+                 ORDER BY 2
+                 ON CONFLICT DO NOTHING",
+                &[Arg::uuid(user), Arg::uuid(split_id)],
+            )?;
+        }
         // Unknown fields of the moved observations go with them.
         db::run(
             "UPDATE neotoma.raw_fragments f SET entity_id = m.to_entity_id, observation_id = m.copy_id

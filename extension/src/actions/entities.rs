@@ -435,7 +435,10 @@ pub fn correct(user: Uuid, req: CorrectRequest) -> Result<CorrectResponse, Neoto
     let winner = state.as_ref().and_then(|s| s.fields.get(&req.field));
     let previous = match winner {
         Some(FieldState::Value { value, prov }) => {
-            if prov.source_priority >= CORRECTION_PRIORITY && *value == req.value {
+            // The same value again is the same correction, unless it is
+            // rated otherwise (then it is a new one, with that rating).
+            let same_rating = req.confidence.is_none_or(|c| prov.confidence() == c);
+            if prov.source_priority >= CORRECTION_PRIORITY && *value == req.value && same_rating {
                 return answer(
                     prov.observation_id.clone(),
                     &entity.id,

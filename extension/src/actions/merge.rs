@@ -41,7 +41,7 @@ pub fn merge_entities(
             return Err(crate::lifecycle::deleted_error(id, &at));
         }
     }
-    merge(&user, &from, &to, req.merge_reason.as_deref())
+    merge_into(&user, &from, &to, req.merge_reason.as_deref(), false)
 }
 
 fn merged_already(e: &EntityRow, field: &str) -> Option<NeotomaError> {
@@ -56,11 +56,14 @@ fn merged_already(e: &EntityRow, field: &str) -> Option<NeotomaError> {
     })
 }
 
-fn merge(
+/// Merges `from` into `to`; with `retype` (reclassify) `to` may be of
+/// another type, whose schema then folds `from`'s observations.
+pub(super) fn merge_into(
     user: &Uuid,
     from: &str,
     to: &str,
     reason: Option<&str>,
+    retype: bool,
 ) -> Result<MergeEntitiesResponse, NeotomaError> {
     let user_s = user.to_string();
     // Merges of this user's entities wait for every fold in progress (and
@@ -97,7 +100,7 @@ fn merge(
     {
         return Err(e);
     }
-    if f.entity_type != t.entity_type {
+    if f.entity_type != t.entity_type && !retype {
         return Err(NeotomaError::invalid_field(
             "to_entity_id",
             format!(

@@ -30,6 +30,7 @@ mod merge;
 mod metrics;
 mod plaid;
 mod providers;
+mod reclassify;
 mod records;
 mod relationships;
 mod resources;
@@ -136,7 +137,7 @@ fn needs_version(id: ActionId) -> u32 {
         | SplitEntity => 7,
         SearchSubgraph | GetSubgraphByIds => 8,
         Bulk | CreateRelationships | ListContradictions | Annotate => 10,
-        Contest => 11,
+        Contest | Reclassify => 11,
         _ => 0,
     }
 }
@@ -210,6 +211,7 @@ fn route(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
         }
         ActionId::Annotate => serve::<a::Annotate, _>(annotations::annotate, args),
         ActionId::Contest => serve::<a::Contest, _>(contests::contest, args),
+        ActionId::Reclassify => serve::<a::Reclassify, _>(reclassify::reclassify, args),
         ActionId::ListRecentChanges => {
             serve::<a::ListRecentChanges, _>(lifecycle::list_recent_changes, args)
         }

@@ -64,6 +64,19 @@ SELECT action, target_kind, target_id = :'harbour' AS on_harbour, reason FROM ne
 SELECT c->>'reason' AS reason, jsonb_path_query_array(c, '$.values[*].observations[*].confidence') AS ratings
 FROM jsonb_array_elements(neotoma.list_contradictions(jsonb_build_object('entity_id', :'s1'))->'contradictions') c
 WHERE c->>'field' = 'place';
+-- As of a time before the contests, they do not count.
+SELECT r->'field_provenance'->'place'->>'confidence' AS rating_in_may
+FROM neotoma.retrieve_entity_snapshot(jsonb_build_object('entity_id', :'s1', 'at', '2026-05-10T00:00:00Z')) r;
+-- The change feed says the snapshot was refolded.
+SELECT operation, entity_id = :'s1' AS on_s1, count(*) AS rows FROM neotoma.changes
+WHERE operation = 'recomputed' GROUP BY 1, 2;
+-- Contests are not edited or withdrawn, not even by their table's owner.
+RESET ROLE;
+SAVEPOINT edit;
+DELETE FROM neotoma.observation_contests;
+ROLLBACK TO SAVEPOINT edit;
+SET ROLE neotoma_regress_agent;
+
 -- A contest inserted by plain SQL refolds the snapshot too: count's value
 -- came from the C1 observation, now C2.
 SELECT o.id AS market FROM neotoma.observations o WHERE o.entity_id = :'s1' AND o.fields->>'place' = 'market' \gset
@@ -88,6 +101,14 @@ JOIN neotoma.observations x ON x.id = (o->>'id')::uuid;
 SELECT neotoma.observation_confidence('B5', 100, 3) AS capped, neotoma.observation_confidence(NULL, 1000, 0) AS correction,
        neotoma.observation_confidence(NULL, 100, 1) AS unrated_contested;
 
+SELECT (neotoma.verify())->'ok' AS clean;
+
+-- A split moves the contested observation with its contests: its copy on
+-- the new entity is as disputed (B4).
+SELECT r->>'to_entity_id' AS split_to FROM neotoma.split_entity(jsonb_build_object('entity_id', :'s1', 'observation_ids', jsonb_build_array(:'harbour'))) r \gset
+SELECT r->'snapshot'->>'place' AS place, r->'field_provenance'->'place'->>'confidence' AS rating
+FROM neotoma.retrieve_entity_snapshot(jsonb_build_object('entity_id', :'split_to')) r;
+SELECT error_code(try_action('contest', jsonb_build_object('observation_id', :'harbour', 'reason', 'again'))) AS moved_original;
 SELECT (neotoma.verify())->'ok' AS clean;
 
 -- Another user can neither contest nor see them.
@@ -117,6 +138,7 @@ SELECT count(*) AS s9_stored FROM neotoma.entities WHERE canonical_name = 's9';
 
 -- Erasing the entity removes its contests with it.
 SELECT neotoma.erase(jsonb_build_object('entity_id', :'s1', 'confirm', true)) IS NOT NULL AS erased;
-SELECT count(*) AS contests_left FROM neotoma.observation_contests;
+SELECT count(*) AS contests_left, count(*) FILTER (WHERE o.entity_id = :'split_to') AS of_the_split_copy
+FROM neotoma.observation_contests c LEFT JOIN neotoma.observations o ON o.id = c.observation_id;
 SELECT (neotoma.verify())->'ok' AS clean;
 ROLLBACK;

@@ -28,6 +28,42 @@ pub fn entity_id(user_id: &Uuid, entity_type: &str, identity_key: &str) -> Strin
     format!("ent_{}", hex(&digest[..16]))
 }
 
+/// Entity id within a workspace: in `default`, exactly [`entity_id`] (ids
+/// of entities stored before workspaces existed do not change); elsewhere
+/// the workspace is part of what is hashed, under another kind, so the
+/// same identity in two workspaces is two entities and no key can make one
+/// id collide with a `default` one.
+pub fn entity_id_in(
+    user_id: &Uuid,
+    workspace: &str,
+    entity_type: &str,
+    identity_key: &str,
+) -> String {
+    if workspace == crate::workspace::DEFAULT {
+        return entity_id(user_id, entity_type, identity_key);
+    }
+    let digest = sha256_parts(&[
+        "entity_in_workspace",
+        &user_id.to_string(),
+        workspace,
+        entity_type,
+        identity_key,
+    ]);
+    format!("ent_{}", hex(&digest[..16]))
+}
+
+/// Source id within a workspace: in `default`, exactly [`source_id`]; the
+/// same content stored in another workspace is another source there.
+pub fn source_id_in(user_id: &Uuid, workspace: &str, content_hash: &str) -> Uuid {
+    if workspace == crate::workspace::DEFAULT {
+        return source_id(user_id, content_hash);
+    }
+    derived_uuid(
+        "source_in_workspace",
+        &[&user_id.to_string(), workspace, content_hash],
+    )
+}
+
 /// Whether `s` has the shape of an entity id.
 pub fn is_entity_id(s: &str) -> bool {
     s.len() == 36
@@ -105,5 +141,27 @@ mod tests {
             source_id(&user(0), "abc").to_string(),
             "bb2eae2b-1dda-86a4-8cc7-532da802ee44"
         );
+    }
+
+    #[test]
+    fn the_default_workspace_keeps_todays_ids() {
+        assert_eq!(
+            entity_id_in(&user(0), "default", "person", "k"),
+            "ent_3e99a37b3fe763979eaad9484b25b8bf"
+        );
+        assert_eq!(
+            source_id_in(&user(0), "default", "abc"),
+            source_id(&user(0), "abc")
+        );
+        // Elsewhere: another id per workspace, stable across releases.
+        let home = entity_id_in(&user(0), "home", "person", "k");
+        assert!(is_entity_id(&home));
+        assert_ne!(home, entity_id_in(&user(0), "work", "person", "k"));
+        assert_ne!(home, entity_id(&user(0), "person", "k"));
+        assert_ne!(
+            source_id_in(&user(0), "home", "abc"),
+            source_id(&user(0), "abc")
+        );
+        assert_eq!(home, entity_id_in(&user(0), "home", "person", "k"));
     }
 }

@@ -23,5 +23,6 @@ pub mod search;
 pub mod similarity;
 pub mod time;
 pub mod typesearch;
+pub mod workspace;
 
 pub use error::{ErrorCode, NeotomaError, Result};

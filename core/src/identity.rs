@@ -22,6 +22,16 @@ pub struct Identity {
     pub canonical_name: String,
 }
 
+impl Identity {
+    /// Whether no identity rule held: the content identifies it.
+    pub fn by_content(&self) -> bool {
+        self.identity_key.starts_with(CONTENT_KEY)
+    }
+}
+
+/// How the key of an entity identified by its content starts.
+const CONTENT_KEY: &str = "content=";
+
 /// Collapses whitespace and trims; lower-cases unless `preserve_case`.
 pub fn normalize_text(s: &str, preserve_case: bool) -> String {
     let collapsed = s.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -169,7 +179,7 @@ pub fn resolve(user_id: &Uuid, schema: &EntitySchema, fields: &Map<String, Value
     }
     let content = canonical_json(&Value::Object(fields.clone()));
     let digest = sha256_hex(content.as_bytes());
-    let identity_key = format!("content={digest}");
+    let identity_key = format!("{CONTENT_KEY}{digest}");
     let canonical_name = fields
         .values()
         .find_map(|v| v.as_str().filter(|s| !s.trim().is_empty()))
@@ -312,7 +322,7 @@ mod tests {
         let c = resolve(&user(), &n, &fields(json!({"content": "buy bread"})));
         assert_eq!(a, b);
         assert_ne!(a.entity_id, c.entity_id);
-        assert!(a.identity_key.starts_with("content="));
+        assert!(a.identity_key.starts_with("content=") && a.by_content());
         assert_eq!(a.canonical_name, "buy milk");
     }
 

@@ -120,7 +120,10 @@ eligible AS (
   CROSS JOIN LATERAL (SELECT e.entity_type, e.canonical_name, e.merged_into, e.deleted_at, e.deleted_reason
                       FROM neotoma.entities e WHERE e.user_id = $1::uuid AND e.id = r.id OFFSET 0) e
   WHERE ($6 = 'true' OR e.merged_into IS NULL)
-    AND ($7 = 'true' OR e.deleted_at IS NULL)),
+    AND ($7 = 'true' OR e.deleted_at IS NULL)
+    -- The type of what answers (a hit on an entity reclassified into another
+    -- type counts for that type).
+    AND ($5::text IS NULL OR e.entity_type = $5)),
 -- Each ranking's places (ties by id), fused by the mode.
 places AS (
   SELECT g.*,

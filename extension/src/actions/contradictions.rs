@@ -30,12 +30,15 @@ const CANDIDATES: &str = "
       JOIN neotoma.entities e ON e.user_id = o.user_id AND e.id = o.entity_id
       CROSS JOIN LATERAL jsonb_each(o.fields) kv
       WHERE ($1::uuid IS NULL OR o.user_id = $1::uuid) AND o.kind NOT IN ('deletion', 'restoration')
-        AND ($2::text IS NULL OR o.entity_type = $2)
+        -- An observation of a merged entity counts for its target, which
+        -- a reclassification makes of another type: the target's is checked.
+        AND ($2::text IS NULL OR o.entity_type = $2 OR e.merged_into IS NOT NULL)
       GROUP BY 1, 2, kv.key
       HAVING count(DISTINCT kv.value) > 1 AND count(DISTINCT o.source_id) > 1)
     SELECT coalesce(jsonb_agg(jsonb_build_array(t.user_id, t.id, t.entity_type) ORDER BY t.user_id, t.id), '[]')
     FROM (SELECT DISTINCT d.user_id, d.id FROM disagreeing d
           JOIN neotoma.entities live ON live.user_id = d.user_id AND live.id = d.id AND live.deleted_at IS NULL
+                                     AND ($2::text IS NULL OR live.entity_type = $2)
           ORDER BY d.user_id, d.id LIMIT $3 OFFSET $4) p
     JOIN neotoma.entities t ON t.user_id = p.user_id AND t.id = p.id";
 

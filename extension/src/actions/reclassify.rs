@@ -17,21 +17,36 @@ use uuid::Uuid;
 pub fn reclassify(user: Uuid, req: ReclassifyRequest) -> Result<ReclassifyResponse, NeotomaError> {
     let asked = common::entity_id("entity_id", &req.entity_id)?;
     check_name("new_entity_type", &req.new_entity_type)?;
-    let reason = check_reason(&req.reason)?;
-    let (from, _) = resolve_live_entity(&user, &asked)?;
-    if from.entity_type == req.new_entity_type {
+    let reason = check_reason(&req.reason)?.to_string();
+    // All or nothing, also through `_invoke` (which answers errors instead
+    // of raising them): the new entity goes if the merge fails.
+    db::all_or_nothing(|| reclassify_locked(user, &asked, &req.new_entity_type, &reason))
+}
+
+fn reclassify_locked(
+    user: Uuid,
+    asked: &str,
+    new_entity_type: &str,
+    reason: &str,
+) -> Result<ReclassifyResponse, NeotomaError> {
+    // First the user's merge lock, as a merge takes it (every fold of this
+    // user in progress ends first, none starts): what is read below stays
+    // as read until the merge is done.
+    crate::snapshots::lock_user(&user.to_string(), true)?;
+    let (from, _) = resolve_live_entity(&user, asked)?;
+    if from.entity_type == new_entity_type {
         return Err(NeotomaError::invalid_field(
             "new_entity_type",
             format!("{} is a {} already", from.id, from.entity_type),
         ));
     }
-    let schemas = registry::active(user, std::slice::from_ref(&req.new_entity_type))?;
-    let Some(schema) = schemas.get(&req.new_entity_type).map(|a| &*a.schema) else {
+    let schemas = registry::active(user, &[new_entity_type.to_string()])?;
+    let Some(schema) = schemas.get(new_entity_type).map(|a| &*a.schema) else {
         return Err(NeotomaError::new(
             ErrorCode::SchemaNotFound,
             format!(
                 "`{}` has no active schema: register_schema it first (list_entity_types lists the types)",
-                req.new_entity_type
+                new_entity_type
             ),
         )
         .with("field", "new_entity_type"));
@@ -46,15 +61,30 @@ pub fn reclassify(user: Uuid, req: ReclassifyRequest) -> Result<ReclassifyRespon
         )?,
         "snapshot",
     )?;
+    // Its values that fit the new type's fields, as a store would keep them.
     let fields: Map<String, Value> = snapshot
         .into_iter()
-        .filter(|(k, _)| schema.fields.contains_key(k))
+        .filter(|(k, v)| {
+            schema
+                .fields
+                .get(k)
+                .is_some_and(|d| d.field_type.accepts(v))
+        })
         .collect();
-    let target = identity::resolve(&user, schema, &fields);
-    // The merge waits for every fold of this user in progress: so does the
-    // insert of the new entity, which a concurrent store of the same
-    // identity would otherwise wait on while holding what the merge needs.
-    crate::snapshots::lock_user(&user.to_string(), true)?;
+    crate::ingest::prepare::check_identity_lengths(0, schema, &fields)
+        .map_err(|e| e.with("field", "new_entity_type"))?;
+    let mut target = identity::resolve(&user, schema, &fields);
+    // No identity rule of the new type holds: the content would identify
+    // it, and entities with the same (or no) content would all become one.
+    // It is then its own entity of the new type, keyed by where it came from.
+    if target.by_content() {
+        let key = format!("reclassified={}", from.id);
+        target = identity::Identity {
+            entity_id: neotoma_core::ids::entity_id(&user, &schema.entity_type, &key),
+            identity_key: key,
+            canonical_name: from.canonical_name.clone(),
+        };
+    }
     let created = db::inserted(
         "INSERT INTO neotoma.entities (user_id, id, entity_type, canonical_name, identity_key)
          VALUES ($1::uuid, $2, $3, $4, $5) ON CONFLICT (user_id, id) DO NOTHING",
@@ -67,7 +97,8 @@ pub fn reclassify(user: Uuid, req: ReclassifyRequest) -> Result<ReclassifyRespon
         ],
     )?;
     // An entity of the new type with that identity may exist, merged into
-    // another (then that one), or deleted (then it is restored first).
+    // another (then that one), or deleted (then it is refused: restore it
+    // first).
     let (to, _) = resolve_live_entity(&user, &target.entity_id)
         .map_err(|e| e.with("field", "new_entity_type"))?;
     if to.id == from.id || to.entity_type != schema.entity_type {

@@ -177,7 +177,7 @@ pub fn prepare(
 
 /// Refuses identity values longer than a lookup may be: they could never be
 /// found by identifier.
-fn check_identity_lengths(
+pub(crate) fn check_identity_lengths(
     i: usize,
     schema: &neotoma_core::schema::EntitySchema,
     fields: &Map<String, Value>,

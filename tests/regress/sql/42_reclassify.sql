@@ -16,6 +16,7 @@ SELECT neotoma.store('{"entities": [{"entity_type": "person", "name": "Acme Tool
 SELECT id AS acme FROM neotoma.entities WHERE entity_type = 'person' \gset
 SELECT id AS note FROM neotoma.entities WHERE entity_type = 'note' \gset
 SELECT neotoma.create_relationship(jsonb_build_object('relationship_type', 'REFERS_TO', 'source_entity_id', :'note', 'target_entity_id', :'acme')) IS NOT NULL AS linked;
+SELECT neotoma.store('{"entities": [{"entity_type": "person", "name": "Acme Tools", "email": "info@acme.example", "phone": "+1 555 0111"}]}') IS NOT NULL AS another_source;
 SELECT neotoma.correct(jsonb_build_object('entity_id', :'acme', 'entity_type', 'person', 'field', 'phone', 'value', '+1 555 0199'))->>'message' AS corrected;
 
 SELECT r->>'entity_type' AS entity_type, r->>'previous_entity_id' = :'acme' AS previous, r->>'previous_entity_type' AS was,
@@ -33,6 +34,11 @@ SELECT jsonb_path_query_array(neotoma.retrieve_entities('{}'), '$.entities[*].en
 SELECT count(*) FILTER (WHERE entity_type = 'person') AS said_person, count(*) AS observations FROM neotoma.observations WHERE entity_id = :'acme';
 SELECT action, target_id = :'acme' AS target, target_type, details->>'to_entity_type' AS to_type, reason
 FROM neotoma.audit_trail WHERE action IN ('reclassify', 'merge_entities');
+-- Search and contradictions answer it as what it is now.
+SELECT t AS entity_type, jsonb_array_length(neotoma.retrieve_entities(jsonb_build_object('search', 'Acme Tools', 'entity_type', t))->'entities') AS found
+FROM unnest(ARRAY['person', 'company']) t;
+SELECT t AS entity_type, jsonb_path_query_array(neotoma.list_contradictions(jsonb_build_object('entity_type', t)), '$.contradictions[*].field') AS fields
+FROM unnest(ARRAY['person', 'company']) t;
 -- Later stores reach it, under either type.
 SELECT neotoma.store('{"entities": [{"entity_type": "company", "name": "Acme Tools", "email": "info@acme.example", "industry": "tools"}]}')->'entities'->0->>'entity_id' = :'company' AS as_company;
 SELECT neotoma.store('{"entities": [{"entity_type": "person", "name": "Acme Tools", "email": "info@acme.example", "role": "vendor"}]}')->'entities'->0->>'entity_id' = :'company' AS as_person;
@@ -44,6 +50,15 @@ SELECT neotoma.store('{"entities": [{"entity_type": "company", "name": "Globex"}
 SELECT id AS globex_person FROM neotoma.entities WHERE entity_type = 'person' AND canonical_name = 'Globex' \gset
 SELECT r->'joined_existing' AS joined, r->>'entity_id' = (SELECT id FROM neotoma.entities WHERE entity_type = 'company' AND canonical_name = 'Globex') AS the_company
 FROM neotoma.reclassify(jsonb_build_object('entity_id', :'globex_person', 'new_entity_type', 'company', 'reason', 'duplicate under the wrong type')) r;
+SELECT (neotoma.verify())->'ok' AS clean;
+
+-- Entities the new type cannot identify (no identity rule of it holds)
+-- stay apart: each becomes its own.
+SELECT neotoma.store('{"entities": [{"entity_type": "note", "title": "one", "content": "a"}, {"entity_type": "note", "title": "two", "content": "b"}]}') IS NOT NULL AS notes;
+SELECT count(DISTINCT r->>'entity_id') AS sessions, bool_or((r->'joined_existing')::boolean) AS any_joined
+FROM neotoma.entities e,
+     LATERAL neotoma.reclassify(jsonb_build_object('entity_id', e.id, 'new_entity_type', 'agent_session', 'reason', 'were sessions')) r
+WHERE e.entity_type = 'note' AND e.canonical_name IN ('one', 'two');
 SELECT (neotoma.verify())->'ok' AS clean;
 
 -- Another user can neither reclassify nor see it.

@@ -17,8 +17,15 @@ use uuid::Uuid;
 /// Serialises schema changes of a type with each other and with every
 /// write that folds observations of that type (which hold the same lock
 /// shared, see `snapshots::lock_types_shared`). Taken before anything else
-/// the action locks.
-pub fn lock_schema(entity_type: &str) -> Result<(), NeotomaError> {
+/// the action locks. A user's own schema (`scope` the user) first takes the
+/// user's merge lock, shared, as every fold does: the recomputation it may
+/// make needs it, and taking it after the type's would deadlock with a merge
+/// (which holds the user's lock and waits for the type's). A global one
+/// (`scope` nil) takes each user's while it recomputes them.
+pub fn lock_schema(scope: &Uuid, entity_type: &str) -> Result<(), NeotomaError> {
+    if !scope.is_nil() {
+        crate::snapshots::lock_user(&scope.to_string(), false)?;
+    }
     db::run(
         "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
         &[Arg::Text(&crate::snapshots::type_lock(entity_type))],

@@ -241,7 +241,7 @@ pub fn update_schema_incremental(
         user_specific,
         user,
         |scope, user| {
-            lock_schema(&req.entity_type)?;
+            lock_schema(&scope, &req.entity_type)?;
             let base = match active_in_scope(&scope, &req.entity_type)? {
                 Some(s) => Some(s),
                 None if user_specific => active_in_scope(&Uuid::nil(), &req.entity_type)?,
@@ -406,7 +406,7 @@ pub fn register_schema(
     })?;
     let user_specific = req.user_specific.unwrap_or(false);
     in_scope("register_schema", user_specific, user, |scope, _user| {
-        lock_schema(&schema.entity_type)?;
+        lock_schema(&scope, &schema.entity_type)?;
         let previous = active_in_scope(&scope, &schema.entity_type)?;
         let activate = req.activate.unwrap_or(previous.is_none());
         // A schema that changes what snapshots or timelines derive is

@@ -738,10 +738,22 @@ fn own_user(user_id: pgrx::datum::Uuid) -> Uuid {
     user
 }
 
+/// Tells the change feed that these entities were recomputed (after an
+/// erasure, a contest: what a reader cached of them may be gone).
+pub fn entities_recomputed(user: &Uuid, ids: &[String]) -> Result<(), NeotomaError> {
+    db::run(
+        "INSERT INTO neotoma.changes (user_id, kind, operation, entity_id, entity_type)
+         SELECT user_id, 'entity', 'recomputed', id, entity_type FROM neotoma.entities
+         WHERE user_id = $1 AND id = ANY($2) ORDER BY id",
+        &[Arg::uuid(user), Arg::Texts(ids.to_vec())],
+    )
+}
+
 /// `neotoma._recompute_targets(user_id, entity_ids)`: rebuilds the
 /// snapshots these entities' observations count for (each entity, or the
-/// entity it was merged into), as `_recompute` does. The contests trigger
-/// calls it: a contest changes how its observation's entity folds.
+/// entity it was merged into), as `_recompute` does, and tells the change
+/// feed. The contests trigger calls it: a contest changes how its
+/// observation's entity folds.
 #[pg_extern(
     volatile,
     parallel_unsafe,
@@ -764,7 +776,9 @@ fn recompute_targets_sql(user_id: pgrx::datum::Uuid, entity_ids: Vec<String>) ->
             )?,
             "merge targets",
         )?;
-        rebuild(&user, &targets)
+        let n = rebuild(&user, &targets)?;
+        entities_recomputed(&user, &targets)?;
+        Ok(n)
     })();
     match rebuilt {
         Ok(n) => n,

@@ -87,14 +87,8 @@ BEGIN
     FROM new_contests c JOIN neotoma.observations o ON o.user_id = c.user_id AND o.id = c.observation_id
     GROUP BY o.user_id ORDER BY o.user_id
   LOOP
+    -- Refolds them and tells the change feed.
     PERFORM neotoma._recompute_targets(r.user_id, r.ids);
-    -- The change feed: the snapshots refolded.
-    INSERT INTO neotoma.changes (user_id, kind, operation, entity_id, entity_type)
-    SELECT e.user_id, 'entity', 'recomputed', e.id, e.entity_type FROM neotoma.entities e
-    WHERE e.user_id = r.user_id
-      AND e.id IN (SELECT coalesce(x.merged_into, x.id) FROM neotoma.entities x
-                   WHERE x.user_id = r.user_id AND x.id = ANY(r.ids))
-    ORDER BY e.id;
   END LOOP;
   RETURN NULL;
 END $$;

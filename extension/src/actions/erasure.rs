@@ -165,7 +165,7 @@ pub fn erase_entities(user: &Uuid, ids: &[String]) -> Result<ErasedCounts, Neoto
     c.sources_redacted = redacted;
     if !scope.merge_targets.is_empty() {
         c.entities_recomputed = snapshots::recompute(user, &scope.merge_targets)?;
-        entities_recomputed(user, &scope.merge_targets)?;
+        snapshots::entities_recomputed(user, &scope.merge_targets)?;
     }
     Ok(c)
 }
@@ -307,7 +307,7 @@ pub fn erase_source(user: &Uuid, source: &Uuid) -> Result<ErasedCounts, NeotomaE
         // Deletions are derived from the remaining lifecycle observations.
         lifecycle::repair(Marked::Entities, Some((user, &fate.recompute)))?;
         c.entities_recomputed += snapshots::recompute(user, &fate.recompute)?;
-        entities_recomputed(user, &fate.recompute)?;
+        snapshots::entities_recomputed(user, &fate.recompute)?;
     }
     Ok(c)
 }
@@ -482,18 +482,7 @@ fn forget_samples(user: &Uuid, entities: &[String]) -> Result<(), NeotomaError> 
     )
 }
 
-/// Tells the change feed that these entities were recomputed after an
-/// erasure (what a reader cached of them may be gone).
-fn entities_recomputed(user: &Uuid, ids: &[String]) -> Result<(), NeotomaError> {
-    db::run(
-        "INSERT INTO neotoma.changes (user_id, kind, operation, entity_id, entity_type)
-         SELECT user_id, 'entity', 'recomputed', id, entity_type FROM neotoma.entities
-         WHERE user_id = $1 AND id = ANY($2) ORDER BY id",
-        &[Arg::uuid(user), Arg::Texts(ids.to_vec())],
-    )
-}
-
-/// [`entities_recomputed`] for a relationship.
+/// [`snapshots::entities_recomputed`] for a relationship.
 fn relationship_recomputed(user: &Uuid, id: &str) -> Result<(), NeotomaError> {
     db::run(
         "INSERT INTO neotoma.changes (user_id, kind, operation, relationship_id)

@@ -164,9 +164,8 @@ fn interpret_file(
     }
 }
 
-/// The `priority` a source row read as JSON gives its observations.
 /// A stored file source: how many observations it has, its MIME type and
-/// priority.
+/// its trust (`Trust::of`).
 const EXISTING_SOURCE: &str = "
     SELECT jsonb_build_object('observations', (SELECT count(*) FROM neotoma.observations o
                                                 WHERE o.user_id = s.user_id AND o.source_id = s.id),

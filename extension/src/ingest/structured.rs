@@ -5,7 +5,7 @@
 use super::complete;
 use super::prepare::prepare;
 use super::runs::run_id;
-use super::write::{observation_id, Origin};
+use super::write::{observation_id, Origin, Trust};
 use crate::db::{self, Arg};
 use neotoma_core::actions::store::*;
 use neotoma_core::canonical::{canonical_json, sha256_hex};
@@ -64,8 +64,10 @@ pub fn store(
         source_id: source,
         run_id: run,
         kind: "store",
-        source_priority: priority,
-        confidence: req.confidence,
+        trust: Trust {
+            priority,
+            confidence: req.confidence,
+        },
         observed_at: extracted_at,
     };
 

@@ -26,9 +26,7 @@ pub struct Origin {
     /// The observations' kind: `store` (given by an agent) or
     /// `interpretation` (read from a source by an interpreter).
     pub kind: &'static str,
-    pub source_priority: i32,
-    /// The rating the store was given (none: the kind's default).
-    pub confidence: Option<Confidence>,
+    pub trust: Trust,
     /// Microseconds since the epoch; none = the transaction's time.
     pub observed_at: Option<i64>,
 }
@@ -65,8 +63,7 @@ impl Origin {
             source_id,
             run_id,
             kind: "interpretation",
-            source_priority: trust.priority,
-            confidence: trust.confidence,
+            trust,
             observed_at: None,
         }
     }
@@ -241,10 +238,10 @@ fn store_chunk(
                 id: observation_id,
                 source_id: origin.source_id.to_string(),
                 observed_at,
-                source_priority: origin.source_priority,
+                source_priority: origin.trust.priority,
                 specificity_score: p.specificity,
                 fields: p.fields.clone(),
-                confidence: origin.confidence,
+                confidence: origin.trust.confidence,
                 contests: 0,
             },
         ));
@@ -289,7 +286,7 @@ fn store_chunk(
             Arg::uuid(origin.source_id),
             Arg::uuid(origin.run_id),
             Arg::Text(origin.kind),
-            Arg::Int(origin.source_priority as i64),
+            Arg::Int(origin.trust.priority as i64),
             Arg::Int(observed_at),
             Arg::JsonText(fragment_rows.to_string()),
             Arg::Int(totals[0] as i64),

@@ -10,7 +10,8 @@ CREATE TABLE neotoma.entity_counts (
   user_id     uuid   NOT NULL,
   entity_type text   NOT NULL,
   current     bigint NOT NULL,  -- entities neither merged into another nor deleted
-  total       bigint NOT NULL   -- every entity not deleted, merged ones included
+  total       bigint NOT NULL,  -- every entity not deleted, merged ones included
+  workspace   text   NOT NULL DEFAULT 'default'  -- the entities' (counted per workspace)
 );
 CREATE INDEX entity_counts_type ON neotoma.entity_counts (user_id, entity_type);
 
@@ -30,29 +31,29 @@ BEGIN
     RETURN NULL;
   ELSIF TG_OP = 'INSERT' THEN
     WITH d AS (
-      INSERT INTO neotoma.entity_counts (user_id, entity_type, current, total)
-      SELECT user_id, entity_type, count(*) FILTER (WHERE merged_into IS NULL AND deleted_at IS NULL),
+      INSERT INTO neotoma.entity_counts (user_id, entity_type, workspace, current, total)
+      SELECT user_id, entity_type, workspace, count(*) FILTER (WHERE merged_into IS NULL AND deleted_at IS NULL),
              count(*) FILTER (WHERE deleted_at IS NULL)
-      FROM new_entities GROUP BY user_id, entity_type
+      FROM new_entities GROUP BY user_id, entity_type, workspace
       RETURNING user_id, entity_type)
     SELECT array_agg(user_id), array_agg(entity_type) INTO users, types FROM d;
   ELSIF TG_OP = 'UPDATE' THEN
     WITH d AS (
-      INSERT INTO neotoma.entity_counts (user_id, entity_type, current, total)
-      SELECT n.user_id, n.entity_type,
+      INSERT INTO neotoma.entity_counts (user_id, entity_type, workspace, current, total)
+      SELECT n.user_id, n.entity_type, n.workspace,
              sum((n.merged_into IS NULL AND n.deleted_at IS NULL)::int - (o.merged_into IS NULL AND o.deleted_at IS NULL)::int),
              sum((n.deleted_at IS NULL)::int - (o.deleted_at IS NULL)::int)
       FROM old_entities o JOIN new_entities n ON n.user_id = o.user_id AND n.id = o.id
       WHERE (n.merged_into IS NULL) <> (o.merged_into IS NULL) OR (n.deleted_at IS NULL) <> (o.deleted_at IS NULL)
-      GROUP BY n.user_id, n.entity_type
+      GROUP BY n.user_id, n.entity_type, n.workspace
       RETURNING user_id, entity_type)
     SELECT array_agg(user_id), array_agg(entity_type) INTO users, types FROM d;
   ELSE
     WITH d AS (
-      INSERT INTO neotoma.entity_counts (user_id, entity_type, current, total)
-      SELECT user_id, entity_type, -count(*) FILTER (WHERE merged_into IS NULL AND deleted_at IS NULL),
+      INSERT INTO neotoma.entity_counts (user_id, entity_type, workspace, current, total)
+      SELECT user_id, entity_type, workspace, -count(*) FILTER (WHERE merged_into IS NULL AND deleted_at IS NULL),
              -count(*) FILTER (WHERE deleted_at IS NULL)
-      FROM old_entities GROUP BY user_id, entity_type
+      FROM old_entities GROUP BY user_id, entity_type, workspace
       RETURNING user_id, entity_type)
     SELECT array_agg(user_id), array_agg(entity_type) INTO users, types FROM d;
   END IF;
@@ -71,9 +72,10 @@ BEGIN
       WHERE c.ctid IN (SELECT x.ctid FROM neotoma.entity_counts x
                        JOIN busy b ON b.user_id = x.user_id AND b.entity_type = x.entity_type
                        FOR UPDATE OF x SKIP LOCKED)
-      RETURNING c.user_id, c.entity_type, c.current, c.total)
-    INSERT INTO neotoma.entity_counts (user_id, entity_type, current, total)
-    SELECT user_id, entity_type, sum(current), sum(total) FROM folded GROUP BY user_id, entity_type;
+      RETURNING c.user_id, c.entity_type, c.workspace, c.current, c.total)
+    INSERT INTO neotoma.entity_counts (user_id, entity_type, workspace, current, total)
+    SELECT user_id, entity_type, workspace, sum(current), sum(total) FROM folded
+    GROUP BY user_id, entity_type, workspace;
   END IF;
   RETURN NULL;
 END $$;
@@ -104,10 +106,10 @@ LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS 
   cleared AS (
     DELETE FROM neotoma.entity_counts c USING scope s
     WHERE c.user_id = s.user_id OR (s.user_id IS NULL AND s.everyone))
-  INSERT INTO neotoma.entity_counts (user_id, entity_type, current, total)
-  SELECT e.user_id, e.entity_type, count(*) FILTER (WHERE e.merged_into IS NULL AND e.deleted_at IS NULL),
+  INSERT INTO neotoma.entity_counts (user_id, entity_type, workspace, current, total)
+  SELECT e.user_id, e.entity_type, e.workspace, count(*) FILTER (WHERE e.merged_into IS NULL AND e.deleted_at IS NULL),
          count(*) FILTER (WHERE e.deleted_at IS NULL)
   FROM neotoma.entities e, scope s
   WHERE e.user_id = s.user_id OR (s.user_id IS NULL AND s.everyone)
-  GROUP BY e.user_id, e.entity_type;
+  GROUP BY e.user_id, e.entity_type, e.workspace;
 $$;

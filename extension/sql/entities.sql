@@ -17,6 +17,9 @@ CREATE TABLE neotoma.entities (
   created_at     timestamptz NOT NULL DEFAULT now(),
   deleted_at     timestamptz,
   deleted_reason text,
+  -- The workspace it belongs to, for ever (docs/design/workspaces.md):
+  -- its identity is resolved there, and reads answer it from there.
+  workspace      text        NOT NULL DEFAULT 'default',
   PRIMARY KEY (user_id, id)
 );
 CREATE INDEX entities_type ON neotoma.entities (user_id, entity_type);
@@ -69,12 +72,8 @@ CREATE TABLE neotoma.entity_snapshots (
   PRIMARY KEY (user_id, entity_id),
   FOREIGN KEY (user_id, entity_id) REFERENCES neotoma.entities (user_id, id)
 );
--- retrieve_entities, most recently observed first: its pages in index
--- order, of one type or of all.
-CREATE INDEX entity_snapshots_recent ON neotoma.entity_snapshots
-  (user_id, entity_type, last_observation_at DESC NULLS LAST, entity_id);
-CREATE INDEX entity_snapshots_recent_any ON neotoma.entity_snapshots
-  (user_id, last_observation_at DESC NULLS LAST, entity_id);
+-- Its workspace (a copy of its entity's) and the indexes of listings are
+-- added by workspaces.sql, after the columns search.sql adds.
 -- A snapshot row is a few kB of JSON, compressed when stored: with lz4
 -- where the server has it (much cheaper to write and read than pglz).
 DO $$

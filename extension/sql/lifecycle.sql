@@ -242,12 +242,16 @@ COMMENT ON VIEW neotoma.audit_trail IS
 -- lines {"table", "row"}, in an order where every row's references come
 -- before it, each table by key. Derived rows (snapshots, identifiers,
 -- events, counts, the change feed) are left out: an import recomputes them.
--- Secrets (connectors, tokens) are not exported.
+-- Secrets (connectors, tokens) are not exported, nor contexts (a
+-- client's choice of workspace, not memory).
 CREATE FUNCTION neotoma.export_lines() RETURNS SETOF jsonb
 LANGUAGE sql STABLE SET search_path = pg_catalog, neotoma, pg_temp AS $$
   SELECT x.line FROM (
-    SELECT 1 AS n, s.id::text AS k, jsonb_build_object('table', 'sources', 'row', to_jsonb(s) - 'user_id'
-             || jsonb_build_object('file', translate(encode(f.content, 'base64'), E'\n', ''))) AS line
+    SELECT 0 AS n, w.name AS k, jsonb_build_object('table', 'workspaces', 'row', to_jsonb(w) - 'user_id') AS line
+    FROM neotoma.workspaces w WHERE w.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 1, s.id::text, jsonb_build_object('table', 'sources', 'row', to_jsonb(s) - 'user_id'
+             || jsonb_build_object('file', translate(encode(f.content, 'base64'), E'\n', '')))
     FROM neotoma.sources s LEFT JOIN neotoma.files f ON f.user_id = s.user_id AND f.source_id = s.id
     WHERE s.user_id = neotoma.current_user_id()
     UNION ALL
@@ -302,7 +306,7 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp
 DECLARE
   u uuid := neotoma.current_user_id();
   -- In reference order: a batch writes each table's rows in one statement.
-  tables text[] := ARRAY['sources', 'interpretation_runs', 'entity_schemas', 'entities', 'entity_splits',
+  tables text[] := ARRAY['workspaces', 'sources', 'interpretation_runs', 'entity_schemas', 'entities', 'entity_splits',
                          'observation_moves', 'observations', 'raw_fragments', 'relationships',
                          'relationship_observations', 'entity_merges', 'erasures', 'annotations',
                          'observation_contests'];
@@ -324,8 +328,9 @@ BEGIN
       'details', jsonb_build_object('line', left(bad::text, 200))));
   END IF;
   FOREACH t IN ARRAY tables LOOP
+    -- Rows exported before workspaces existed are in `default`.
     EXECUTE format('INSERT INTO neotoma.%1$I SELECT (jsonb_populate_record(NULL::neotoma.%1$I,
-                      (l->''row'') - ''file'' || jsonb_build_object(''user_id'', $1))).*
+                      ''{"workspace": "default"}'' || (l->''row'') - ''file'' || jsonb_build_object(''user_id'', $1))).*
                     FROM unnest($2) l WHERE l->>''table'' = %2$L ON CONFLICT DO NOTHING', t, t)
       USING u, lines;
     GET DIAGNOSTICS n = ROW_COUNT;

@@ -12,7 +12,7 @@ BEGIN
                            'schema_recommendations', 'api_tokens', 'files', 'signing_keys',
                            'graph_write_locks', 'entity_counts', 'connectors', 'sync_runs', 'erasures', 'changes', 'entity_splits',
                            'observation_moves', 'entity_name_trigrams', 'entity_embeddings', 'annotations',
-                           'observation_contests'] LOOP
+                           'observation_contests', 'workspaces', 'contexts'] LOOP
     EXECUTE format('ALTER TABLE neotoma.%I ENABLE ROW LEVEL SECURITY', t);
     EXECUTE format('ALTER TABLE neotoma.%I FORCE ROW LEVEL SECURITY', t);
     EXECUTE format('CREATE POLICY %I ON neotoma.%I USING (user_id = (SELECT neotoma.current_user_id())) '
@@ -76,8 +76,9 @@ GRANT INSERT, UPDATE ON neotoma.sync_runs TO neotoma_user;
 GRANT INSERT ON neotoma.sources, neotoma.interpretation_runs, neotoma.entities, neotoma.observations,
   neotoma.raw_fragments, neotoma.entity_schemas, neotoma.relationships, neotoma.relationship_observations,
   neotoma.entity_merges, neotoma.files, neotoma.schema_recommendations, neotoma.graph_write_locks,
-  neotoma.annotations, neotoma.observation_contests
+  neotoma.annotations, neotoma.observation_contests, neotoma.workspaces, neotoma.contexts
   TO neotoma_user;
+GRANT UPDATE, DELETE ON neotoma.contexts TO neotoma_user;
 GRANT UPDATE ON neotoma.entities, neotoma.interpretation_runs, neotoma.raw_fragments, neotoma.entity_schemas,
   neotoma.relationships, neotoma.schema_recommendations, neotoma.graph_write_locks TO neotoma_user;
 

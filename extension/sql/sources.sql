@@ -19,8 +19,11 @@ CREATE TABLE neotoma.sources (
   -- The confidence rating store was given (admiralty code): what is
   -- observed from this source, now or by a later interpretation, has it.
   confidence       text        CHECK (confidence ~ '^[A-F][1-6]$'),
+  -- The workspace it was stored in: the same content stored in two
+  -- workspaces is two sources (docs/design/workspaces.md).
+  workspace        text        NOT NULL DEFAULT 'default',
   PRIMARY KEY (user_id, id),
-  UNIQUE (user_id, content_hash)
+  UNIQUE (user_id, workspace, content_hash)
 );
 
 -- Interpretation runs: how observations were obtained from a source

@@ -14,9 +14,11 @@ CREATE TABLE neotoma.timeline_events (
   source_field    text        NOT NULL,
   observation_id  uuid        NOT NULL,
   properties      jsonb       NOT NULL DEFAULT '{}',
+  -- Its entity's workspace (which never changes), for listings by workspace.
+  workspace       text        NOT NULL DEFAULT 'default',
   PRIMARY KEY (user_id, id),
   FOREIGN KEY (user_id, entity_id) REFERENCES neotoma.entities (user_id, id)
 );
-CREATE INDEX timeline_events_time ON neotoma.timeline_events (user_id, event_timestamp DESC, id);
+CREATE INDEX timeline_events_time ON neotoma.timeline_events (user_id, workspace, event_timestamp DESC, id);
 CREATE INDEX timeline_events_entity ON neotoma.timeline_events (user_id, entity_id);
 CREATE INDEX timeline_events_source ON neotoma.timeline_events (user_id, source_id);

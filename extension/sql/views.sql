@@ -9,11 +9,11 @@ SELECT e.user_id, e.id AS entity_id, e.entity_type, e.canonical_name,
        coalesce(s.snapshot, '{}') AS snapshot,
        coalesce(s.observation_count, 0) AS observation_count,
        s.last_observation_at, s.schema_version,
-       e.merged_into, e.merged_at, e.created_at, e.deleted_at, e.deleted_reason
+       e.merged_into, e.merged_at, e.created_at, e.deleted_at, e.deleted_reason, e.workspace
 FROM neotoma.entities e
 LEFT JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id;
 COMMENT ON VIEW neotoma.entity_overview IS
-  'One row per entity: type, name, current snapshot, observation count; merged_into is set for merged entities, deleted_at and deleted_reason for deleted ones.';
+  'One row per entity: type, name, current snapshot, observation count; merged_into is set for merged entities, deleted_at and deleted_reason for deleted ones; the workspace it belongs to.';
 
 -- One row per field of each current (not merged, not deleted) entity, with the
 -- observation and source its value came from.
@@ -24,7 +24,7 @@ SELECT e.user_id, e.id AS entity_id, e.entity_type, e.canonical_name,
        (p ->> 'source_id')::uuid AS source_id,
        (p ->> 'observed_at')::timestamptz AS observed_at,
        (p ->> 'source_priority')::integer AS source_priority,
-       p ->> 'confidence' AS confidence
+       p ->> 'confidence' AS confidence, e.workspace
 FROM neotoma.entities e
 JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
 CROSS JOIN LATERAL jsonb_each(s.snapshot) AS f
@@ -38,7 +38,8 @@ CREATE VIEW neotoma.relationship_overview WITH (security_invoker = true) AS
 SELECT r.user_id, r.id AS relationship_id, r.relationship_type,
        r.source_entity_id, se.entity_type AS source_entity_type, se.canonical_name AS source_name,
        r.target_entity_id, te.entity_type AS target_entity_type, te.canonical_name AS target_name,
-       r.snapshot AS metadata, r.observation_count, r.last_observation_at, r.created_at
+       r.snapshot AS metadata, r.observation_count, r.last_observation_at, r.created_at,
+       se.workspace AS source_workspace, te.workspace AS target_workspace
 FROM neotoma.relationships r
 JOIN neotoma.entities se ON se.user_id = r.user_id AND se.id = r.source_entity_id
 JOIN neotoma.entities te ON te.user_id = r.user_id AND te.id = r.target_entity_id
@@ -50,7 +51,7 @@ COMMENT ON VIEW neotoma.relationship_overview IS
 CREATE VIEW neotoma.timeline WITH (security_invoker = true) AS
 SELECT t.user_id, t.id AS event_id, t.event_timestamp, t.event_type,
        t.entity_id, e.entity_type, e.canonical_name,
-       t.source_field, t.source_id, t.observation_id, t.properties
+       t.source_field, t.source_id, t.observation_id, t.properties, t.workspace
 FROM neotoma.timeline_events t
 JOIN neotoma.entities e ON e.user_id = t.user_id AND e.id = t.entity_id
 WHERE e.deleted_at IS NULL;

@@ -51,6 +51,13 @@ pub fn at_least_0_5() -> Result<bool, NeotomaError> {
 /// for one of its columns. Columns, not functions: 0.1 and 0.2 make a
 /// function for every action the library knows.
 const MARKED: &[(u32, &str)] = &[
+    // Entities, sources and what derives from them belong to workspaces.
+    (
+        12,
+        "SELECT to_jsonb(EXISTS (SELECT FROM pg_catalog.pg_attribute
+                                 WHERE attrelid = 'neotoma.entities'::regclass
+                                   AND attname = 'workspace' AND NOT attisdropped))",
+    ),
     // Observations have confidence ratings, and contests.
     (
         11,
@@ -129,7 +136,7 @@ fn minor() -> Result<u32, NeotomaError> {
 }
 
 /// Whether the installed SQL is 0.`minor`.0 or newer (for a marked
-/// version: 6 to 11).
+/// version: 6 to 12).
 pub fn at_least(minor_version: u32) -> Result<bool, NeotomaError> {
     debug_assert!(MARKED.iter().any(|(m, _)| *m == minor_version));
     Ok(minor()? >= minor_version)

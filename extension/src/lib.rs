@@ -107,7 +107,14 @@ extension_sql_file!(
 extension_sql_file!(
     "../sql/lifecycle.sql",
     name = "lifecycle",
-    requires = ["entities", "graph", "schemas", "annotations", "confidence"]
+    requires = [
+        "entities",
+        "graph",
+        "schemas",
+        "annotations",
+        "confidence",
+        "workspaces"
+    ]
 );
 extension_sql_file!(
     "../sql/statistics.sql",
@@ -142,6 +149,11 @@ extension_sql_file!(
         "lifecycle",
         actions::contradictions::contradictions_view
     ]
+);
+extension_sql_file!(
+    "../sql/workspaces.sql",
+    name = "workspaces",
+    requires = ["search", "embeddings", "tokens"]
 );
 extension_sql_file!("../sql/security.sql", name = "security", finalize);
 

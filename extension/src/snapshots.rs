@@ -500,7 +500,7 @@ fn store_states(
     for slice in states.chunks(WRITE_SLICE) {
         let rows = derived_rows(&user_id, slice, schemas)?;
         db::run(
-            WRITE_SNAPSHOTS,
+            &crate::installed::adapt(WRITE_SNAPSHOTS)?,
             &[
                 Arg::Text(user),
                 Arg::JsonRows(rows.snapshots),
@@ -939,21 +939,27 @@ fn verify_counts(repair: bool) -> Result<Vec<Value>, NeotomaError> {
     } else {
         "true"
     };
+    // Counted per workspace from 0.12.0 on.
+    let (ws, ws_key) = if crate::installed::at_least(12)? {
+        (", workspace", ", 'workspace', workspace")
+    } else {
+        ("", "")
+    };
     let v = db::json(
         &format!(
-            "SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', user_id, 'entity_type', entity_type,
+            "SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', user_id, 'entity_type', entity_type{ws_key},
                    'what', 'entity_counts', 'expected', jsonb_build_object('current', ac, 'total', at),
                    'stored', jsonb_build_object('current', cc, 'total', ct))
-                 ORDER BY user_id, entity_type), '[]')
-         FROM (SELECT user_id, entity_type, coalesce(a.current, 0) AS ac, coalesce(a.total, 0) AS at,
+                 ORDER BY user_id, entity_type{ws}), '[]')
+         FROM (SELECT user_id, entity_type{ws}, coalesce(a.current, 0) AS ac, coalesce(a.total, 0) AS at,
                       coalesce(c.current, 0) AS cc, coalesce(c.total, 0) AS ct
-               FROM (SELECT user_id, entity_type,
+               FROM (SELECT user_id, entity_type{ws},
                             count(*) FILTER (WHERE merged_into IS NULL AND {live}) AS current,
                             count(*) FILTER (WHERE {live}) AS total
-                     FROM neotoma.entities GROUP BY user_id, entity_type) a
-               FULL JOIN (SELECT user_id, entity_type, sum(current) AS current, sum(total) AS total
-                          FROM neotoma.entity_counts GROUP BY user_id, entity_type) c
-                 USING (user_id, entity_type)) x
+                     FROM neotoma.entities GROUP BY user_id, entity_type{ws}) a
+               FULL JOIN (SELECT user_id, entity_type{ws}, sum(current) AS current, sum(total) AS total
+                          FROM neotoma.entity_counts GROUP BY user_id, entity_type{ws}) c
+                 USING (user_id, entity_type{ws})) x
          WHERE ac <> cc OR at <> ct"
         ),
         &[],
@@ -961,6 +967,45 @@ fn verify_counts(repair: bool) -> Result<Vec<Value>, NeotomaError> {
     let mismatches: Vec<Value> = db::from_json(v, "entity counts")?;
     if repair && !mismatches.is_empty() {
         db::run("SELECT neotoma._recount_entities()", &[])?;
+    }
+    Ok(mismatches)
+}
+
+/// The snapshots and timeline events whose copy of their entity's
+/// workspace differs from it ({user_id, entity_id, what}); with `repair`,
+/// copied again, as the owner (as the fold writes them).
+fn verify_workspaces(repair: bool) -> Result<Vec<Value>, NeotomaError> {
+    const DIFFERENT: &str = "
+        SELECT s.user_id, s.entity_id, 'snapshot_workspace' AS what
+        FROM neotoma.entity_snapshots s
+        JOIN neotoma.entities e ON e.user_id = s.user_id AND e.id = s.entity_id
+        WHERE s.workspace <> e.workspace
+        UNION
+        SELECT t.user_id, t.entity_id, 'timeline_event_workspace'
+        FROM neotoma.timeline_events t
+        JOIN neotoma.entities e ON e.user_id = t.user_id AND e.id = t.entity_id
+        WHERE t.workspace <> e.workspace";
+    let v = db::json(
+        &format!(
+            "SELECT coalesce(jsonb_agg(to_jsonb(d) ORDER BY d.user_id, d.entity_id, d.what), '[]')
+             FROM ({DIFFERENT}) d"
+        ),
+        &[],
+    )?;
+    let mismatches: Vec<Value> = db::from_json(v, "workspaces")?;
+    if repair && !mismatches.is_empty() {
+        crate::owner::as_owner(|| {
+            db::run(
+                "UPDATE neotoma.entity_snapshots s SET workspace = e.workspace FROM neotoma.entities e
+                 WHERE e.user_id = s.user_id AND e.id = s.entity_id AND s.workspace <> e.workspace",
+                &[],
+            )?;
+            db::run(
+                "UPDATE neotoma.timeline_events t SET workspace = e.workspace FROM neotoma.entities e
+                 WHERE e.user_id = t.user_id AND e.id = t.entity_id AND t.workspace <> e.workspace",
+                &[],
+            )
+        })?;
     }
     Ok(mismatches)
 }
@@ -1127,6 +1172,11 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
         }
         mismatch_count += lifecycle.len() as u64;
         mismatches.extend(lifecycle.into_iter().take(100));
+    }
+    if crate::installed::at_least(12)? {
+        let workspace_mismatches = verify_workspaces(repair)?;
+        mismatch_count += workspace_mismatches.len() as u64;
+        mismatches.extend(workspace_mismatches.into_iter().take(100));
     }
     let count_mismatches = verify_counts(repair)?;
     mismatch_count += count_mismatches.len() as u64;

@@ -37,11 +37,16 @@ EXCEPTION WHEN OTHERS THEN
 END $$;
 -- Snapshots as a library before 0.11.0 folded them: no rating in
 -- field_provenance (the update adds each field's default).
-UPDATE neotoma.entity_snapshots
-SET field_provenance = (SELECT coalesce(jsonb_object_agg(f.key, f.value - 'confidence'), '{}') FROM jsonb_each(field_provenance) f);
--- On 0.10.0, today's library finds them consistent before the update too.
+DO $$ BEGIN
+  IF to_regclass('neotoma.observation_contests') IS NULL THEN
+    UPDATE neotoma.entity_snapshots
+    SET field_provenance = (SELECT coalesce(jsonb_object_agg(f.key, f.value - 'confidence'), '{}')
+                            FROM jsonb_each(field_provenance) f);
+  END IF;
+END $$;
+-- From 0.10.0 on, today's library finds them consistent before the update too.
 DO $$ BEGIN
   IF to_regclass('neotoma.annotations') IS NOT NULL AND NOT (neotoma.verify()->>'ok')::boolean THEN
-    RAISE EXCEPTION 'verify() before the update from 0.10.0: %', neotoma.verify();
+    RAISE EXCEPTION 'verify() before the update: %', neotoma.verify();
   END IF;
 END $$;

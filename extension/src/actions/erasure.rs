@@ -402,6 +402,10 @@ pub fn erase_user_rows(user: &Uuid) -> Result<ErasedCounts, NeotomaError> {
     del("schema_recommendations")?;
     del("entity_schemas")?;
     del("graph_write_locks")?;
+    if crate::installed::at_least(12)? {
+        del("contexts")?;
+        del("workspaces")?;
+    }
     del("api_tokens")?;
     Ok(c)
 }

@@ -5,9 +5,11 @@
 use crate::actions::{
     analytics, annotations, bulk, contests, contradictions, duplicates, entities, graph, legacy,
     lifecycle, metrics, plaid, providers, reclassify, resources, schemas, store, subgraph, system,
+    workspaces,
 };
 use crate::canonical::{canonical_json, sha256_hex};
 use crate::request::schema_for;
+use crate::workspace::{Requested, WorkspaceContext};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -16,9 +18,45 @@ use serde_json::{json, Value};
 /// Version of the MCP contract this catalog implements (seed 000 section 8).
 pub const API_VERSION: &str = "1.0.0";
 
-/// A request: every action accepts the `user_id` it acts for.
+/// A request: every action accepts the `user_id` it acts for; an action of
+/// workspaces (marked `[read]` or `[write]` in the catalog) its `workspace`.
 pub trait Request: DeserializeOwned + JsonSchema {
     fn user_id(&self) -> Option<&str>;
+    fn workspace(&self) -> Requested<'_> {
+        Requested::NotScoped
+    }
+}
+
+/// How an action relates to workspaces (docs/design/workspaces.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scoping {
+    /// About the user or the server, not stored memory: no workspace.
+    None,
+    /// Answers from the selected workspaces (`workspace`: a name, `*`, a list).
+    Read,
+    /// Writes in one workspace (`workspace`: a name).
+    Write,
+}
+
+macro_rules! scoping {
+    () => {
+        Scoping::None
+    };
+    (read) => {
+        Scoping::Read
+    };
+    (write) => {
+        Scoping::Write
+    };
+}
+
+macro_rules! requested {
+    (read, $s:ident) => {
+        Requested::Read($s.workspace.as_ref())
+    };
+    (write, $s:ident) => {
+        Requested::Write($s.workspace.as_ref())
+    };
 }
 
 /// An action: its identity and the types of its request and response. The
@@ -34,7 +72,7 @@ pub trait Action {
 /// Declares every action once: its enum variant, name, request and response
 /// types. A response of type `Value` has no fixed shape (no output schema).
 macro_rules! declare_actions {
-    ($($id:ident = $name:literal: $req:ty => $resp:ty;)*) => {
+    ($($id:ident = $name:literal $([$scope:ident])?: $req:ty => $resp:ty;)*) => {
         /// Every action, in catalog order.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum ActionId { $($id,)* }
@@ -50,9 +88,18 @@ macro_rules! declare_actions {
                 match self { $(ActionId::$id => schema_for::<$req>(),)* }
             }
 
-            /// The schema of the response, where it has a fixed shape.
+            /// The schema of the response, where it has a fixed shape (an
+            /// action of workspaces also says `workspace_context`).
             pub fn output_schema(self) -> Option<Value> {
-                match self { $(ActionId::$id => fixed_shape(schema_for::<$resp>()),)* }
+                let schema = match self { $(ActionId::$id => fixed_shape(schema_for::<$resp>()),)* };
+                match self.scoping() {
+                    Scoping::None => schema,
+                    _ => schema.map(with_workspace_context),
+                }
+            }
+
+            pub const fn scoping(self) -> Scoping {
+                match self { $(ActionId::$id => scoping!($($scope)?),)* }
             }
         }
 
@@ -71,6 +118,7 @@ macro_rules! declare_actions {
 
         $(impl Request for $req {
             fn user_id(&self) -> Option<&str> { self.user_id.as_deref() }
+            $(fn workspace(&self) -> Requested<'_> { requested!($scope, self) })?
         })*
     };
 }
@@ -78,43 +126,47 @@ macro_rules! declare_actions {
 declare_actions! {
     GetVersion = "get_version": system::GetVersionRequest => system::GetVersionResponse;
     GetCurrentTime = "get_current_time": system::GetCurrentTimeRequest => system::GetCurrentTimeResponse;
-    Store = "store": store::StoreRequest => store::StoreResponse;
-    RetrieveEntitySnapshot = "retrieve_entity_snapshot": entities::RetrieveEntitySnapshotRequest => entities::EntitySnapshotResponse;
-    ListObservations = "list_observations": entities::ListObservationsRequest => entities::ListObservationsResponse;
-    RetrieveFieldProvenance = "retrieve_field_provenance": entities::RetrieveFieldProvenanceRequest => entities::RetrieveFieldProvenanceResponse;
-    RetrieveEntities = "retrieve_entities": entities::RetrieveEntitiesRequest => entities::RetrieveEntitiesResponse;
-    RetrieveEntityByIdentifier = "retrieve_entity_by_identifier": entities::RetrieveEntityByIdentifierRequest => entities::RetrieveEntityByIdentifierResponse;
+    Store = "store" [write]: store::StoreRequest => store::StoreResponse;
+    RetrieveEntitySnapshot = "retrieve_entity_snapshot" [read]: entities::RetrieveEntitySnapshotRequest => entities::EntitySnapshotResponse;
+    ListObservations = "list_observations" [read]: entities::ListObservationsRequest => entities::ListObservationsResponse;
+    RetrieveFieldProvenance = "retrieve_field_provenance" [read]: entities::RetrieveFieldProvenanceRequest => entities::RetrieveFieldProvenanceResponse;
+    RetrieveEntities = "retrieve_entities" [read]: entities::RetrieveEntitiesRequest => entities::RetrieveEntitiesResponse;
+    RetrieveEntityByIdentifier = "retrieve_entity_by_identifier" [read]: entities::RetrieveEntityByIdentifierRequest => entities::RetrieveEntityByIdentifierResponse;
     ListEntityTypes = "list_entity_types": entities::ListEntityTypesRequest => entities::ListEntityTypesResponse;
-    Correct = "correct": entities::CorrectRequest => entities::CorrectResponse;
-    CreateRelationship = "create_relationship": graph::CreateRelationshipRequest => graph::RelationshipOut;
-    ListRelationships = "list_relationships": graph::ListRelationshipsRequest => graph::ListRelationshipsResponse;
-    GetRelationshipSnapshot = "get_relationship_snapshot": graph::GetRelationshipSnapshotRequest => graph::GetRelationshipSnapshotResponse;
-    RetrieveRelatedEntities = "retrieve_related_entities": graph::RetrieveRelatedEntitiesRequest => graph::RetrieveRelatedEntitiesResponse;
-    RetrieveGraphNeighborhood = "retrieve_graph_neighborhood": graph::RetrieveGraphNeighborhoodRequest => Value;
-    ListTimelineEvents = "list_timeline_events": graph::ListTimelineEventsRequest => graph::ListTimelineEventsResponse;
-    MergeEntities = "merge_entities": graph::MergeEntitiesRequest => graph::MergeEntitiesResponse;
-    DeleteEntity = "delete_entity": lifecycle::DeleteEntityRequest => lifecycle::LifecycleResponse;
-    RestoreEntity = "restore_entity": lifecycle::RestoreEntityRequest => lifecycle::LifecycleResponse;
-    DeleteRelationship = "delete_relationship": lifecycle::DeleteRelationshipRequest => lifecycle::RelationshipLifecycleResponse;
-    RestoreRelationship = "restore_relationship": lifecycle::RestoreRelationshipRequest => lifecycle::RelationshipLifecycleResponse;
-    Erase = "erase": lifecycle::EraseRequest => lifecycle::EraseResponse;
-    ListRecentChanges = "list_recent_changes": lifecycle::ListRecentChangesRequest => lifecycle::ListRecentChangesResponse;
-    ListPotentialDuplicates = "list_potential_duplicates": duplicates::ListPotentialDuplicatesRequest => duplicates::ListPotentialDuplicatesResponse;
-    SplitEntity = "split_entity": duplicates::SplitEntityRequest => duplicates::SplitEntityResponse;
-    SearchSubgraph = "search_subgraph": subgraph::SearchSubgraphRequest => subgraph::SubgraphResponse;
-    GetSubgraphByIds = "get_subgraph_by_ids": subgraph::GetSubgraphByIdsRequest => subgraph::SubgraphResponse;
-    Bulk = "bulk": bulk::BulkRequest => bulk::BulkResponse;
-    CreateRelationships = "create_relationships": bulk::CreateRelationshipsRequest => bulk::CreateRelationshipsResponse;
-    ListContradictions = "list_contradictions": contradictions::ListContradictionsRequest => contradictions::ListContradictionsResponse;
-    Annotate = "annotate": annotations::AnnotateRequest => annotations::AnnotationOut;
-    Contest = "contest": contests::ContestRequest => contests::ContestResponse;
-    Reclassify = "reclassify": reclassify::ReclassifyRequest => reclassify::ReclassifyResponse;
+    Correct = "correct" [write]: entities::CorrectRequest => entities::CorrectResponse;
+    CreateRelationship = "create_relationship" [write]: graph::CreateRelationshipRequest => graph::RelationshipOut;
+    ListRelationships = "list_relationships" [read]: graph::ListRelationshipsRequest => graph::ListRelationshipsResponse;
+    GetRelationshipSnapshot = "get_relationship_snapshot" [read]: graph::GetRelationshipSnapshotRequest => graph::GetRelationshipSnapshotResponse;
+    RetrieveRelatedEntities = "retrieve_related_entities" [read]: graph::RetrieveRelatedEntitiesRequest => graph::RetrieveRelatedEntitiesResponse;
+    RetrieveGraphNeighborhood = "retrieve_graph_neighborhood" [read]: graph::RetrieveGraphNeighborhoodRequest => Value;
+    ListTimelineEvents = "list_timeline_events" [read]: graph::ListTimelineEventsRequest => graph::ListTimelineEventsResponse;
+    MergeEntities = "merge_entities" [write]: graph::MergeEntitiesRequest => graph::MergeEntitiesResponse;
+    DeleteEntity = "delete_entity" [write]: lifecycle::DeleteEntityRequest => lifecycle::LifecycleResponse;
+    RestoreEntity = "restore_entity" [write]: lifecycle::RestoreEntityRequest => lifecycle::LifecycleResponse;
+    DeleteRelationship = "delete_relationship" [write]: lifecycle::DeleteRelationshipRequest => lifecycle::RelationshipLifecycleResponse;
+    RestoreRelationship = "restore_relationship" [write]: lifecycle::RestoreRelationshipRequest => lifecycle::RelationshipLifecycleResponse;
+    Erase = "erase" [write]: lifecycle::EraseRequest => lifecycle::EraseResponse;
+    ListRecentChanges = "list_recent_changes" [read]: lifecycle::ListRecentChangesRequest => lifecycle::ListRecentChangesResponse;
+    ListPotentialDuplicates = "list_potential_duplicates" [read]: duplicates::ListPotentialDuplicatesRequest => duplicates::ListPotentialDuplicatesResponse;
+    SplitEntity = "split_entity" [write]: duplicates::SplitEntityRequest => duplicates::SplitEntityResponse;
+    SearchSubgraph = "search_subgraph" [read]: subgraph::SearchSubgraphRequest => subgraph::SubgraphResponse;
+    GetSubgraphByIds = "get_subgraph_by_ids" [read]: subgraph::GetSubgraphByIdsRequest => subgraph::SubgraphResponse;
+    Bulk = "bulk" [write]: bulk::BulkRequest => bulk::BulkResponse;
+    CreateRelationships = "create_relationships" [write]: bulk::CreateRelationshipsRequest => bulk::CreateRelationshipsResponse;
+    ListContradictions = "list_contradictions" [read]: contradictions::ListContradictionsRequest => contradictions::ListContradictionsResponse;
+    Annotate = "annotate" [write]: annotations::AnnotateRequest => annotations::AnnotationOut;
+    Contest = "contest" [write]: contests::ContestRequest => contests::ContestResponse;
+    Reclassify = "reclassify" [write]: reclassify::ReclassifyRequest => reclassify::ReclassifyResponse;
+    ListWorkspaces = "list_workspaces": workspaces::ListWorkspacesRequest => workspaces::ListWorkspacesResponse;
+    SetContext = "set_context": workspaces::SetContextRequest => workspaces::ContextResponse;
+    GetContext = "get_context": workspaces::GetContextRequest => workspaces::ContextResponse;
+    ClearContext = "clear_context": workspaces::ClearContextRequest => workspaces::ContextResponse;
     AnalyzeSchemaCandidates = "analyze_schema_candidates": schemas::AnalyzeSchemaCandidatesRequest => schemas::AnalyzeSchemaCandidatesResponse;
     GetSchemaRecommendations = "get_schema_recommendations": schemas::GetSchemaRecommendationsRequest => schemas::GetSchemaRecommendationsResponse;
     UpdateSchemaIncremental = "update_schema_incremental": schemas::UpdateSchemaIncrementalRequest => schemas::UpdateSchemaIncrementalResponse;
     RegisterSchema = "register_schema": schemas::RegisterSchemaRequest => schemas::RegisterSchemaResponse;
     Reinterpret = "reinterpret": store::ReinterpretRequest => store::ReinterpretResponse;
-    RetrieveFileUrl = "retrieve_file_url": store::RetrieveFileUrlRequest => store::RetrieveFileUrlResponse;
+    RetrieveFileUrl = "retrieve_file_url" [read]: store::RetrieveFileUrlRequest => store::RetrieveFileUrlResponse;
     RecordInterpretation = "record_interpretation": store::RecordInterpretationRequest => Value;
     SubmitPayload = "submit_payload": legacy::SubmitPayloadRequest => Value;
     UploadFile = "upload_file": legacy::UploadFileRequest => Value;
@@ -133,10 +185,22 @@ declare_actions! {
     RecordConnector = "record_connector": providers::RecordConnectorRequest => Value;
     RecordProviderSync = "record_provider_sync": providers::RecordProviderSyncRequest => Value;
     UpdateRecord = "update_record": legacy::UpdateRecordRequest => Value;
-    RetrieveRecords = "retrieve_records": legacy::RetrieveRecordsRequest => Value;
+    RetrieveRecords = "retrieve_records" [read]: legacy::RetrieveRecordsRequest => Value;
     DeleteRecord = "delete_record": legacy::DeleteRecordRequest => Value;
-    ListResources = "list_resources": resources::ListResourcesRequest => Value;
-    ReadResource = "read_resource": resources::ReadResourceRequest => Value;
+    ListResources = "list_resources" [read]: resources::ListResourcesRequest => Value;
+    ReadResource = "read_resource" [read]: resources::ReadResourceRequest => Value;
+}
+
+/// An output schema with the `workspace_context` every response of an
+/// action of workspaces has (the dispatcher adds it).
+fn with_workspace_context(mut schema: Value) -> Value {
+    if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        props.insert("workspace_context".into(), schema_for::<WorkspaceContext>());
+    }
+    if let Some(required) = schema.get_mut("required").and_then(Value::as_array_mut) {
+        required.push(json!("workspace_context"));
+    }
+    schema
 }
 
 /// A schema that constrains nothing (that of `Value`) is no output schema.
@@ -582,6 +646,44 @@ pub fn spec(id: ActionId) -> ActionSpec {
                 observation_id, entity_id, reason, confidence_before, confidence, contests, \
                 already_contested, created_at}.",
         ),
+        ActionId::ListWorkspaces => ActionSpec::new(
+            id,
+            "List workspaces",
+            "List the workspaces your memory is divided into (`default` first), with how \
+                many entities and sources each holds and which one actions without `workspace` \
+                use now (in_context; set_context chooses it). Reads take `workspace`: a name, \
+                \"*\" for all, or a list. Returns {workspaces:[{name, entities, \
+                entities_including_merged, sources, created_at, in_context}], context:{workspace, \
+                from}}.",
+        )
+        .read_only(),
+        ActionId::SetContext => ActionSpec::new(
+            id,
+            "Set context",
+            "Choose the workspace every later action without `workspace` uses, by name \
+                (`workspace`, created if new) or by a project entity (`project_entity_id`: its \
+                workspace). It is kept in the memory, so it holds across requests, connections \
+                and gateways: for the token you came with (level token, the default with a \
+                token), or for you (level user, the default without one, e.g. over stdio). \
+                Returns {token, user, effective:{workspace, from}, has_token}.",
+        ),
+        ActionId::GetContext => ActionSpec::new(
+            id,
+            "Get context",
+            "Show which workspace actions without `workspace` use, and why: the context of \
+                the token you came with, else yours, else `default`. Returns {token, user, \
+                effective:{workspace, from}, has_token}.",
+        )
+        .read_only(),
+        ActionId::ClearContext => ActionSpec::new(
+            id,
+            "Clear context",
+            "Forget a context set by set_context (level token or user; by default the one \
+                set_context would set), so actions without `workspace` fall back to the next: \
+                the user's context, then `default`. Returns {token, user, effective, has_token, \
+                cleared}.",
+        )
+        .destructive(),
         ActionId::Reclassify => ActionSpec::new(
             id,
             "Reclassify an entity",
@@ -1007,6 +1109,44 @@ mod tests {
             }
             assert!(!(a.read_only && a.destructive), "{}", a.name());
         }
+    }
+
+    /// An action the catalog marks takes `workspace` (a read: a name, `*`
+    /// or a list; a write: a name) and says `workspace_context` in its
+    /// output; no other does (set_context's `workspace` is what it sets).
+    #[test]
+    fn marked_actions_take_a_workspace_and_say_where_they_answered() {
+        let mut reads = 0;
+        for a in actions() {
+            let input = a.id.input_schema();
+            let takes = input["properties"].get("workspace");
+            let says =
+                a.id.output_schema()
+                    .map(|o| o["properties"].get("workspace_context").is_some());
+            match a.id.scoping() {
+                Scoping::None => {
+                    assert!(
+                        takes.is_none() || a.id == ActionId::SetContext,
+                        "{}",
+                        a.name()
+                    );
+                    assert_ne!(says, Some(true), "{}", a.name());
+                }
+                scoping => {
+                    let takes = takes.unwrap_or_else(|| panic!("{} takes no workspace", a.name()));
+                    assert_eq!(
+                        takes.get("anyOf").is_some(),
+                        scoping == Scoping::Read,
+                        "{}",
+                        a.name()
+                    );
+                    assert_ne!(says, Some(false), "{}", a.name());
+                    assert!(!(scoping == Scoping::Write && a.read_only), "{}", a.name());
+                    reads += (scoping == Scoping::Read) as usize;
+                }
+            }
+        }
+        assert!(reads >= 17);
     }
 
     /// extension/sql/actions.sql is what the catalog generates.

@@ -76,6 +76,11 @@ pub enum ErrorCode {
     PrometheusQueryFailed,
     /// No Prometheus is configured, or it cannot be reached.
     MetricsServiceUnavailable,
+    /// A workspace the user has neither written to nor chosen.
+    WorkspaceNotFound,
+    /// What an action names lies in another workspace than the one it
+    /// writes to.
+    WorkspaceMismatch,
 }
 
 impl ErrorCode {
@@ -98,7 +103,8 @@ impl ErrorCode {
             | ErrorCode::CycleDetected
             | ErrorCode::EntityAlreadyMerged
             | ErrorCode::UserIdRequired
-            | ErrorCode::PlaidInvalidToken => 400,
+            | ErrorCode::PlaidInvalidToken
+            | ErrorCode::WorkspaceMismatch => 400,
             ErrorCode::Unauthorized => 401,
             ErrorCode::Forbidden => 403,
             ErrorCode::EntityNotFound
@@ -111,7 +117,8 @@ impl ErrorCode {
             | ErrorCode::SchemaNotFound
             | ErrorCode::PlaidItemNotFound
             | ErrorCode::ProviderNotFound
-            | ErrorCode::ConnectorNotFound => 404,
+            | ErrorCode::ConnectorNotFound
+            | ErrorCode::WorkspaceNotFound => 404,
             ErrorCode::SchemaExists => 409,
             ErrorCode::QuotaExceeded | ErrorCode::RateLimitExceeded => 429,
             ErrorCode::ServiceUnavailable

@@ -143,8 +143,20 @@ fn preserve_case(schema: &EntitySchema, field: &str) -> bool {
     schema.fields.get(field).is_some_and(|f| f.preserve_case)
 }
 
-/// Derives the identity of an entity of `schema` with these (schema) fields.
+/// Derives the identity of an entity of `schema` with these (schema) fields,
+/// in the `default` workspace.
 pub fn resolve(user_id: &Uuid, schema: &EntitySchema, fields: &Map<String, Value>) -> Identity {
+    resolve_in(user_id, crate::workspace::DEFAULT, schema, fields)
+}
+
+/// [`resolve`] within `workspace`: the same identity in two workspaces is
+/// two entities (ids::entity_id_in).
+pub fn resolve_in(
+    user_id: &Uuid,
+    workspace: &str,
+    schema: &EntitySchema,
+    fields: &Map<String, Value>,
+) -> Identity {
     for rule in &schema.identity {
         let parts: Option<Vec<(&str, String, String)>> = rule
             .fields()
@@ -171,7 +183,12 @@ pub fn resolve(user_id: &Uuid, schema: &EntitySchema, fields: &Map<String, Value
                 .collect::<Vec<_>>()
                 .join(" · ");
             return Identity {
-                entity_id: ids::entity_id(user_id, &schema.entity_type, &identity_key),
+                entity_id: ids::entity_id_in(
+                    user_id,
+                    workspace,
+                    &schema.entity_type,
+                    &identity_key,
+                ),
                 identity_key,
                 canonical_name,
             };
@@ -186,7 +203,7 @@ pub fn resolve(user_id: &Uuid, schema: &EntitySchema, fields: &Map<String, Value
         .map(|s| s.chars().take(80).collect::<String>())
         .unwrap_or_else(|| format!("{} {}", schema.entity_type, &digest[..8]));
     Identity {
-        entity_id: ids::entity_id(user_id, &schema.entity_type, &identity_key),
+        entity_id: ids::entity_id_in(user_id, workspace, &schema.entity_type, &identity_key),
         identity_key,
         canonical_name,
     }

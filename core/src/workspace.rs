@@ -6,6 +6,7 @@
 //! (row level security stays per user).
 
 use crate::error::{NeotomaError, Result};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::fmt;
@@ -22,6 +23,19 @@ pub const ALL: &str = "*";
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct WorkspaceName(String);
+
+impl JsonSchema for WorkspaceName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "WorkspaceName".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "pattern": "^[a-z0-9][a-z0-9_-]{0,62}$",
+            "description": "A workspace: 1 to 63 lower-case letters, digits, _ and -; `default` unless the context (set_context) says otherwise"
+        })
+    }
+}
 
 impl WorkspaceName {
     pub fn parse(field: &str, name: &str) -> Result<Self> {
@@ -78,6 +92,36 @@ impl From<WorkspaceName> for String {
     }
 }
 
+/// A read's `workspace` argument as given: a name, `*` (all of the
+/// caller's workspaces), or a list of names. [`Selection::parse`] checks it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum WorkspaceArg {
+    One(String),
+    Several(Vec<String>),
+}
+
+impl JsonSchema for WorkspaceArg {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "WorkspaceSelection".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "Which workspaces to answer from: a name, \"*\" (all of yours) or a list of 1 to 100 names; the context (set_context), else `default`, when absent",
+            "anyOf": [
+                {"type": "string"},
+                {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 100}
+            ]
+        })
+    }
+}
+
+impl WorkspaceArg {
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or_default()
+    }
+}
+
 /// What a read answers from: some workspaces, or all of the user's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Selection {
@@ -117,6 +161,11 @@ impl Selection {
         ))
     }
 
+    /// A read's parsed `workspace` argument.
+    pub fn from_arg(field: &str, arg: &WorkspaceArg) -> Result<Self> {
+        Self::parse(field, &arg.to_value())
+    }
+
     pub fn one(name: WorkspaceName) -> Self {
         Selection::Some(BTreeSet::from([name]))
     }
@@ -130,8 +179,31 @@ impl Selection {
     }
 }
 
+/// The `workspace` argument of an action, by the kind of action the
+/// catalog marks it (`[read]`, `[write]`); `NotScoped` for actions about the
+/// user or the server rather than stored memory.
+#[derive(Debug, Clone, Copy)]
+pub enum Requested<'a> {
+    NotScoped,
+    Read(Option<&'a WorkspaceArg>),
+    Write(Option<&'a WorkspaceName>),
+}
+
+/// What every response of an action of workspaces says about where it
+/// answered from (`workspace_context`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WorkspaceContext {
+    /// The workspaces read from, or the one written to.
+    pub workspaces: Vec<String>,
+    /// Whether every workspace of the caller was selected (`*`).
+    pub all: bool,
+    /// Where the choice came from: the action's `workspace` argument, the
+    /// context of the caller's token, the user's context, or `default`.
+    pub from: Origin,
+}
+
 /// Where the workspace an action used came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Origin {
     /// The action's own `workspace` argument.

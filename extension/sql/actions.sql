@@ -409,6 +409,46 @@ END $body$;
 COMMENT ON FUNCTION neotoma.reclassify(jsonb) IS
   'Move an entity (entity_id) to another type (new_entity_type, with an active schema) and say why (reason), its history kept: the entity of the new type is the one its current snapshot identifies under that type''s identity rules (found or made), and the old entity is merged into it, so every observation, relationship and event counts there and the old id redirects there. Later stores under either type reach it. Logged in neotoma.audit_trail as reclassify. Returns {entity_id, entity_type, previous_entity_id, previous_entity_type, joined_existing, observations_moved, relationships_moved, reason, reclassified_at}.';
 
+CREATE OR REPLACE FUNCTION neotoma.list_workspaces(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('list_workspaces', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.list_workspaces(jsonb) IS
+  'List the workspaces your memory is divided into (`default` first), with how many entities and sources each holds and which one actions without `workspace` use now (in_context; set_context chooses it). Reads take `workspace`: a name, "*" for all, or a list. Returns {workspaces:[{name, entities, entities_including_merged, sources, created_at, in_context}], context:{workspace, from}}.';
+
+CREATE OR REPLACE FUNCTION neotoma.set_context(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('set_context', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.set_context(jsonb) IS
+  'Choose the workspace every later action without `workspace` uses, by name (`workspace`, created if new) or by a project entity (`project_entity_id`: its workspace). It is kept in the memory, so it holds across requests, connections and gateways: for the token you came with (level token, the default with a token), or for you (level user, the default without one, e.g. over stdio). Returns {token, user, effective:{workspace, from}, has_token}.';
+
+CREATE OR REPLACE FUNCTION neotoma.get_context(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('get_context', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.get_context(jsonb) IS
+  'Show which workspace actions without `workspace` use, and why: the context of the token you came with, else yours, else `default`. Returns {token, user, effective:{workspace, from}, has_token}.';
+
+CREATE OR REPLACE FUNCTION neotoma.clear_context(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('clear_context', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.clear_context(jsonb) IS
+  'Forget a context set by set_context (level token or user; by default the one set_context would set), so actions without `workspace` fall back to the next: the user''s context, then `default`. Returns {token, user, effective, has_token, cleared}.';
+
 CREATE OR REPLACE FUNCTION neotoma.analyze_schema_candidates(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$
 DECLARE r jsonb := neotoma._invoke('analyze_schema_candidates', coalesce(args, 'null')::text);

@@ -53,7 +53,7 @@ BEGIN
 END $$;
 
 -- Who may set which setting (superusers may set all).
-GRANT SET ON PARAMETER neotoma.user_id TO neotoma_service;
+GRANT SET ON PARAMETER neotoma.user_id, neotoma.token_id TO neotoma_service;
 GRANT SET ON PARAMETER neotoma.operator, neotoma.max_file_bytes, neotoma.interpretation_quota,
   neotoma.interpret_max_rows, neotoma.auto_promote, neotoma.auto_promote_min_consistency,
   neotoma.auto_promote_min_sources, neotoma.auto_promote_min_occurrences TO neotoma_operator;

@@ -21,10 +21,11 @@ CREATE TABLE neotoma.api_tokens (
 -- Authentication looks tokens up by hash before any user is known.
 CREATE UNIQUE INDEX api_tokens_hash ON neotoma.api_tokens (token_hash);
 
+-- The token's id (from 0.12.0) names its context (set_context).
 CREATE FUNCTION neotoma.authenticate_token(token_hash text)
-RETURNS TABLE (user_id uuid, scope text, expires_at timestamptz)
+RETURNS TABLE (user_id uuid, scope text, expires_at timestamptz, id uuid)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
-  SELECT t.user_id, t.scope, t.expires_at FROM neotoma.api_tokens t
+  SELECT t.user_id, t.scope, t.expires_at, t.id FROM neotoma.api_tokens t
   WHERE t.token_hash = authenticate_token.token_hash AND t.revoked_at IS NULL
     AND (t.expires_at IS NULL OR t.expires_at > now()) $$;
 
@@ -58,6 +59,8 @@ BEGIN
   IF h IS NULL THEN
     RETURN false;
   END IF;
+  -- Its context goes with it.
+  DELETE FROM neotoma.contexts c WHERE c.token_id = revoke_api_token.token_id;
   PERFORM pg_notify('neotoma_tokens', h);
   RETURN true;
 END $$;

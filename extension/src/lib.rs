@@ -20,6 +20,7 @@ mod installed;
 mod lifecycle;
 mod owner;
 mod registry;
+mod scope;
 mod search;
 mod settings;
 mod snapshots;

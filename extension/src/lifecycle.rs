@@ -39,6 +39,9 @@ pub struct Lifecycle {
     pub deleted_reason: Option<String>,
     /// The latest deletion or restoration observation.
     pub last_mark: Option<String>,
+    /// Its workspace (`default` before 0.12.0).
+    #[serde(default)]
+    pub workspace: Option<String>,
 }
 
 /// The entity's lifecycle, its row locked until the transaction ends (a
@@ -59,7 +62,8 @@ pub fn lock(user: &Uuid, entity_id: &str) -> Result<Option<Lifecycle>, NeotomaEr
                    'last_mark', (SELECT o.id FROM neotoma.observations o
                                  WHERE o.user_id = e.user_id AND o.entity_id = e.id
                                    AND o.kind IN ('deletion', 'restoration')
-                                 ORDER BY o.observed_at DESC, o.id DESC LIMIT 1))
+                                 ORDER BY o.observed_at DESC, o.id DESC LIMIT 1),
+                   'workspace', to_jsonb(e) -> 'workspace')
          FROM neotoma.entities e WHERE e.user_id = $1::uuid AND e.id = $2",
         &[Arg::uuid(user), Arg::Text(entity_id)],
     )?;
@@ -117,15 +121,23 @@ pub fn mark(
 fn lifecycle_source(user: &Uuid, content: Value) -> Result<Uuid, NeotomaError> {
     let content_hash = sha256_hex(canonical_json(&content).as_bytes());
     let source = source_id(user, &content_hash);
+    // In the workspace written to (the entity's: writes refuse another).
     db::run(
-        "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, content)
-         VALUES ($1::uuid, $2::uuid, $3, 'lifecycle', 'application/json', $4)
-         ON CONFLICT DO NOTHING",
+        &crate::installed::adapt(
+            "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, content
+                                         , workspace -- 0.12
+                                         )
+             VALUES ($1::uuid, $2::uuid, $3, 'lifecycle', 'application/json', $4
+                     , $5 -- 0.12
+                     )
+             ON CONFLICT DO NOTHING",
+        )?,
         &[
             Arg::uuid(user),
             Arg::uuid(source),
             Arg::Text(&content_hash),
             Arg::Json(&content),
+            Arg::Text(&crate::scope::current().write_workspace()),
         ],
     )?;
     Ok(source)

@@ -16,6 +16,7 @@ use std::ffi::{CStr, CString};
 
 pub static USER_ID: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 pub static OPERATOR: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+pub static TOKEN_ID: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 pub static MAX_FILE_BYTES: GucSetting<i32> = GucSetting::<i32>::new(50 * 1024 * 1024);
 pub static INTERPRETATION_QUOTA: GucSetting<i32> = GucSetting::<i32>::new(1000);
 pub static INTERPRET_MAX_ROWS: GucSetting<i32> = GucSetting::<i32>::new(100_000);
@@ -42,6 +43,14 @@ pub fn define() {
         c"The user this session acts for (a UUID).",
         c"Set per transaction by a trusted role (neotoma_service), e.g. the MCP gateway.",
         &USER_ID,
+        Suset,
+        none,
+    );
+    GucRegistry::define_string_guc(
+        c"neotoma.token_id",
+        c"The API token this session's request came with (a UUID): whose context (set_context) applies.",
+        c"Set per transaction by a trusted role (neotoma_service), e.g. the MCP gateway.",
+        &TOKEN_ID,
         Suset,
         none,
     );
@@ -190,6 +199,12 @@ pub fn text(setting: &GucSetting<Option<CString>>) -> Option<String> {
         .get()
         .and_then(|c| c.into_string().ok())
         .filter(|s| !s.trim().is_empty())
+}
+
+/// The token of the session's request (`neotoma.token_id`), when it is a
+/// UUID.
+pub fn token_id() -> Option<String> {
+    text(&TOKEN_ID).filter(|t| uuid::Uuid::parse_str(t.trim()).is_ok())
 }
 
 /// Any setting by name (other extensions' too), None when unset or empty.

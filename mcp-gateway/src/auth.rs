@@ -40,6 +40,8 @@ pub struct Caller {
     pub operator: bool,
     /// Came over the network: reads server files only under --file-root.
     pub remote: bool,
+    /// The API token it came with: whose context (set_context) applies.
+    pub token: Option<Uuid>,
 }
 
 impl Caller {
@@ -49,6 +51,7 @@ impl Caller {
             user,
             operator: true,
             remote: false,
+            token: None,
         }
     }
 }
@@ -85,6 +88,8 @@ pub struct TokenIdentity {
     pub user: Uuid,
     pub operator: bool,
     pub expires_at: Option<SystemTime>,
+    /// The token's id (None from an extension before 0.12.0).
+    pub id: Option<Uuid>,
 }
 
 impl TokenIdentity {
@@ -246,6 +251,7 @@ pub async fn require_token(
             user: state.default_user,
             operator: false,
             remote: true,
+            token: None,
         });
         return next.run(request).await;
     }
@@ -281,6 +287,7 @@ pub async fn require_token(
                 user: identity.user,
                 operator: identity.operator,
                 remote: true,
+                token: identity.id,
             });
             next.run(request).await
         }
@@ -347,6 +354,7 @@ mod tests {
             user: Uuid::nil(),
             operator: false,
             expires_at: None,
+            id: None,
         };
         let generation = |c: &TokenCache| c.generation.load(Ordering::SeqCst);
         cache.remember("h".into(), Some(id), generation(&cache));
@@ -372,6 +380,7 @@ mod tests {
             user: Uuid::nil(),
             operator: false,
             expires_at: Some(SystemTime::now() - Duration::from_secs(1)),
+            id: None,
         };
         assert!(!past.valid_now());
         let later = TokenIdentity {

@@ -235,7 +235,7 @@ mod tests {
             "retrieve_entity_snapshot"
         );
         assert_eq!(c.read_resource.as_deref(), Some("neotoma.read_resource"));
-        assert_eq!(c.resource_templates.len(), 9);
+        assert_eq!(c.resource_templates.len(), 11);
         assert_eq!(
             c.record_interpretation.as_deref(),
             Some("neotoma.record_interpretation")

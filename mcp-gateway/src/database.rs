@@ -23,6 +23,9 @@ pub struct Database {
     /// The login role may set `neotoma.operator` (it is a member of
     /// `neotoma_operator`); learnt by [`Database::learn_privileges`].
     can_operate: Arc<std::sync::atomic::AtomicBool>,
+    /// The login role may set `neotoma.token_id` (a member of
+    /// `neotoma_service`, on an extension from 0.12.0 on).
+    can_name_token: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Settings for [`Database::connect`].
@@ -81,6 +84,7 @@ impl Database {
             config: pg,
             statement_timeout: opts.statement_timeout,
             can_operate: Arc::default(),
+            can_name_token: Arc::default(),
         })
     }
 
@@ -94,6 +98,16 @@ impl Database {
         let can = v.as_bool().unwrap_or(false);
         self.can_operate
             .store(can, std::sync::atomic::Ordering::SeqCst);
+        // Before 0.12.0 nobody is granted neotoma.token_id: then no call says
+        // which token it came with (there are no contexts to apply).
+        let token = self
+            .query_json("SELECT to_jsonb(has_parameter_privilege('neotoma.token_id', 'SET'))")
+            .await
+            .ok()
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false);
+        self.can_name_token
+            .store(token, std::sync::atomic::Ordering::SeqCst);
         Ok(can)
     }
 
@@ -197,8 +211,9 @@ impl Database {
         let client = self.pool.get().await.map_err(unavailable)?;
         let statement = client
             .prepare_cached(
-                "SELECT user_id, scope, extract(epoch FROM expires_at)::float8 \
-                 FROM neotoma.authenticate_token($1)",
+                "SELECT t.user_id, t.scope, extract(epoch FROM t.expires_at)::float8, \
+                        (to_jsonb(t) ->> 'id')::uuid \
+                 FROM neotoma.authenticate_token($1) t",
             )
             .await
             .map_err(|e| map_pg_error(e, ErrorCode::DbQueryFailed))?;
@@ -211,8 +226,10 @@ impl Database {
         let user: Uuid = row.try_get(0).map_err(read)?;
         let scope: String = row.try_get(1).map_err(read)?;
         let expires: Option<f64> = row.try_get(2).map_err(read)?;
+        let id: Option<Uuid> = row.try_get(3).map_err(read)?;
         Ok(Some(TokenIdentity {
             user,
+            id,
             operator: scope == "operator",
             expires_at: expires
                 .map(|s| SystemTime::UNIX_EPOCH + Duration::from_secs_f64(s.max(0.0))),
@@ -261,6 +278,15 @@ impl Database {
         } else {
             "$3::text"
         };
+        // Which token the call came with: its context applies.
+        let token = caller
+            .token
+            .filter(|_| {
+                self.can_name_token
+                    .load(std::sync::atomic::Ordering::SeqCst)
+            })
+            .map(|t| ("neotoma.token_id", t.to_string()));
+        let settings: Vec<(&'static str, String)> = settings.iter().cloned().chain(token).collect();
         let extra: String = settings
             .iter()
             .enumerate()

@@ -115,6 +115,7 @@ impl Gateway {
                 user: self.state.default_user,
                 operator: false,
                 remote: true,
+                token: None,
             }),
             None => Caller::local(self.state.default_user),
         }

@@ -259,6 +259,7 @@ impl Hub {
             user,
             operator: false,
             remote: false,
+            token: None,
         };
         loop {
             let page = self
@@ -266,7 +267,9 @@ impl Hub {
                 .call(
                     "neotoma.list_recent_changes",
                     &caller,
-                    &json!({"since": cursor.encode(), "limit": PAGE}),
+                    // Every workspace's changes: a subscription is to a URI,
+                    // whichever workspace it is in.
+                    &json!({"since": cursor.encode(), "limit": PAGE, "workspace": "*"}),
                     false,
                 )
                 .await?;

@@ -67,14 +67,17 @@ async def test_export_then_import_rebuilds_the_same_memory(start_gateway, databa
         ok(await c.call_tool("store", {"entities": [{"entity_type": "person", "name": "Bo", "email": "bo2@example.com"}],
                                        "confidence": "B2"}))
         ok(await c.call_tool("delete_entity", {"entity_id": note, "reason": "old"}))
+        # The same person in another workspace: another entity, kept there.
+        ok(await c.call_tool("store", {"workspace": "archive", "entities": [
+            {"entity_type": "person", "name": "Ada Lovelace", "email": "ada@example.com"}]}))
 
     out = tmp_path / "memory.jsonl"
     exported = cli("export", "--user", user, "--out", str(out), "--database-url", database)
     assert exported.returncode == 0, exported.stderr
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     tables = {line["table"] for line in lines}
-    assert {"sources", "entities", "observations", "relationships", "entity_merges", "entity_splits", "annotations",
-            "observation_contests"} <= tables
+    assert {"workspaces", "sources", "entities", "observations", "relationships", "entity_merges", "entity_splits",
+            "annotations", "observation_contests"} <= tables
     assert all("user_id" not in line["row"] for line in lines)
     # Deterministic: the same memory exports the same file.
     again = tmp_path / "again.jsonl"
@@ -102,6 +105,10 @@ async def test_export_then_import_rebuilds_the_same_memory(start_gateway, databa
         assert a.execute(contests, (user,)).fetchall() == b.execute(contests, (user,)).fetchall() != []
         rated = "SELECT id, confidence FROM neotoma.observations WHERE user_id = %s AND confidence IS NOT NULL ORDER BY id"
         assert a.execute(rated, (user,)).fetchall() == b.execute(rated, (user,)).fetchall() != []
+        placed = "SELECT id, workspace FROM neotoma.entities WHERE user_id = %s ORDER BY id"
+        assert a.execute(placed, (user,)).fetchall() == b.execute(placed, (user,)).fetchall()
+        named = "SELECT name FROM neotoma.workspaces WHERE user_id = %s"
+        assert a.execute(named, (user,)).fetchall() == b.execute(named, (user,)).fetchall() == [("archive",)]
         files = "SELECT md5(content) FROM neotoma.files WHERE user_id = %s"
         assert a.execute(files, (user,)).fetchall() == b.execute(files, (user,)).fetchall() != []
         assert b.execute("SELECT (neotoma.verify())->>'ok'").fetchone()[0] == "true"

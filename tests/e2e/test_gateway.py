@@ -35,6 +35,7 @@ EXPECTED_TOOLS = {
     "plaid_create_link_token", "plaid_exchange_public_token", "plaid_sync", "plaid_list_items",
     "list_provider_catalog", "connect_provider", "list_connectors", "sync_provider_imports",
     "bulk", "create_relationships", "list_contradictions", "annotate", "contest", "reclassify",
+    "list_workspaces", "set_context", "get_context", "clear_context",
 }  # fmt: skip
 
 INIT = {
@@ -133,7 +134,7 @@ async def test_resources_from_data(start_gateway) -> None:
         ok(await c.call_tool("create_relationship", {"relationship_type": "REFERS_TO", "source_entity_id": inv, "target_entity_id": company}))
 
         templates = {t.uri_template for t in (await c.list_resource_templates()).resource_templates}
-        assert "neotoma://entity/{entity_id}/observations" in templates and len(templates) == 9
+        assert "neotoma://entity/{entity_id}/observations" in templates and len(templates) == 11
         uris = {r.uri for r in (await c.list_resources()).resources}
         assert {"neotoma://sources", "neotoma://entities/invoice", "neotoma://entities/company",
                 "neotoma://timeline/2024", "neotoma://timeline/2024-03"} <= uris  # fmt: skip

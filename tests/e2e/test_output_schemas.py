@@ -117,6 +117,10 @@ async def test_every_published_output_schema_is_what_the_action_returns(start_ga
             ("list_observations", {"entity_id": inv}),
             ("contest", {"observation_id": inv_observation, "reason": "the amount looks wrong"}),
             ("reclassify", {"entity_id": umbrella, "new_entity_type": "company", "reason": "a business"}),
+            ("set_context", {"workspace": "schemas"}),
+            ("get_context", {}),
+            ("list_workspaces", {}),
+            ("clear_context", {}),
             # (split_entity and erase follow: they need what these made.)
         ]
         later = ["split_entity", "erase"]

@@ -3,7 +3,7 @@
 -- a current one, with row level security for an ordinary role.
 \pset format unaligned
 SELECT neotoma.verify()->'ok' AS verified;
-SELECT user_id, scope, expires_at FROM neotoma.authenticate_token('oldhash');
+SELECT user_id, scope, expires_at, id IS NOT NULL AS has_id FROM neotoma.authenticate_token('oldhash');
 DO $$ BEGIN
   IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'neotoma_upgrade_agent') THEN
     CREATE ROLE neotoma_upgrade_agent NOSUPERUSER NOBYPASSRLS;
@@ -27,6 +27,11 @@ WHERE e.entity_type = 'invoice' AND f.key IN ('amount_due', 'invoice_number');
 SELECT neotoma.contest(jsonb_build_object('observation_id', (SELECT o.id FROM neotoma.observations o JOIN neotoma.entities e ON e.id = o.entity_id
                                                              WHERE e.entity_type = 'invoice' AND o.kind <> 'correction' ORDER BY o.id LIMIT 1),
                                           'reason', 'checked after the upgrade'))->>'confidence' AS contested;
+-- Everything stored before lies in default, and a new workspace works.
+SELECT string_agg(DISTINCT workspace, ',') AS stored_in FROM neotoma.entities;
+SELECT neotoma.store('{"workspace": "after", "entities": [{"entity_type": "person", "name": "Ann Lee", "email": "ann@example.com"}]}')
+  ->'entities'->0->>'entity_id' <> (SELECT id FROM neotoma.entities WHERE entity_type = 'person' AND workspace = 'default') AS another_ann;
+SELECT string_agg(w->>'name' || '=' || (w->>'entities'), ' ') AS workspaces FROM jsonb_array_elements(neotoma.list_workspaces()->'workspaces') w;
 SET neotoma.user_id = 'b0000000-0000-0000-0000-00000000000b';
 SELECT neotoma.retrieve_entities('{}')->'total' AS other_user_sees;
 RESET ROLE;

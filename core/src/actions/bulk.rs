@@ -4,6 +4,7 @@
 //! requests, the references and what each operation yields.
 
 use crate::error::{NeotomaError, Result};
+use crate::workspace::WorkspaceName;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -47,6 +48,9 @@ pub struct BulkRequest {
     /// fails, none of them is kept, and the error names it.
     pub operations: Vec<BulkOperation>,
     pub user_id: Option<String>,
+    /// The workspace to write in; the context (set_context), else `default`,
+    /// when absent. What it names must lie there.
+    pub workspace: Option<WorkspaceName>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -97,6 +101,9 @@ pub struct CreateRelationshipsRequest {
     /// them, in one transaction: all or none.
     pub relationships: Vec<crate::actions::graph::CreateRelationshipRequest>,
     pub user_id: Option<String>,
+    /// The workspace to write in; the context (set_context), else `default`,
+    /// when absent. What it names must lie there.
+    pub workspace: Option<WorkspaceName>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]

@@ -4,6 +4,7 @@
 
 use crate::confidence::Confidence;
 use crate::error::Result;
+use crate::workspace::WorkspaceName;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -19,6 +20,9 @@ pub struct ContestRequest {
     /// Why it is disputed (1–10,000 characters).
     pub reason: String,
     pub user_id: Option<String>,
+    /// The workspace to write in; the context (set_context), else `default`,
+    /// when absent. What it names must lie there.
+    pub workspace: Option<WorkspaceName>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -1,6 +1,7 @@
 //! `list_contradictions`: where observations of one entity disagree.
 
 use crate::contradictions::Contradiction;
+use crate::workspace::WorkspaceArg;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -20,6 +21,9 @@ pub struct ListContradictionsRequest {
     /// Entities to skip (default 0).
     pub offset: Option<i64>,
     pub user_id: Option<String>,
+    /// Which workspaces to answer from: a name, "*" (all of yours) or a
+    /// list; the context (set_context), else `default`, when absent.
+    pub workspace: Option<WorkspaceArg>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]

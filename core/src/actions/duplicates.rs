@@ -3,6 +3,7 @@
 //! inverse of a merge: some of an entity's observations become another
 //! entity's).
 
+use crate::workspace::{WorkspaceArg, WorkspaceName};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -15,6 +16,9 @@ pub struct ListPotentialDuplicatesRequest {
     /// Max pairs (1–500, default 50).
     pub limit: Option<i64>,
     pub user_id: Option<String>,
+    /// Which workspaces to answer from: a name, "*" (all of yours) or a
+    /// list; the context (set_context), else `default`, when absent.
+    pub workspace: Option<WorkspaceArg>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -69,6 +73,9 @@ pub struct SplitEntityRequest {
     /// Why (kept with the split, in the audit trail).
     pub reason: Option<String>,
     pub user_id: Option<String>,
+    /// The workspace to write in; the context (set_context), else `default`,
+    /// when absent. What it names must lie there.
+    pub workspace: Option<WorkspaceName>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

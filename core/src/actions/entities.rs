@@ -2,6 +2,7 @@
 //! identifier; and `correct`.
 
 use crate::confidence::Confidence;
+use crate::workspace::{WorkspaceArg, WorkspaceName};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -30,6 +31,9 @@ pub struct RetrieveEntitySnapshotRequest {
     pub min_confidence: Option<Confidence>,
     /// Acting user (UUID); optional when the connection identifies the user.
     pub user_id: Option<String>,
+    /// Which workspaces to answer from: a name, "*" (all of yours) or a
+    /// list; the context (set_context), else `default`, when absent.
+    pub workspace: Option<WorkspaceArg>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -77,6 +81,9 @@ pub struct ListObservationsRequest {
     /// Results to skip (default 0).
     pub offset: Option<i64>,
     pub user_id: Option<String>,
+    /// Which workspaces to answer from: a name, "*" (all of yours) or a
+    /// list; the context (set_context), else `default`, when absent.
+    pub workspace: Option<WorkspaceArg>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -118,6 +125,9 @@ pub struct RetrieveFieldProvenanceRequest {
     /// Field of the snapshot.
     pub field: String,
     pub user_id: Option<String>,
+    /// Which workspaces to answer from: a name, "*" (all of yours) or a
+    /// list; the context (set_context), else `default`, when absent.
+    pub workspace: Option<WorkspaceArg>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -161,6 +171,9 @@ pub struct RetrieveEntitiesRequest {
     pub entity_type: Option<String>,
     /// Acting user (UUID); optional when the connection identifies the user.
     pub user_id: Option<String>,
+    /// Which workspaces to answer from: a name, "*" (all of yours) or a
+    /// list; the context (set_context), else `default`, when absent.
+    pub workspace: Option<WorkspaceArg>,
     /// Max results (1–1000, default 100).
     pub limit: Option<i64>,
     /// Results to skip (default 0).
@@ -201,6 +214,9 @@ pub struct EntitySummary {
     /// Set on merged entities: where they went.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merged_into: Option<String>,
+    /// The workspace it belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
     /// Set on deleted entities (include_deleted): when, and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deleted_at: Option<String>,
@@ -256,6 +272,9 @@ pub struct RetrieveEntityByIdentifierRequest {
     /// Only entities of this type.
     pub entity_type: Option<String>,
     pub user_id: Option<String>,
+    /// Which workspaces to answer from: a name, "*" (all of yours) or a
+    /// list; the context (set_context), else `default`, when absent.
+    pub workspace: Option<WorkspaceArg>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -281,6 +300,9 @@ pub struct RetrieveEntityByIdentifierResponse {
 pub struct CorrectRequest {
     /// Acting user (UUID); optional when the connection identifies the user.
     pub user_id: Option<String>,
+    /// The workspace to write in; the context (set_context), else `default`,
+    /// when absent. What it names must lie there.
+    pub workspace: Option<WorkspaceName>,
     pub entity_id: String,
     /// The entity's type (must match).
     pub entity_type: String,

@@ -1,5 +1,6 @@
 //! Relationships, graph traversal, timeline and merges.
 
+use crate::workspace::{WorkspaceArg, WorkspaceName};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -38,6 +39,9 @@ pub struct CreateRelationshipRequest {
     /// Facts about the relationship (amount settled, role, note…); reduced like entity fields.
     pub metadata: Option<Object>,
     pub user_id: Option<String>,
+    /// The workspace to write in; the context (set_context), else `default`,
+    /// when absent. What it names must lie there.
+    pub workspace: Option<WorkspaceName>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -71,6 +75,9 @@ pub struct ListRelationshipsRequest {
     /// deleted_at (default false).
     pub include_deleted: Option<bool>,
     pub user_id: Option<String>,
+    /// Which workspaces to answer from: a name, "*" (all of yours) or a
+    /// list; the context (set_context), else `default`, when absent.
+    pub workspace: Option<WorkspaceArg>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -93,6 +100,9 @@ pub struct GetRelationshipSnapshotRequest {
     /// NOT_FOUND (default false).
     pub include_deleted: Option<bool>,
     pub user_id: Option<String>,
+    /// Which workspaces to answer from: a name, "*" (all of yours) or a
+    /// list; the context (set_context), else `default`, when absent.
+    pub workspace: Option<WorkspaceArg>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -151,6 +161,9 @@ pub struct RetrieveRelatedEntitiesRequest {
     /// Include each entity's snapshot (default true).
     pub include_entities: Option<bool>,
     pub user_id: Option<String>,
+    /// Which workspaces to answer from: a name, "*" (all of yours) or a
+    /// list; the context (set_context), else `default`, when absent.
+    pub workspace: Option<WorkspaceArg>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -202,6 +215,9 @@ pub struct RetrieveGraphNeighborhoodRequest {
     /// Default false.
     pub include_observations: Option<bool>,
     pub user_id: Option<String>,
+    /// Which workspaces to answer from: a name, "*" (all of yours) or a
+    /// list; the context (set_context), else `default`, when absent.
+    pub workspace: Option<WorkspaceArg>,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -221,6 +237,9 @@ pub struct ListTimelineEventsRequest {
     pub limit: Option<i64>,
     pub offset: Option<i64>,
     pub user_id: Option<String>,
+    /// Which workspaces to answer from: a name, "*" (all of yours) or a
+    /// list; the context (set_context), else `default`, when absent.
+    pub workspace: Option<WorkspaceArg>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -246,6 +265,9 @@ pub struct ListTimelineEventsResponse {
 #[serde(deny_unknown_fields)]
 pub struct MergeEntitiesRequest {
     pub user_id: Option<String>,
+    /// The workspace to write in; the context (set_context), else `default`,
+    /// when absent. What it names must lie there.
+    pub workspace: Option<WorkspaceName>,
     /// The duplicate, merged away.
     pub from_entity_id: String,
     /// The entity that remains.

@@ -7,6 +7,7 @@
 
 use super::store::StoreProvenance;
 use crate::error::{ErrorCode, NeotomaError, Result};
+use crate::workspace::WorkspaceArg;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -91,6 +92,9 @@ pub struct RetrieveRecordsRequest {
     /// Ignored (keyword matching only).
     pub query_embedding: Option<Vec<f64>>,
     pub user_id: Option<String>,
+    /// Which workspaces to answer from: a name, "*" (all of yours) or a
+    /// list; the context (set_context), else `default`, when absent.
+    pub workspace: Option<WorkspaceArg>,
 }
 
 /// `delete_record` (deprecated).

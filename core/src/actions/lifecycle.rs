@@ -3,6 +3,7 @@
 //! append-only history says when and why. A deleted entity disappears from
 //! the retrievals until it is restored, exactly as it was.
 
+use crate::workspace::{WorkspaceArg, WorkspaceName};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -13,6 +14,9 @@ pub struct DeleteEntityRequest {
     /// Why (kept with the deletion; shown with include_deleted).
     pub reason: Option<String>,
     pub user_id: Option<String>,
+    /// The workspace to write in; the context (set_context), else `default`,
+    /// when absent. What it names must lie there.
+    pub workspace: Option<WorkspaceName>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -22,6 +26,9 @@ pub struct RestoreEntityRequest {
     /// Why (kept with the restoration).
     pub reason: Option<String>,
     pub user_id: Option<String>,
+    /// The workspace to write in; the context (set_context), else `default`,
+    /// when absent. What it names must lie there.
+    pub workspace: Option<WorkspaceName>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -47,6 +54,9 @@ pub struct DeleteRelationshipRequest {
     /// Why (kept with the deletion; shown with include_deleted).
     pub reason: Option<String>,
     pub user_id: Option<String>,
+    /// The workspace to write in; the context (set_context), else `default`,
+    /// when absent. What it names must lie there.
+    pub workspace: Option<WorkspaceName>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -59,6 +69,9 @@ pub struct RestoreRelationshipRequest {
     /// Why (kept with the restoration).
     pub reason: Option<String>,
     pub user_id: Option<String>,
+    /// The workspace to write in; the context (set_context), else `default`,
+    /// when absent. What it names must lie there.
+    pub workspace: Option<WorkspaceName>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -95,6 +108,9 @@ pub struct EraseRequest {
     /// Why (kept in the audit row; write no personal content here).
     pub reason: Option<String>,
     pub user_id: Option<String>,
+    /// The workspace to write in; the context (set_context), else `default`,
+    /// when absent. What it names must lie there.
+    pub workspace: Option<WorkspaceName>,
 }
 
 /// What an erasure removed (counts only: the audit row keeps nothing else).
@@ -135,6 +151,9 @@ pub struct ListRecentChangesRequest {
     /// Only changes of entities of this type.
     pub entity_type: Option<String>,
     pub user_id: Option<String>,
+    /// Which workspaces to answer from: a name, "*" (all of yours) or a
+    /// list; the context (set_context), else `default`, when absent.
+    pub workspace: Option<WorkspaceArg>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

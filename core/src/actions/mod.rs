@@ -20,3 +20,4 @@ pub mod schemas;
 pub mod store;
 pub mod subgraph;
 pub mod system;
+pub mod workspaces;

@@ -5,6 +5,7 @@
 //! its id redirects there.
 
 use crate::error::Result;
+use crate::workspace::WorkspaceName;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +22,9 @@ pub struct ReclassifyRequest {
     /// Why (1–1,000 characters).
     pub reason: String,
     pub user_id: Option<String>,
+    /// The workspace to write in; the context (set_context), else `default`,
+    /// when absent. What it names must lie there.
+    pub workspace: Option<WorkspaceName>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

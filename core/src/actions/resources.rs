@@ -6,6 +6,7 @@ use crate::actions::lifecycle::ChangeOut;
 use crate::error::{ErrorCode, NeotomaError, Result};
 use crate::ids::is_entity_id;
 use crate::schema::check_name;
+use crate::workspace::{WorkspaceArg, WorkspaceName};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -15,14 +16,44 @@ use uuid::Uuid;
 #[serde(deny_unknown_fields)]
 pub struct ListResourcesRequest {
     pub user_id: Option<String>,
+    /// Whose resources to list (the context, else `default`, when absent).
+    pub workspace: Option<WorkspaceArg>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadResourceRequest {
-    /// A `neotoma://` URI.
+    /// A `neotoma://` URI; `neotoma://workspace/{name}/…` reads in that
+    /// workspace, any other in the context's.
     pub uri: String,
     pub user_id: Option<String>,
+    /// Where an unpinned URI is read (the context, else `default`, when absent).
+    pub workspace: Option<WorkspaceArg>,
+}
+
+/// The workspace a URI is pinned to (`neotoma://workspace/{name}/…`), if
+/// it is, and the URI without the pin.
+pub fn split_pin(uri: &str) -> Result<(Option<WorkspaceName>, String)> {
+    let Some(rest) = uri
+        .strip_prefix(SCHEME)
+        .and_then(|p| p.strip_prefix("workspace/"))
+    else {
+        return Ok((None, uri.to_string()));
+    };
+    let (name, inner) = rest.split_once('/').unwrap_or((rest, ""));
+    let name =
+        WorkspaceName::parse("uri", name).map_err(|_| not_found(uri, "not a workspace name"))?;
+    Ok((Some(name), format!("{SCHEME}{inner}")))
+}
+
+/// The prefix of the URIs of `workspace`'s resources: pinned, except in
+/// `default` (whose URIs are those from before workspaces).
+pub fn prefix_of(workspace: &str) -> String {
+    if workspace == crate::workspace::DEFAULT {
+        SCHEME.to_string()
+    } else {
+        format!("{SCHEME}workspace/{workspace}/")
+    }
 }
 
 /// What a `neotoma://` URI names.
@@ -47,8 +78,10 @@ fn not_found(uri: &str, why: &str) -> NeotomaError {
 }
 
 impl ResourceUri {
+    /// What `uri` names, pinned to a workspace or not.
     pub fn parse(uri: &str) -> Result<ResourceUri> {
-        let Some(path) = uri.strip_prefix(SCHEME) else {
+        let (_, unpinned) = split_pin(uri)?;
+        let Some(path) = unpinned.strip_prefix(SCHEME) else {
             return Err(NeotomaError::invalid_field(
                 "uri",
                 format!("`{uri}` is not a neotoma:// URI"),
@@ -203,6 +236,16 @@ pub fn templates() -> Value {
             "Every source material, newest first (up to 1000)."
         ),
         t(
+            "neotoma://workspace/{workspace}/entity/{entity_id}",
+            "Entity in a workspace",
+            "Any resource above, read in a named workspace: neotoma://workspace/{workspace}/ then its path (unpinned URIs are read in the context's workspace)."
+        ),
+        t(
+            "neotoma://workspace/{workspace}/entities/{entity_type}",
+            "Entities of a type in a workspace",
+            "Every entity of one type in a named workspace, with snapshots (up to 1000)."
+        ),
+        t(
             "neotoma://search/{query}",
             "Search",
             "The 100 best matches of a search (the query percent-encoded), as retrieve_entities with search answers them."
@@ -279,6 +322,8 @@ mod tests {
         assert!(uri(format!("neotoma://entity/{b}")).changed_by(&schema));
         assert!(!uri("neotoma://sources".into()).changed_by(&schema));
 
+        let pinned = uri(format!("neotoma://workspace/work/entity/{a}"));
+        assert!(pinned.changed_by(&observed));
         let search = uri("neotoma://search/grace%20hopper".into());
         assert_eq!(search, ResourceUri::Search("grace hopper".into()));
         assert!(search.changed_by(&observed) && !search.changed_by(&created));
@@ -334,6 +379,29 @@ mod tests {
     }
 
     #[test]
+    fn a_uri_may_be_pinned_to_a_workspace() {
+        let e = "ent_0123456789abcdef0123456789abcdef";
+        let pinned = format!("neotoma://workspace/work/entity/{e}");
+        assert_eq!(
+            ResourceUri::parse(&pinned).unwrap(),
+            ResourceUri::Entity(e.into())
+        );
+        let (pin, rest) = split_pin(&pinned).unwrap();
+        assert_eq!(pin.unwrap().as_str(), "work");
+        assert_eq!(rest, format!("neotoma://entity/{e}"));
+        assert_eq!(split_pin("neotoma://sources").unwrap().0, None);
+        for bad in [
+            "neotoma://workspace/Work/sources",
+            "neotoma://workspace//sources",
+            "neotoma://workspace/w",
+        ] {
+            assert!(ResourceUri::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(prefix_of("default"), "neotoma://");
+        assert_eq!(prefix_of("work"), "neotoma://workspace/work/");
+    }
+
+    #[test]
     fn refuses_what_is_not_there() {
         assert_eq!(
             ResourceUri::parse("http://x").unwrap_err().code,
@@ -358,6 +426,6 @@ mod tests {
                 "{bad}"
             );
         }
-        assert_eq!(templates().as_array().unwrap().len(), 9);
+        assert_eq!(templates().as_array().unwrap().len(), 11);
     }
 }

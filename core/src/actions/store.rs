@@ -1,6 +1,7 @@
 //! `store`: the unified action that stores source material.
 
 use crate::confidence::Confidence;
+use crate::workspace::{WorkspaceArg, WorkspaceName};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -51,6 +52,9 @@ pub struct StoreProvenance {
 pub struct StoreRequest {
     /// User the material belongs to (UUID); optional when the connection already identifies the user.
     pub user_id: Option<String>,
+    /// The workspace to write in; the context (set_context), else `default`,
+    /// when absent. What it names must lie there.
+    pub workspace: Option<WorkspaceName>,
     #[schemars(schema_with = "entities_schema")]
     pub entities: Option<Vec<Value>>,
     /// How much this source is trusted (default 100; corrections use 1000).
@@ -188,6 +192,9 @@ pub struct RetrieveFileUrlRequest {
     /// Seconds the URL stays valid (default 3600, at most 604800).
     pub expires_in: Option<i64>,
     pub user_id: Option<String>,
+    /// Which workspaces to answer from: a name, "*" (all of yours) or a
+    /// list; the context (set_context), else `default`, when absent.
+    pub workspace: Option<WorkspaceArg>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

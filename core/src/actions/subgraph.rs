@@ -2,6 +2,7 @@
 //! this truth model): entities with their latest observations and the
 //! relationships among them, found by a search or named by id.
 
+use crate::workspace::WorkspaceArg;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -35,6 +36,9 @@ pub struct SearchSubgraphRequest {
     /// Entities per page (1–100, default 20).
     pub per_page: Option<i64>,
     pub user_id: Option<String>,
+    /// Which workspaces to answer from: a name, "*" (all of yours) or a
+    /// list; the context (set_context), else `default`, when absent.
+    pub workspace: Option<WorkspaceArg>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -43,6 +47,9 @@ pub struct GetSubgraphByIdsRequest {
     /// Entity ids (1–100).
     pub entity_ids: Vec<String>,
     pub user_id: Option<String>,
+    /// Which workspaces to answer from: a name, "*" (all of yours) or a
+    /// list; the context (set_context), else `default`, when absent.
+    pub workspace: Option<WorkspaceArg>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -1,5 +1,6 @@
 -- retrieve_graph_neighborhood of an entity. $1 user, $2 entity id,
--- $3..$6 include relationships, sources, events, observations ('true'/'false').
+-- $3..$6 include relationships, sources, events, observations ('true'/'false'),
+-- $7 the workspaces (text[]): relationships to entities outside them are left out.
 WITH rel AS (
   SELECT r.* FROM neotoma.relationships r
   WHERE $3 = 'true' AND r.user_id = $1::uuid AND r.merged_into IS NULL
@@ -7,7 +8,9 @@ WITH rel AS (
     -- Not deleted, nor to deleted entities (lines marked 0.6 and 0.7: not
     -- before those versions).
     AND r.source_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL) -- 0.6
+    AND r.source_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.workspace <> ALL ($7::text[])) -- ws:some -- 0.12
     AND r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL) -- 0.6
+    AND r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.workspace <> ALL ($7::text[])) -- ws:some -- 0.12
     AND r.deleted_at IS NULL -- 0.7
     ),
 own AS (

@@ -7,7 +7,8 @@
 -- $1 user, $2 entity type or NULL, $3 exact candidates (text[]), $4 LIKE
 -- pattern for phone fields, $5 for web-site fields, $6 for the others (each
 -- NULL when the identifier has no such form), $7 the identifier as given (an
--- entity id). A field's kind follows its name, as
+-- entity id), $8 the workspaces (text[]: entities elsewhere are found by
+-- nothing). A field's kind follows its name, as
 -- neotoma_core::identity::IdentifierKind::of says (and as its values were
 -- normalised when stored). Entities are read by key, one per hit
 -- (`OFFSET 0` keeps each lookup a probe of the primary key): a hash join
@@ -30,6 +31,7 @@ found AS (
                  JOIN LATERAL (SELECT 1 FROM neotoma.entities e
                                WHERE e.user_id = $1::uuid AND e.id = x.entity_id AND e.merged_into IS NULL
                                  AND e.deleted_at IS NULL -- 0.6
+                                 AND e.workspace = ANY($8::text[]) -- ws:some -- 0.12
                                  AND ($2::text IS NULL OR e.entity_type = $2) OFFSET 0) e ON true) AS exact),
 partial_hits AS (
   SELECT coalesce(e.merged_into, e.id) AS entity_id, i.field
@@ -51,6 +53,7 @@ r AS (
   JOIN LATERAL (SELECT e.id, e.entity_type, e.canonical_name FROM neotoma.entities e
                 WHERE e.user_id = $1::uuid AND e.id = m.entity_id AND e.merged_into IS NULL
                   AND e.deleted_at IS NULL -- 0.6
+                  AND e.workspace = ANY($8::text[]) -- ws:some -- 0.12
                   AND ($2::text IS NULL OR e.entity_type = $2) OFFSET 0) e ON true
   LEFT JOIN LATERAL (SELECT s.snapshot FROM neotoma.entity_snapshots s
                      WHERE s.user_id = $1::uuid AND s.entity_id = e.id OFFSET 0) s ON true

@@ -1,7 +1,8 @@
 -- list_relationships: a page of an entity's current relationships, newest
 -- first, between entities that are not deleted. $1 user, $2 entity id, $3 direction (inbound, outbound, both),
 -- $4 relationship type or NULL, $5 limit, $6 offset, $7 include_deleted ('true'/'false'):
--- deleted relationships, and those to deleted entities, with deleted_at.
+-- deleted relationships, and those to deleted entities, with deleted_at;
+-- $8 the workspaces (text[]): an edge to an entity outside them is not shown.
 WITH r AS (
   SELECT * FROM neotoma.relationships r
   WHERE r.user_id = $1::uuid AND r.merged_into IS NULL
@@ -12,6 +13,8 @@ WITH r AS (
     AND ($7 = 'true' OR r.source_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL)) -- 0.6
     AND ($7 = 'true' OR r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL)) -- 0.6
     AND ($7 = 'true' OR r.deleted_at IS NULL) -- 0.7
+    AND NOT EXISTS (SELECT FROM neotoma.entities o WHERE o.user_id = $1::uuid -- ws:some -- 0.12
+                    AND o.id IN (r.source_entity_id, r.target_entity_id) AND o.workspace <> ALL ($8::text[])) -- ws:some -- 0.12
     )
 SELECT jsonb_build_object(
   'relationships', coalesce((SELECT jsonb_agg(jsonb_build_object(

@@ -1,7 +1,7 @@
 -- list_timeline_events: a page of events, newest first. $1 user, $2 event
 -- type or NULL, $3 from (microseconds, inclusive) or NULL, $4 before
 -- (microseconds, exclusive) or NULL, $5 source id or NULL, $6 entity id or
--- NULL, $7 limit, $8 offset. Answers JSON text.
+-- NULL, $7 limit, $8 offset, $9 the workspaces (text[]). Answers JSON text.
 WITH t AS NOT MATERIALIZED (
   SELECT * FROM neotoma.timeline_events t
   WHERE t.user_id = $1::uuid
@@ -12,6 +12,8 @@ WITH t AS NOT MATERIALIZED (
     AND t.event_timestamp < coalesce(neotoma._from_micros($4), 'infinity')
     AND ($5::text IS NULL OR t.source_id = $5::uuid)
     AND ($6::text IS NULL OR t.entity_id = $6)
+    AND t.workspace = ($9::text[])[1] -- ws:one -- 0.12
+    AND t.workspace = ANY($9::text[]) -- ws:many -- 0.12
     -- Not of deleted entities: a hashed set of their ids, read once from the
     -- index entities_deleted, which holds only those.
     AND t.entity_id NOT IN (SELECT d.id FROM neotoma.entities d -- 0.6

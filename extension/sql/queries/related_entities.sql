@@ -2,7 +2,8 @@
 -- entity $2 over current relationships (never to a deleted entity, nor over
 -- a deleted relationship: lines marked 0.6 and 0.7, left out before those) of the types $3 (all when null) in
 -- direction $4 ('outbound', 'inbound' or 'both'), up to $5 hops; at most $6
--- entities, nearest first; with their snapshots when $7.
+-- entities, nearest first; with their snapshots when $7. Entities outside the
+-- workspaces $8 (text[]) are not walked to.
 --
 -- walk holds (entity, hop) pairs; an entity's hop is the least it was
 -- reached at. The walk re-expands entities it meets again at later hops
@@ -19,12 +20,14 @@ WITH RECURSIVE walk(id, hop) AS (
     WHERE $4 <> 'inbound' AND r.user_id = $1::uuid AND r.source_entity_id = w.id
       AND r.merged_into IS NULL AND ($3::text[] IS NULL OR r.relationship_type = ANY($3))
       AND r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL) -- 0.6
+      AND r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.workspace <> ALL ($8::text[])) -- ws:some -- 0.12
       AND r.deleted_at IS NULL -- 0.7
     UNION ALL
     SELECT r.source_entity_id FROM neotoma.relationships r
     WHERE $4 <> 'outbound' AND r.user_id = $1::uuid AND r.target_entity_id = w.id
       AND r.merged_into IS NULL AND ($3::text[] IS NULL OR r.relationship_type = ANY($3))
       AND r.source_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL) -- 0.6
+      AND r.source_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.workspace <> ALL ($8::text[])) -- ws:some -- 0.12
       AND r.deleted_at IS NULL -- 0.7
       ) x
   WHERE w.hop < $5
@@ -51,6 +54,7 @@ walked AS (
       ON $4 <> 'inbound' AND r.user_id = $1::uuid AND r.source_entity_id = f.id
      AND r.merged_into IS NULL AND ($3::text[] IS NULL OR r.relationship_type = ANY($3))
      AND r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL) -- 0.6
+     AND r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.workspace <> ALL ($8::text[])) -- ws:some -- 0.12
      AND r.deleted_at IS NULL -- 0.7
     WHERE f.hop < (SELECT hop FROM last_hop)
     UNION ALL
@@ -59,6 +63,7 @@ walked AS (
       ON $4 <> 'outbound' AND r.user_id = $1::uuid AND r.target_entity_id = f.id
      AND r.merged_into IS NULL AND ($3::text[] IS NULL OR r.relationship_type = ANY($3))
      AND r.source_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL) -- 0.6
+     AND r.source_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.workspace <> ALL ($8::text[])) -- ws:some -- 0.12
      AND r.deleted_at IS NULL -- 0.7
     WHERE f.hop < (SELECT hop FROM last_hop)) e
   GROUP BY id, relationship_type, source_entity_id, target_entity_id

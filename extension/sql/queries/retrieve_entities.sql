@@ -1,19 +1,28 @@
 -- retrieve_entities of any type: a page of entities, most recently observed
 -- first. $1 user, $2 unused (the type: retrieve_entities_of_type.sql), $3
 -- include merged ('true'/'false'), $4 include snapshots, $5 limit, $6
--- offset, $7 include deleted. The page is read in the order of the index
+-- offset, $7 include deleted, $8 the workspaces (text[]). The page is read in the order of the index
 -- entity_snapshots_recent_any; only its rows are then read whole. Every entity has a snapshot row (the fold
 -- writes it with the entity's first observation; verify() reports one
 -- missing).
+-- Each selected workspace's first rows from the index, in its order, then
+-- the page of them all: one workspace reads its first page only, several
+-- a page each (not a sort of every row).
 WITH page AS (
-  SELECT s.entity_id AS id, s.last_observation_at, e.entity_type, e.canonical_name, e.merged_into
-    , e.deleted_at, e.deleted_reason -- 0.6
-  FROM neotoma.entity_snapshots s
-  JOIN neotoma.entities e ON e.user_id = s.user_id AND e.id = s.entity_id
-  WHERE s.user_id = $1::uuid
-    AND ($3 = 'true' OR e.merged_into IS NULL)
-    AND ($7 = 'true' OR e.deleted_at IS NULL) -- 0.6
-  ORDER BY s.last_observation_at DESC NULLS LAST, s.entity_id
+  SELECT p.* FROM unnest($8::text[]) AS w(name)
+  CROSS JOIN LATERAL (
+    SELECT s.entity_id AS id, s.last_observation_at, e.entity_type, e.canonical_name, e.merged_into
+      , e.deleted_at, e.deleted_reason -- 0.6
+      , s.workspace -- 0.12
+    FROM neotoma.entity_snapshots s
+    JOIN neotoma.entities e ON e.user_id = s.user_id AND e.id = s.entity_id
+    WHERE s.user_id = $1::uuid
+      AND s.workspace = w.name -- 0.12
+      AND ($3 = 'true' OR e.merged_into IS NULL)
+      AND ($7 = 'true' OR e.deleted_at IS NULL) -- 0.6
+    ORDER BY s.last_observation_at DESC NULLS LAST, s.entity_id
+    LIMIT $5 + $6) p
+  ORDER BY p.last_observation_at DESC NULLS LAST, p.id
   LIMIT $5 OFFSET $6)
 -- Built as json text (the answer is read as text): an entity without a
 -- snapshot asked for, or not merged, has them as null, which the answer
@@ -26,6 +35,7 @@ SELECT json_build_object(
              'last_observation_at', neotoma._iso(page.last_observation_at),
              'snapshot', CASE WHEN $4 = 'true' THEN s.snapshot END,
              'merged_into', page.merged_into
+             , 'workspace', page.workspace -- 0.12
              , 'deleted_at', neotoma._iso(page.deleted_at), 'deleted_reason', page.deleted_reason -- 0.6
              )
            ORDER BY page.last_observation_at DESC NULLS LAST, page.id)
@@ -36,5 +46,7 @@ SELECT json_build_object(
                   WHERE s.user_id = $1::uuid AND s.entity_id = page.id OFFSET 0) s ON true), '[]'),
   -- Exact, in constant time: the sum of the (user, type) count rows.
   'total', (SELECT coalesce(sum(CASE WHEN $3 = 'true' THEN c.total ELSE c.current END), 0)::bigint
-            FROM neotoma.entity_counts c WHERE c.user_id = $1::uuid),
+            FROM neotoma.entity_counts c WHERE c.user_id = $1::uuid
+              AND c.workspace = ANY($8::text[]) -- 0.12
+            ),
   'excluded_merged', $3 <> 'true', 'limit', $5, 'offset', $6)::text

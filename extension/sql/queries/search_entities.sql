@@ -11,7 +11,8 @@
 -- Reciprocal Rank Fusion's k, $20 the embedding model (the rows compared),
 -- $21 the most entities semantic search ranks (the nearest); $22 also match
 -- every observation's words and those of the stored files they came from
--- ('true'/'false').
+-- ('true'/'false'); $23 the workspaces (text[]: only their entities
+-- answer; the lines marked ws:some leave when they are all the user's).
 -- Lexical score = 0.6 × name similarity (trigrams, 1 for the same name)
 --               + 0.4 × text rank (ts_rank_cd normalised to 0–1);
 -- an entity matched by its type alone scores 0.1. Semantic score = the
@@ -72,6 +73,8 @@ sem_hits AS (
   -- The $21 nearest (each similarity computed once; a top-N sort).
   UNION ALL (SELECT v.entity_id, neotoma._cosine(v.embedding, $16::real[]) FROM neotoma.entity_embeddings v -- 0.9
   WHERE $16::real[] IS NOT NULL AND v.user_id = $1::uuid AND v.model = $20 AND ($5::text IS NULL OR v.entity_type = $5) -- 0.9
+    AND EXISTS (SELECT FROM neotoma.entity_snapshots s WHERE s.user_id = v.user_id -- ws:some -- 0.12
+                AND s.entity_id = v.entity_id AND s.workspace = ANY($23::text[])) -- ws:some -- 0.12
   ORDER BY 2 DESC, 1 LIMIT $21) -- 0.9
   ),
 type_hits AS (
@@ -116,10 +119,11 @@ resolved AS (
 eligible AS (
   SELECT r.id, r.lex_score, r.sem_sim, r.name_sim, r.by_alias, r.by_type, r.by_obs, r.by_file, e.entity_type, e.canonical_name, e.merged_into,
          e.deleted_at, e.deleted_reason
+         , e.workspace -- 0.12
   FROM resolved r
-  CROSS JOIN LATERAL (SELECT e.entity_type, e.canonical_name, e.merged_into, e.deleted_at, e.deleted_reason
-                      FROM neotoma.entities e WHERE e.user_id = $1::uuid AND e.id = r.id OFFSET 0) e
+  CROSS JOIN LATERAL (SELECT e.* FROM neotoma.entities e WHERE e.user_id = $1::uuid AND e.id = r.id OFFSET 0) e
   WHERE ($6 = 'true' OR e.merged_into IS NULL)
+    AND e.workspace = ANY($23::text[]) -- ws:some -- 0.12
     AND ($7 = 'true' OR e.deleted_at IS NULL)
     -- The type of what answers (a hit on an entity reclassified into another
     -- type counts for that type).
@@ -150,6 +154,7 @@ SELECT json_build_object(
              'snapshot', CASE WHEN $8 = 'true' THEN s.snapshot END,
              'merged_into', page.merged_into,
              'deleted_at', neotoma._iso(page.deleted_at), 'deleted_reason', page.deleted_reason,
+             'workspace', page.workspace, -- 0.12
              'relevance_score', round(page.score::numeric, 6),
              'matched_fields', m.fields,
              'semantic_similarity', round(page.sem_sim::numeric, 6))
@@ -181,6 +186,7 @@ SELECT json_build_object(
   'pending_embeddings', CASE WHEN $16::real[] IS NOT NULL THEN ( -- 0.9
     SELECT count(*) FROM neotoma.entity_snapshots s -- 0.9
     WHERE s.user_id = $1::uuid AND ($5::text IS NULL OR s.entity_type = $5) -- 0.9
+      AND s.workspace = ANY($23::text[]) -- ws:some -- 0.12
       AND NOT EXISTS (SELECT FROM neotoma.entity_embeddings v -- 0.9
                       WHERE v.user_id = $1::uuid AND v.entity_id = s.entity_id AND v.model = $20)) END, -- 0.9
   'excluded_merged', $6 <> 'true', 'limit', $9, 'offset', $10)::text

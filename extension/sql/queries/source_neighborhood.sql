@@ -1,5 +1,6 @@
 -- retrieve_graph_neighborhood of a source. $1 user, $2 source id,
--- $3..$5 include relationships, events, observations ('true'/'false').
+-- $3..$5 include relationships, events, observations ('true'/'false'), $6
+-- the workspaces (text[]): a source elsewhere is not found, entities elsewhere are left out.
 -- Deleted entities, their events and relationships, and deleted
 -- relationships are left out (lines marked 0.6 and 0.7: not before those).
 WITH obs AS (
@@ -10,6 +11,7 @@ ents AS (
 live AS (
   SELECT x.id FROM ents x
   WHERE x.id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL) -- 0.6
+    AND x.id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.workspace <> ALL ($6::text[])) -- ws:some -- 0.12
   )
 SELECT jsonb_build_object(
   'node_id', src.id, 'node_type', 'source',
@@ -34,7 +36,9 @@ SELECT jsonb_build_object(
                        WHERE ro.user_id = $1::uuid AND ro.source_id = $2::uuid)
               OR r.source_entity_id IN (SELECT id FROM ents) AND r.target_entity_id IN (SELECT id FROM ents))
          AND r.source_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL) -- 0.6
+         AND r.source_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.workspace <> ALL ($6::text[])) -- ws:some -- 0.12
          AND r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL) -- 0.6
+         AND r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.workspace <> ALL ($6::text[])) -- ws:some -- 0.12
          AND r.deleted_at IS NULL -- 0.7
          ), '[]'))
    ELSE '{}' END
@@ -45,6 +49,7 @@ SELECT jsonb_build_object(
          ORDER BY t.event_timestamp DESC, t.id)
        FROM neotoma.timeline_events t WHERE t.user_id = $1::uuid AND t.source_id = $2::uuid
          AND t.entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL) -- 0.6
+         AND t.entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.workspace <> ALL ($6::text[])) -- ws:some -- 0.12
          ), '[]'))
    ELSE '{}' END
 || CASE WHEN $5 = 'true' THEN jsonb_build_object(
@@ -54,3 +59,4 @@ SELECT jsonb_build_object(
          'fields', o.fields) ORDER BY o.observed_at DESC, o.id) FROM obs o), '[]'))
    ELSE '{}' END
 FROM neotoma.sources src WHERE src.user_id = $1::uuid AND src.id = $2::uuid
+  AND src.workspace = ANY($6::text[]) -- ws:some -- 0.12

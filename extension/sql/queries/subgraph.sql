@@ -2,7 +2,7 @@
 -- (text[], in that order), each with its snapshot and latest observations
 -- (theirs and those of the entities merged into them, newest first, at most
 -- $3), the current relationships whose both ends are among them, and the
--- ids that name none. $1 user.
+-- ids that name none (or one outside the workspaces $4, text[]). $1 user.
 WITH ids AS (
   SELECT t.id, min(t.ord) AS ord FROM unnest($2::text[]) WITH ORDINALITY AS t(id, ord) GROUP BY t.id),
 found AS (
@@ -10,7 +10,9 @@ found AS (
   FROM ids i
   CROSS JOIN LATERAL (SELECT e.id, e.entity_type, e.canonical_name FROM neotoma.entities e
                       WHERE e.user_id = $1::uuid AND e.id = i.id
-                        AND e.merged_into IS NULL AND e.deleted_at IS NULL OFFSET 0) e
+                        AND e.merged_into IS NULL AND e.deleted_at IS NULL
+                        AND e.workspace = ANY($4::text[]) -- ws:some -- 0.12
+                      OFFSET 0) e
   CROSS JOIN LATERAL (SELECT s.snapshot, s.observation_count FROM neotoma.entity_snapshots s
                       WHERE s.user_id = $1::uuid AND s.entity_id = e.id OFFSET 0) s)
 SELECT json_build_object(

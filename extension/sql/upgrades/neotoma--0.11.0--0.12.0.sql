@@ -287,4 +287,86 @@ REVOKE ALL ON neotoma.workspaces, neotoma.contexts FROM PUBLIC;
 GRANT SELECT, INSERT ON neotoma.workspaces TO neotoma_user;
 GRANT SELECT, INSERT, UPDATE, DELETE ON neotoma.contexts TO neotoma_user;
 
+-- The workspace actions.
+CREATE OR REPLACE FUNCTION neotoma.list_workspaces(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('list_workspaces', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.list_workspaces(jsonb) IS
+  'List the workspaces your memory is divided into (`default` first), with how many entities and sources each holds and which one actions without `workspace` use now (in_context; set_context chooses it). Reads take `workspace`: a name, "*" for all, or a list. Returns {workspaces:[{name, entities, entities_including_merged, sources, created_at, in_context}], context:{workspace, from}}.';
+REVOKE EXECUTE ON FUNCTION neotoma.list_workspaces(jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma.list_workspaces(jsonb) TO neotoma_user;
+
+CREATE OR REPLACE FUNCTION neotoma.set_context(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('set_context', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.set_context(jsonb) IS
+  'Choose the workspace every later action without `workspace` uses, by name (`workspace`, created if new) or by a project entity (`project_entity_id`: its workspace). It is kept in the memory, so it holds across requests, connections and gateways: for the token you came with (level token, the default with a token), or for you (level user, the default without one, e.g. over stdio). Returns {token, user, effective:{workspace, from}, has_token}.';
+REVOKE EXECUTE ON FUNCTION neotoma.set_context(jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma.set_context(jsonb) TO neotoma_user;
+
+CREATE OR REPLACE FUNCTION neotoma.get_context(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('get_context', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.get_context(jsonb) IS
+  'Show which workspace actions without `workspace` use, and why: the context of the token you came with, else yours, else `default`. Returns {token, user, effective:{workspace, from}, has_token}.';
+REVOKE EXECUTE ON FUNCTION neotoma.get_context(jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma.get_context(jsonb) TO neotoma_user;
+
+CREATE OR REPLACE FUNCTION neotoma.clear_context(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('clear_context', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.clear_context(jsonb) IS
+  'Forget a context set by set_context (level token or user; by default the one set_context would set), so actions without `workspace` fall back to the next: the user''s context, then `default`. Returns {token, user, effective, has_token, cleared}.';
+REVOKE EXECUTE ON FUNCTION neotoma.clear_context(jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma.clear_context(jsonb) TO neotoma_user;
+
+-- Tokens: authentication answers the token's id too (a new result type:
+-- dropped and made again, with the same grants); revoking one forgets its
+-- context.
+DROP FUNCTION neotoma.authenticate_token(text);
+CREATE FUNCTION neotoma.authenticate_token(token_hash text)
+RETURNS TABLE (user_id uuid, scope text, expires_at timestamptz, id uuid)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+  SELECT t.user_id, t.scope, t.expires_at, t.id FROM neotoma.api_tokens t
+  WHERE t.token_hash = authenticate_token.token_hash AND t.revoked_at IS NULL
+    AND (t.expires_at IS NULL OR t.expires_at > now()) $$;
+
+REVOKE EXECUTE ON FUNCTION neotoma.authenticate_token(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma.authenticate_token(text) TO neotoma_service;
+CREATE OR REPLACE FUNCTION neotoma.revoke_api_token(token_id uuid) RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+DECLARE
+  h text;
+BEGIN
+  UPDATE neotoma.api_tokens SET revoked_at = now()
+  WHERE id = revoke_api_token.token_id AND revoked_at IS NULL
+  RETURNING token_hash INTO h;
+  IF h IS NULL THEN
+    RETURN false;
+  END IF;
+  -- Its context goes with it.
+  DELETE FROM neotoma.contexts c WHERE c.token_id = revoke_api_token.token_id;
+  PERFORM pg_notify('neotoma_tokens', h);
+  RETURN true;
+END $$;
+
+-- The gateway says which token a request came with (whose context applies).
+GRANT SET ON PARAMETER neotoma.token_id TO neotoma_service;
+
 ANALYZE neotoma.entities, neotoma.sources, neotoma.timeline_events, neotoma.entity_snapshots, neotoma.entity_counts;

@@ -23,6 +23,7 @@ pub fn bulk(_user: Uuid, req: BulkRequest) -> Result<BulkResponse, NeotomaError>
 }
 
 fn run_operations(req: BulkRequest, total: usize) -> Result<BulkResponse, NeotomaError> {
+    let req_workspace = req.workspace.clone();
     let mut refs: HashMap<String, String> = HashMap::new();
     let mut results = Vec::with_capacity(total);
     for (index, mut op) in req.operations.into_iter().enumerate() {
@@ -79,6 +80,10 @@ fn run_operations(req: BulkRequest, total: usize) -> Result<BulkResponse, Neotom
         }
         bulk::substitute_refs(&mut args, &refs)
             .map_err(|m| failed(NeotomaError::invalid_field("args", m)))?;
+        // The call's workspace, unless the operation names its own.
+        if let (Some(w), Some(map)) = (&req_workspace, args.as_object_mut()) {
+            map.entry("workspace").or_insert_with(|| json!(w));
+        }
         let answer: Value = super::route(id, &args)
             .and_then(|text| {
                 serde_json::from_str(&text).map_err(|e| {
@@ -129,7 +134,15 @@ fn create_all(
         // is (the session's user, or FORBIDDEN).
         let named = r.user_id.clone();
         let out = crate::tenancy::with_user(named.as_deref(), |user| {
-            relationships::create_relationship(user, r)
+            // Its own workspace, else the call's.
+            let own = match &r.workspace {
+                Some(_) => crate::scope::establish(
+                    Some(&user),
+                    neotoma_core::workspace::Requested::Write(r.workspace.as_ref()),
+                )?,
+                None => None,
+            };
+            crate::scope::within(own, || relationships::create_relationship(user, r))
         })
         .map_err(|e| {
             let mut e = e.with("relationship", index + 1);

@@ -22,7 +22,7 @@ const MAX_PAGE: i64 = 100;
 /// given two or more distinct values by two or more sources, as
 /// [user, entity, type] in user and id order: $1 the user (null: every one
 /// the session can read), $2 the type (or null), $3 limit (null: all), $4
-/// offset.
+/// offset, $5 the workspaces (text[]; null: all).
 const CANDIDATES: &str = "
     WITH disagreeing AS (
       SELECT o.user_id, coalesce(e.merged_into, e.id) AS id
@@ -39,6 +39,7 @@ const CANDIDATES: &str = "
     FROM (SELECT DISTINCT d.user_id, d.id FROM disagreeing d
           JOIN neotoma.entities live ON live.user_id = d.user_id AND live.id = d.id AND live.deleted_at IS NULL
                                      AND ($2::text IS NULL OR live.entity_type = $2)
+                                     AND ($5::text[] IS NULL OR live.workspace = ANY($5::text[])) -- 0.12
           ORDER BY d.user_id, d.id LIMIT $3 OFFSET $4) p
     JOIN neotoma.entities t ON t.user_id = p.user_id AND t.id = p.id";
 
@@ -48,15 +49,17 @@ fn candidates(
     entity_type: Option<&str>,
     limit: Option<i64>,
     offset: i64,
+    workspaces: Option<Vec<String>>,
 ) -> Result<Vec<(Uuid, String, String)>, NeotomaError> {
     let user = user.map(Uuid::to_string);
     let v = db::json(
-        CANDIDATES,
+        &crate::installed::adapt(CANDIDATES)?,
         &[
             Arg::OptText(user.as_deref()),
             Arg::OptText(entity_type),
             Arg::OptInt(limit),
             Arg::Int(offset),
+            Arg::OptTexts(workspaces),
         ],
     )?;
     db::from_json(v, "contradicting entities")
@@ -89,6 +92,7 @@ pub fn list_contradictions(
                 req.entity_type.as_deref(),
                 Some(limit + 1),
                 offset,
+                Some(crate::scope::current().names()),
             )?
             .into_iter()
             .map(|(_, id, t)| (id, t))
@@ -142,7 +146,7 @@ pub(crate) fn contradictions_view() -> pgrx::iter::TableIterator<
 > {
     let rows = (|| -> Result<Vec<_>, NeotomaError> {
         let mut rows = Vec::new();
-        for (user, entity_id, entity_type) in candidates(None, None, None, 0)? {
+        for (user, entity_id, entity_type) in candidates(None, None, None, 0, None)? {
             for c in snapshots::contradictions_of(&user, &entity_id, &entity_type, None)? {
                 rows.push((
                     pgrx::Uuid::from_bytes(*user.as_bytes()),

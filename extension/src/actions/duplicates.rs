@@ -7,7 +7,7 @@ use crate::snapshots;
 use neotoma_core::actions::common;
 use neotoma_core::actions::duplicates::*;
 use neotoma_core::canonical::sha256_hex;
-use neotoma_core::ids::{derived_uuid, entity_id};
+use neotoma_core::ids::{derived_uuid, entity_id_in};
 use neotoma_core::schema::check_name;
 use neotoma_core::similarity::{duplicate_pairs, Candidate};
 use neotoma_core::{ErrorCode, NeotomaError};
@@ -49,8 +49,11 @@ pub fn list_potential_duplicates(
         name: String,
         identifiers: Vec<(String, String)>,
     }
+    // Duplicates within the action's workspaces.
+    let scope = crate::scope::current();
     let rows: Vec<Row> = db::parsed(
-        "SELECT coalesce(jsonb_agg(jsonb_build_object('id', e.id,
+        &scope.adapt(
+            "SELECT coalesce(jsonb_agg(jsonb_build_object('id', e.id,
                    'name', coalesce(s.snapshot->>'name', s.snapshot->>'title', e.canonical_name),
                    'identifiers', (SELECT coalesce(jsonb_agg(jsonb_build_array(i.field, i.value)
                                                              ORDER BY i.field, i.value), '[]')
@@ -60,12 +63,15 @@ pub fn list_potential_duplicates(
          FROM (SELECT * FROM neotoma.entities e
                WHERE e.user_id = $1::uuid AND e.entity_type = $2 AND e.merged_into IS NULL
                  AND e.deleted_at IS NULL
+                 AND e.workspace = ANY($4::text[]) -- ws:some -- 0.12
                ORDER BY e.id LIMIT $3 + 1) e
          LEFT JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id",
+        )?,
         &[
             Arg::uuid(user),
             Arg::Text(&req.entity_type),
             Arg::Int(MAX_COMPARED),
+            scope.arg(),
         ],
         "entities",
     )?;
@@ -142,6 +148,7 @@ pub fn split_entity(
         if let Some(at) = crate::lifecycle::deleted_at(&user, id)? {
             return Err(crate::lifecycle::deleted_error(id, &at));
         }
+        crate::scope::current().check_entity(id, &e.workspace)?;
         Ok(e)
     };
     let from = live(&from_id, "entity_id")?;
@@ -214,16 +221,24 @@ pub fn split_entity(
                 from.id,
                 sha256_hex(chosen.join(",").as_bytes())
             );
-            let id = entity_id(&user, &from.entity_type, &key);
+            // In from's workspace.
+            let id = entity_id_in(&user, &from.workspace, &from.entity_type, &key);
             let created = db::inserted(
-                "INSERT INTO neotoma.entities (user_id, id, entity_type, canonical_name, identity_key)
-                 VALUES ($1::uuid, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+                &crate::installed::adapt(
+                    "INSERT INTO neotoma.entities (user_id, id, entity_type, canonical_name, identity_key
+                                                  , workspace -- 0.12
+                                                  )
+                     VALUES ($1::uuid, $2, $3, $4, $5
+                             , $6 -- 0.12
+                             ) ON CONFLICT DO NOTHING",
+                )?,
                 &[
                     Arg::uuid(user),
                     Arg::Text(&id),
                     Arg::Text(&from.entity_type),
                     Arg::Text(&from.canonical_name),
                     Arg::Text(&key),
+                    Arg::Text(&from.workspace),
                 ],
             )?;
             (id, created)

@@ -26,12 +26,22 @@ pub struct EntityRow {
     pub entity_type: String,
     pub canonical_name: String,
     pub merged_into: Option<String>,
+    /// The workspace it belongs to (`default` before 0.12.0).
+    #[serde(default = "default_workspace")]
+    pub workspace: String,
+}
+
+fn default_workspace() -> String {
+    neotoma_core::workspace::DEFAULT.to_string()
 }
 
 pub fn find_entity(user: &Uuid, entity_id: &str) -> Result<Option<EntityRow>, NeotomaError> {
     let v = db::json(
-        "SELECT to_jsonb(e) FROM (SELECT id, entity_type, canonical_name, merged_into
-                                   FROM neotoma.entities WHERE user_id = $1::uuid AND id = $2) e",
+        &crate::installed::adapt(
+            "SELECT to_jsonb(e) FROM (SELECT id, entity_type, canonical_name, merged_into
+                                            , workspace -- 0.12
+                                     FROM neotoma.entities WHERE user_id = $1::uuid AND id = $2) e",
+        )?,
         &[Arg::uuid(user), Arg::Text(entity_id)],
     )?;
     if v.is_null() {
@@ -50,19 +60,22 @@ fn not_found(entity_id: &str) -> NeotomaError {
 }
 
 /// The entity, following a merge to where it went. Answers the entity and,
-/// when it was merged, the id that was asked for.
+/// when it was merged, the id that was asked for. One outside the action's
+/// workspaces is not found (saying where it is).
 pub fn resolve_entity(
     user: &Uuid,
     entity_id: &str,
 ) -> Result<(EntityRow, Option<String>), NeotomaError> {
     let entity = find_entity(user, entity_id)?.ok_or_else(|| not_found(entity_id))?;
-    match &entity.merged_into {
+    let found = match &entity.merged_into {
         Some(target) => {
             let t = find_entity(user, target)?.ok_or_else(|| not_found(target))?;
-            Ok((t, Some(entity_id.to_string())))
+            (t, Some(entity_id.to_string()))
         }
-        None => Ok((entity, None)),
-    }
+        None => (entity, None),
+    };
+    crate::scope::current().check_entity(entity_id, &found.0.workspace)?;
+    Ok(found)
 }
 
 /// [`resolve_entity`], refusing an entity that is deleted (what the
@@ -93,7 +106,11 @@ pub fn retrieve_entity_snapshot(
         .map(|at| common::micros("at", at))
         .transpose()?;
     let mut out = match at {
-        None => current_snapshot(&user, &entity_id)?,
+        None => {
+            // Outside the action's workspaces: not found.
+            resolve_entity(&user, &entity_id)?;
+            current_snapshot(&user, &entity_id)?
+        }
         Some(at) => {
             let (entity, redirected_from) = resolve_entity(&user, &entity_id)?;
             let mut out = snapshot_at(&user, &entity, at, req.at.as_deref().unwrap_or_default())?;
@@ -282,10 +299,11 @@ pub fn retrieve_entities(
     let include_merged = req.include_merged.unwrap_or(false);
     let include_deleted = req.include_deleted.unwrap_or(false);
     let flag = |on: bool| Arg::Text(if on { "true" } else { "false" });
+    let scope = crate::scope::current();
     if let Some(min) = req.min_confidence {
         crate::installed::require(11, "min_confidence")?;
         return db::parsed(
-            RETRIEVE_ENTITIES_CONFIDENT,
+            &crate::installed::adapt(RETRIEVE_ENTITIES_CONFIDENT)?,
             &[
                 Arg::uuid(user),
                 Arg::OptText(req.entity_type.as_deref()),
@@ -295,6 +313,7 @@ pub fn retrieve_entities(
                 Arg::Int(offset),
                 flag(include_deleted),
                 Arg::Text(&min.to_string()),
+                scope.arg(),
             ],
             "entities",
         );
@@ -306,13 +325,17 @@ pub fn retrieve_entities(
         RETRIEVE_ENTITIES
     };
     let type_filter = if typed { " AND e.entity_type = $2" } else { "" };
-    let query = crate::installed::adapt(listing)?;
+    let query = scope.adapt(listing)?;
     // The count rows leave deleted entities out, and a database before
     // 0.4.0 has none: then the total is counted from the entities.
     let query = if (crate::installed::at_least_0_6()? && include_deleted)
         || !crate::installed::at_least_0_4()?
     {
-        std::borrow::Cow::Owned(counting(&query, type_filter))
+        std::borrow::Cow::Owned(counting(
+            &query,
+            type_filter,
+            crate::installed::at_least(12)?,
+        ))
     } else {
         query
     };
@@ -329,6 +352,7 @@ pub fn retrieve_entities(
                 Arg::Int(limit),
                 Arg::Int(offset),
                 flag(include_deleted),
+                scope.arg(),
             ],
             "entities",
         )
@@ -354,8 +378,9 @@ pub fn retrieve_entity_by_identifier(
         .into_iter()
         .map(|(kind, form)| (kind, contains_pattern(&form)))
         .collect();
+    let scope = crate::scope::current();
     db::parsed(
-        &crate::installed::adapt(IDENTIFIER_LOOKUP)?,
+        &scope.adapt(IDENTIFIER_LOOKUP)?,
         &[
             Arg::uuid(user),
             Arg::OptText(req.entity_type.as_deref()),
@@ -364,6 +389,7 @@ pub fn retrieve_entity_by_identifier(
             Arg::OptText(forms.get(&IdentifierKind::Url).map(String::as_str)),
             Arg::OptText(forms.get(&IdentifierKind::Text).map(String::as_str)),
             Arg::Text(identifier),
+            scope.arg(),
         ],
         "identified entities",
     )
@@ -460,16 +486,24 @@ pub fn correct(user: Uuid, req: CorrectRequest) -> Result<CorrectResponse, Neoto
         json!({"correction": {"entity_id": entity.id, "field": req.field, "value": req.value}});
     let content_hash = sha256_hex(canonical_json(&content).as_bytes());
     let source = source_id(&user, &content_hash).to_string();
+    // In the entity's workspace.
     db::run(
-        "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, content, source_priority)
-         VALUES ($1::uuid, $2::uuid, $3, 'correction', 'application/json', $4, $5::int)
-         ON CONFLICT DO NOTHING",
+        &crate::installed::adapt(
+            "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, content, source_priority
+                                         , workspace -- 0.12
+                                         )
+             VALUES ($1::uuid, $2::uuid, $3, 'correction', 'application/json', $4, $5::int
+                     , $6 -- 0.12
+                     )
+             ON CONFLICT DO NOTHING",
+        )?,
         &[
             Arg::uuid(user),
             Arg::Text(&source),
             Arg::Text(&content_hash),
             Arg::Json(&content),
             Arg::Int(CORRECTION_PRIORITY as i64),
+            Arg::Text(&entity.workspace),
         ],
     )?;
     let mut fields = Map::new();
@@ -535,7 +569,12 @@ const RETRIEVE_ENTITIES_OF_TYPE: &str =
 const RETRIEVE_ENTITIES_CONFIDENT: &str =
     include_str!("../../sql/queries/retrieve_entities_confident.sql");
 
-fn counting(query: &str, type_filter: &str) -> String {
+fn counting(query: &str, type_filter: &str, by_workspace: bool) -> String {
+    let workspace_filter = if by_workspace {
+        " AND e.workspace = ANY($8::text[])"
+    } else {
+        ""
+    };
     let start = query
         .find("  -- Exact, in constant time")
         .expect("the listing query marks its total");
@@ -544,7 +583,7 @@ fn counting(query: &str, type_filter: &str) -> String {
         .expect("the listing query's total ends before excluded_merged");
     format!(
         "{}  'total', (SELECT count(*) FROM neotoma.entities e WHERE e.user_id = $1::uuid{type_filter}
-                 AND ($3 = 'true' OR e.merged_into IS NULL)),\n{}",
+                 {workspace_filter} AND ($3 = 'true' OR e.merged_into IS NULL)),\n{}",
         &query[..start],
         &query[end..]
     )

@@ -8,7 +8,7 @@ use neotoma_core::{ErrorCode, NeotomaError};
 use uuid::Uuid;
 
 pub fn retrieve_file_url(
-    _user: Uuid,
+    user: Uuid,
     req: RetrieveFileUrlRequest,
 ) -> Result<RetrieveFileUrlResponse, NeotomaError> {
     let id = req.file_path.trim().trim_start_matches("sources/");
@@ -19,6 +19,17 @@ pub fn retrieve_file_url(
         )
         .with("file_path", req.file_path.clone())
     })?;
+    // A file of a source outside the action's workspaces is not found.
+    let scope = crate::scope::current();
+    if !scope.covers_all() {
+        let workspace = db::json(
+            "SELECT to_jsonb(s.workspace) FROM neotoma.sources s WHERE s.user_id = $1::uuid AND s.id = $2::uuid",
+            &[Arg::uuid(user), Arg::uuid(source)],
+        )?;
+        if let Some(w) = workspace.as_str().filter(|w| !scope.admits(w)) {
+            return Err(scope.outside(ErrorCode::FileNotFound, "source", &source.to_string(), w));
+        }
+    }
     let expires_in = req.expires_in.unwrap_or(3600);
     if !(1..=7 * 24 * 3600).contains(&expires_in) {
         return Err(NeotomaError::invalid_field(

@@ -39,6 +39,7 @@ fn entity(user: &Uuid, entity_id: &str) -> Result<Lifecycle, NeotomaError> {
         )
         .with("merged_into", target.as_str()));
     }
+    crate::scope::current().check_entity(&id, e.workspace.as_deref().unwrap_or("default"))?;
     Ok(e)
 }
 
@@ -210,6 +211,7 @@ pub fn erase(user: Uuid, req: EraseRequest) -> Result<EraseResponse, NeotomaErro
                 )
                 .with("entity_id", id.as_str())
             })?;
+            crate::scope::current().check_entity(&id, &e.workspace)?;
             let counts = super::erasure::while_erasing(|| {
                 super::erasure::erase_entities(&user, std::slice::from_ref(&e.id))
             })?;
@@ -218,7 +220,8 @@ pub fn erase(user: Uuid, req: EraseRequest) -> Result<EraseResponse, NeotomaErro
         (None, Some(source)) => {
             let id = common::uuid("source_id", source)?;
             let found = crate::db::json(
-                "SELECT to_jsonb(true) FROM neotoma.sources WHERE user_id = $1::uuid AND id = $2::uuid",
+                "SELECT jsonb_build_object('workspace', coalesce(to_jsonb(s) -> 'workspace', '\"default\"'))
+                 FROM neotoma.sources s WHERE s.user_id = $1::uuid AND s.id = $2::uuid",
                 &[crate::db::Arg::uuid(user), crate::db::Arg::uuid(id)],
             )?;
             if found.is_null() {
@@ -227,6 +230,16 @@ pub fn erase(user: Uuid, req: EraseRequest) -> Result<EraseResponse, NeotomaErro
                     format!("no source {id} (for this user)"),
                 )
                 .with("source_id", id.to_string()));
+            }
+            let scope = crate::scope::current();
+            let workspace = found["workspace"].as_str().unwrap_or_default();
+            if !scope.admits(workspace) {
+                return Err(scope.outside(
+                    ErrorCode::WorkspaceMismatch,
+                    "source",
+                    &id.to_string(),
+                    workspace,
+                ));
             }
             let counts =
                 super::erasure::while_erasing(|| super::erasure::erase_source(&user, &id))?;
@@ -279,8 +292,11 @@ pub fn list_recent_changes(
         source_id: Option<String>,
         changed_at: String,
     }
+    // Changes of what lies outside the action's workspaces are left out;
+    // those of schemas and erasures (the user's, not a workspace's) stay.
+    let scope = crate::scope::current();
     let rows: Vec<Row> = crate::db::parsed(
-        "SELECT coalesce(jsonb_agg(jsonb_build_object('xid', c.xid::text, 'seq', c.seq, 'kind', c.kind,
+        &scope.adapt("SELECT coalesce(jsonb_agg(jsonb_build_object('xid', c.xid::text, 'seq', c.seq, 'kind', c.kind,
                    'operation', c.operation, 'entity_id', c.entity_id, 'entity_type', c.entity_type,
                    'relationship_id', c.relationship_id, 'relationship_type', r.relationship_type,
                    'source_entity_id', r.source_entity_id, 'target_entity_id', r.target_entity_id,
@@ -291,14 +307,24 @@ pub fn list_recent_changes(
                  -- Settled: every transaction below the snapshot's xmin has ended.
                  AND c.xid < pg_snapshot_xmin(pg_current_snapshot())
                  AND ($4::text IS NULL OR c.entity_type = $4)
+                 AND CASE c.kind -- ws:some -- 0.12
+                   WHEN 'entity' THEN EXISTS (SELECT FROM neotoma.entities e WHERE e.user_id = $1::uuid -- ws:some -- 0.12
+                     AND e.id = c.entity_id AND e.workspace = ANY($6::text[])) -- ws:some -- 0.12
+                   WHEN 'source' THEN EXISTS (SELECT FROM neotoma.sources s WHERE s.user_id = $1::uuid -- ws:some -- 0.12
+                     AND s.id = c.source_id AND s.workspace = ANY($6::text[])) -- ws:some -- 0.12
+                   WHEN 'relationship' THEN NOT EXISTS (SELECT FROM neotoma.relationships x -- ws:some -- 0.12
+                     JOIN neotoma.entities e ON e.user_id = x.user_id AND e.id IN (x.source_entity_id, x.target_entity_id) -- ws:some -- 0.12
+                     WHERE x.user_id = $1::uuid AND x.id = c.relationship_id AND e.workspace <> ALL ($6::text[])) -- ws:some -- 0.12
+                   ELSE true END -- ws:some -- 0.12
                ORDER BY c.xid, c.seq LIMIT $5 + 1) c
-         LEFT JOIN neotoma.relationships r ON r.user_id = $1::uuid AND r.id = c.relationship_id",
+         LEFT JOIN neotoma.relationships r ON r.user_id = $1::uuid AND r.id = c.relationship_id")?,
         &[
             crate::db::Arg::uuid(user),
             crate::db::Arg::Text(&after.xid.to_string()),
             crate::db::Arg::Int(after.seq),
             crate::db::Arg::OptText(req.entity_type.as_deref()),
             crate::db::Arg::Int(limit),
+            scope.arg(),
         ],
         "changes",
     )?;
@@ -330,7 +356,7 @@ pub fn list_recent_changes(
         .collect();
     // Filtered and read to the end: past the rows it passed over too, so
     // the next poll does not scan them again.
-    if req.entity_type.is_some() && !has_more {
+    if (req.entity_type.is_some() || !scope.covers_all()) && !has_more {
         let v = crate::db::json(
             "SELECT jsonb_build_object('xid', c.xid::text, 'seq', c.seq) FROM neotoma.changes c
              WHERE c.user_id = $1::uuid AND (c.xid, c.seq) > ($2::text::xid8, $3::bigint)

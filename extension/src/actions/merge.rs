@@ -95,6 +95,10 @@ pub(super) fn merge_into(
     };
     let f = find_entity(user, from)?.ok_or_else(|| not_found(from, "from_entity_id"))?;
     let t = find_entity(user, to)?.ok_or_else(|| not_found(to, "to_entity_id"))?;
+    // Both in the workspace written to: merges never cross workspaces.
+    let scope = crate::scope::current();
+    scope.check_entity(from, &f.workspace)?;
+    scope.check_entity(to, &t.workspace)?;
     if let Some(e) =
         merged_already(&f, "from_entity_id").or_else(|| merged_already(&t, "to_entity_id"))
     {

@@ -8,7 +8,7 @@
 //! answers another shape than the published output schema, does not compile.
 
 use crate::ingest;
-use crate::{db, statistics, tenancy};
+use crate::{db, scope, statistics, tenancy};
 use neotoma_core::catalog::{self, action, Action, ActionId, Request};
 use neotoma_core::request::parse;
 use neotoma_core::{ErrorCode, NeotomaError};
@@ -42,12 +42,14 @@ mod system;
 mod timeline;
 mod traversal;
 mod types;
+mod workspaces;
 
 pub use system::EXTENSION_VERSION;
 
 /// Whom a handler acts for: a user it requires (`Uuid`), or a user if the
 /// session or the request names one (`Option<Uuid>`).
 pub trait Tenant: Sized {
+    fn user(&self) -> Option<&Uuid>;
     fn establish<T>(
         user_arg: Option<&str>,
         body: impl FnOnce(Self) -> Result<T, NeotomaError>,
@@ -55,6 +57,9 @@ pub trait Tenant: Sized {
 }
 
 impl Tenant for Uuid {
+    fn user(&self) -> Option<&Uuid> {
+        Some(self)
+    }
     fn establish<T>(
         user_arg: Option<&str>,
         body: impl FnOnce(Self) -> Result<T, NeotomaError>,
@@ -64,6 +69,9 @@ impl Tenant for Uuid {
 }
 
 impl Tenant for Option<Uuid> {
+    fn user(&self) -> Option<&Uuid> {
+        self.as_ref()
+    }
     fn establish<T>(
         user_arg: Option<&str>,
         body: impl FnOnce(Self) -> Result<T, NeotomaError>,
@@ -76,19 +84,37 @@ impl Tenant for Option<Uuid> {
 pub type Handler<A, U> =
     fn(U, <A as Action>::Request) -> Result<<A as Action>::Response, NeotomaError>;
 
-/// Parse → tenancy → call → serialise.
+/// Parse → tenancy → workspaces → call → serialise (an action of
+/// workspaces saying where it answered from).
 fn serve<A: Action, U: Tenant>(
     handler: Handler<A, U>,
     args: &Value,
 ) -> Result<String, NeotomaError> {
     let req: A::Request = parse(args)?;
     let user_arg = req.user_id().map(str::to_string);
-    let response = U::establish(user_arg.as_deref(), |user| handler(user, req))?;
-    serde_json::to_string(&response).map_err(|e| {
+    let unserialisable = |e: serde_json::Error| {
         NeotomaError::new(
             ErrorCode::DbQueryFailed,
             format!("response serialisation: {e}"),
         )
+    };
+    U::establish(user_arg.as_deref(), |user| {
+        let Some(scope) = scope::establish(user.user(), req.workspace())? else {
+            return serde_json::to_string(&handler(user, req)?).map_err(unserialisable);
+        };
+        let context = scope.context();
+        let response = scope::within(Some(scope), || handler(user, req))?;
+        let mut value = serde_json::to_value(&response).map_err(unserialisable)?;
+        if let Value::Object(map) = &mut value {
+            // A resource pinned to a workspace said where it was read.
+            if !map.contains_key("workspace_context") {
+                map.insert(
+                    "workspace_context".into(),
+                    serde_json::to_value(context).map_err(unserialisable)?,
+                );
+            }
+        }
+        serde_json::to_string(&value).map_err(unserialisable)
     })
 }
 
@@ -138,6 +164,7 @@ fn needs_version(id: ActionId) -> u32 {
         SearchSubgraph | GetSubgraphByIds => 8,
         Bulk | CreateRelationships | ListContradictions | Annotate => 10,
         Contest | Reclassify => 11,
+        ListWorkspaces | SetContext | GetContext | ClearContext => 12,
         _ => 0,
     }
 }
@@ -212,6 +239,12 @@ fn route(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
         ActionId::Annotate => serve::<a::Annotate, _>(annotations::annotate, args),
         ActionId::Contest => serve::<a::Contest, _>(contests::contest, args),
         ActionId::Reclassify => serve::<a::Reclassify, _>(reclassify::reclassify, args),
+        ActionId::ListWorkspaces => {
+            serve::<a::ListWorkspaces, _>(workspaces::list_workspaces, args)
+        }
+        ActionId::SetContext => serve::<a::SetContext, _>(workspaces::set_context, args),
+        ActionId::GetContext => serve::<a::GetContext, _>(workspaces::get_context, args),
+        ActionId::ClearContext => serve::<a::ClearContext, _>(workspaces::clear_context, args),
         ActionId::ListRecentChanges => {
             serve::<a::ListRecentChanges, _>(lifecycle::list_recent_changes, args)
         }

@@ -178,6 +178,7 @@ fn part_of(user: &Uuid, part: &str, whole: &str) -> Result<(), NeotomaError> {
             target_entity_id: whole.into(),
             metadata: None,
             user_id: None,
+            workspace: None,
         },
     )
     .map(|_| ())

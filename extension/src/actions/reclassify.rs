@@ -73,27 +73,40 @@ fn reclassify_locked(
         .collect();
     crate::ingest::prepare::check_identity_lengths(0, schema, &fields)
         .map_err(|e| e.with("field", "new_entity_type"))?;
-    let mut target = identity::resolve(&user, schema, &fields);
+    // Within from's workspace.
+    let mut target = identity::resolve_in(&user, &from.workspace, schema, &fields);
     // No identity rule of the new type holds: the content would identify
     // it, and entities with the same (or no) content would all become one.
     // It is then its own entity of the new type, keyed by where it came from.
     if target.by_content() {
         let key = format!("reclassified={}", from.id);
         target = identity::Identity {
-            entity_id: neotoma_core::ids::entity_id(&user, &schema.entity_type, &key),
+            entity_id: neotoma_core::ids::entity_id_in(
+                &user,
+                &from.workspace,
+                &schema.entity_type,
+                &key,
+            ),
             identity_key: key,
             canonical_name: from.canonical_name.clone(),
         };
     }
     let created = db::inserted(
-        "INSERT INTO neotoma.entities (user_id, id, entity_type, canonical_name, identity_key)
-         VALUES ($1::uuid, $2, $3, $4, $5) ON CONFLICT (user_id, id) DO NOTHING",
+        &crate::installed::adapt(
+            "INSERT INTO neotoma.entities (user_id, id, entity_type, canonical_name, identity_key
+                                          , workspace -- 0.12
+                                          )
+             VALUES ($1::uuid, $2, $3, $4, $5
+                     , $6 -- 0.12
+                     ) ON CONFLICT (user_id, id) DO NOTHING",
+        )?,
         &[
             Arg::uuid(user),
             Arg::Text(&target.entity_id),
             Arg::Text(&schema.entity_type),
             Arg::Text(&target.canonical_name),
             Arg::Text(&target.identity_key),
+            Arg::Text(&from.workspace),
         ],
     )?;
     // An entity of the new type with that identity may exist, merged into

@@ -70,6 +70,7 @@ fn correct_fields(
                 field,
                 value,
                 confidence: None,
+                workspace: None,
             },
         )?;
     }
@@ -147,14 +148,16 @@ pub fn retrieve_records(user: Uuid, req: RetrieveRecordsRequest) -> Result<Value
         .map(|t| t.trim().to_string())
         .filter(|t| !t.is_empty())
         .collect();
+    let scope = crate::scope::current();
     let answer: Value = db::parsed(
-        &crate::installed::adapt(RETRIEVE_RECORDS)?,
+        &scope.adapt(RETRIEVE_RECORDS)?,
         &[
             Arg::uuid(user),
             Arg::OptText(req.record_type.as_deref()),
             Arg::Json(&Value::Object(req.properties.unwrap_or_default())),
             Arg::Texts(terms),
             Arg::Int(limit),
+            scope.arg(),
         ],
         "records",
     )?;
@@ -202,6 +205,7 @@ WITH matching AS (
   JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
   WHERE e.user_id = $1::uuid AND e.merged_into IS NULL
     AND e.deleted_at IS NULL -- 0.6
+    AND s.workspace = ANY($6::text[]) -- ws:some -- 0.12
     AND ($2::text IS NULL OR e.entity_type = $2)
     AND s.snapshot <> '{}'::jsonb AND s.snapshot @> $3
     AND NOT EXISTS (

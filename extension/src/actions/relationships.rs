@@ -280,10 +280,23 @@ fn assert_relationship(
     let content_hash = sha256_hex(canonical_json(&content).as_bytes());
     let source_uuid = source_id(user, &content_hash);
     let source_s = source_uuid.to_string();
+    // In the workspace of its ends.
     db::run(
-        "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, content)
-         VALUES ($1::uuid, $2::uuid, $3, 'relationship', 'application/json', $4) ON CONFLICT DO NOTHING",
-        &[Arg::uuid(user), Arg::uuid(source_uuid), Arg::Text(&content_hash), Arg::Json(&content)],
+        &crate::installed::adapt(
+            "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, content
+                                         , workspace -- 0.12
+                                         )
+             SELECT $1::uuid, $2::uuid, $3, 'relationship', 'application/json', $4
+                    , (SELECT e.workspace FROM neotoma.entities e WHERE e.user_id = $1::uuid AND e.id = $5) -- 0.12
+             ON CONFLICT DO NOTHING",
+        )?,
+        &[
+            Arg::uuid(user),
+            Arg::uuid(source_uuid),
+            Arg::Text(&content_hash),
+            Arg::Json(&content),
+            Arg::Text(source),
+        ],
     )?;
     let observation_id =
         derived_uuid("relationship_observation", &[&user_s, &id, &source_s]).to_string();
@@ -381,8 +394,9 @@ pub fn list_relationships(
         .transpose()?;
     let (limit, offset) = common::page(req.limit, req.offset)?;
     let (entity, _) = resolve_live_entity(&user, &entity_id)?;
+    let scope = crate::scope::current();
     let v = db::json(
-        &crate::installed::adapt(LIST_RELATIONSHIPS)?,
+        &scope.adapt(LIST_RELATIONSHIPS)?,
         &[
             Arg::uuid(user),
             Arg::Text(&entity.id),
@@ -395,6 +409,7 @@ pub fn list_relationships(
             } else {
                 "false"
             }),
+            scope.arg(),
         ],
     )?;
     db::from_json(v, "relationships")

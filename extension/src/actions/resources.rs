@@ -10,6 +10,7 @@ use neotoma_core::actions::graph::{
     ListRelationshipsRequest, ListTimelineEventsRequest, ListTimelineEventsResponse,
 };
 use neotoma_core::actions::resources::*;
+use neotoma_core::workspace::{Requested, WorkspaceArg};
 use neotoma_core::{ErrorCode, NeotomaError};
 use serde_json::{json, Value};
 use uuid::Uuid;
@@ -19,14 +20,39 @@ const MAX_ITEMS: i64 = 1000;
 /// Matches a search resource holds (best first).
 const SEARCH_ITEMS: i64 = 100;
 
+/// The resources of the action's workspaces, their URIs pinned to the
+/// workspace when one other than `default` is listed.
 pub fn list_resources(user: Uuid, _req: ListResourcesRequest) -> Result<Value, NeotomaError> {
+    let scope = crate::scope::current();
+    let names = scope.names();
+    let prefix = match names.as_slice() {
+        [one] => prefix_of(one),
+        _ => SCHEME.to_string(),
+    };
     db::json(
-        &crate::installed::adapt(LIST_RESOURCES)?,
-        &[Arg::uuid(user)],
+        &scope.adapt(LIST_RESOURCES)?,
+        &[Arg::uuid(user), scope.arg(), Arg::Text(&prefix)],
     )
 }
 
+/// A resource; a URI pinned to a workspace (`neotoma://workspace/{name}/…`)
+/// is read there, and says so.
 pub fn read_resource(user: Uuid, req: ReadResourceRequest) -> Result<Value, NeotomaError> {
+    let (pin, _) = split_pin(&req.uri)?;
+    let Some(pin) = pin else {
+        return read(user, req);
+    };
+    let scope = crate::scope::establish(
+        Some(&user),
+        Requested::Read(Some(&WorkspaceArg::One(pin.to_string()))),
+    )?;
+    let context = scope.as_ref().map(|s| s.context());
+    let mut body = crate::scope::within(scope, || read(user, req))?;
+    body["workspace_context"] = json!(context);
+    Ok(body)
+}
+
+fn read(user: Uuid, req: ReadResourceRequest) -> Result<Value, NeotomaError> {
     let uri = req.uri.clone();
     let kind = ResourceUri::parse(&uri)?;
     let page = Some(MAX_ITEMS);
@@ -93,9 +119,10 @@ pub fn read_resource(user: Uuid, req: ReadResourceRequest) -> Result<Value, Neot
                    "events": r.events, "total": r.total})
         }
         ResourceUri::Source(id) => {
+            let scope = crate::scope::current();
             let r = db::json(
-                &crate::installed::adapt(SOURCE)?,
-                &[Arg::uuid(user), Arg::uuid(id)],
+                &scope.adapt(SOURCE)?,
+                &[Arg::uuid(user), Arg::uuid(id), scope.arg()],
             )?;
             if r.is_null() {
                 return Err(NeotomaError::new(
@@ -106,7 +133,13 @@ pub fn read_resource(user: Uuid, req: ReadResourceRequest) -> Result<Value, Neot
             }
             r
         }
-        ResourceUri::Sources => db::json(SOURCES, &[Arg::uuid(user), Arg::Int(MAX_ITEMS)])?,
+        ResourceUri::Sources => {
+            let scope = crate::scope::current();
+            db::json(
+                &scope.adapt(SOURCES)?,
+                &[Arg::uuid(user), Arg::Int(MAX_ITEMS), scope.arg()],
+            )?
+        }
         ResourceUri::Search(q) => {
             let r = entities::retrieve_entities(
                 user,
@@ -154,7 +187,9 @@ const SOURCE: &str = "
                                      AND o.entity_id NOT IN (SELECT d.id FROM neotoma.entities d -- 0.6
                                                              WHERE d.user_id = s.user_id AND d.deleted_at IS NOT NULL) -- 0.6
                                      ), '[]'))
-    FROM neotoma.sources s WHERE s.user_id = $1::uuid AND s.id = $2::uuid";
+    FROM neotoma.sources s WHERE s.user_id = $1::uuid AND s.id = $2::uuid
+      AND s.workspace = ANY($3::text[]) -- ws:some -- 0.12
+    ";
 
 const SOURCES: &str = "
     SELECT jsonb_build_object('type', 'source_collection',
@@ -164,7 +199,10 @@ const SOURCES: &str = "
                  'file_size', p.file_size, 'created_at', neotoma._iso(p.created_at))
                ORDER BY p.created_at DESC, p.id)
                FROM (SELECT * FROM neotoma.sources WHERE user_id = $1::uuid
+                       AND workspace = ANY($3::text[]) -- ws:some -- 0.12
                      ORDER BY created_at DESC, id LIMIT $2) p), '[]'),
-             'total', (SELECT count(*) FROM neotoma.sources WHERE user_id = $1::uuid))";
+             'total', (SELECT count(*) FROM neotoma.sources WHERE user_id = $1::uuid
+                         AND workspace = ANY($3::text[]) -- ws:some -- 0.12
+                      ))";
 
 const LIST_RESOURCES: &str = include_str!("../../sql/queries/list_resources.sql");

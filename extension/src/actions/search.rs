@@ -84,6 +84,7 @@ pub fn run(user: Uuid, s: &Search) -> Result<RetrieveEntitiesResponse, NeotomaEr
     }
     let lexical = method != Answering::Semantic;
     let flag = |b: bool| if b { "true" } else { "false" };
+    let scope = crate::scope::current();
     let mut answer: RetrieveEntitiesResponse = if search::has_words(q) {
         let grams = search::query_trigrams(q);
         let least = search::least_shared(grams.len());
@@ -93,7 +94,7 @@ pub fn run(user: Uuid, s: &Search) -> Result<RetrieveEntitiesResponse, NeotomaEr
         db::quietly(|| {
             db::with_custom_index_plans(|| {
                 db::parsed(
-                    &crate::installed::adapt(SEARCH_ENTITIES)?,
+                    &scope.adapt(SEARCH_ENTITIES)?,
                     &[
                         Arg::uuid(user),
                         Arg::Text(q),
@@ -117,6 +118,7 @@ pub fn run(user: Uuid, s: &Search) -> Result<RetrieveEntitiesResponse, NeotomaEr
                         Arg::OptText(model.as_deref()),
                         Arg::Int(SEMANTIC_CANDIDATES),
                         Arg::Text(flag(lexical && s.in_observations)),
+                        scope.arg(),
                     ],
                     "found entities",
                 )

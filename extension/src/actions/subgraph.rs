@@ -83,13 +83,15 @@ pub fn get_subgraph_by_ids(
 
 /// The subgraph of `ids` (in their order).
 fn subgraph(user: Uuid, ids: Vec<String>) -> Result<SubgraphResponse, NeotomaError> {
+    let scope = crate::scope::current();
     db::with_custom_index_plans(|| {
         db::parsed(
-            SUBGRAPH,
+            &scope.adapt(SUBGRAPH)?,
             &[
                 Arg::uuid(user),
                 Arg::Texts(ids),
                 Arg::Int(OBSERVATIONS_PER_ENTITY),
+                scope.arg(),
             ],
             "subgraph",
         )

@@ -41,8 +41,9 @@ pub fn list_timeline_events(
         Some(e) => Some(resolve_live_entity(&user, &e)?.0.id),
         None => None,
     };
+    let scope = crate::scope::current();
     db::parsed(
-        &crate::installed::adapt(LIST_TIMELINE_EVENTS)?,
+        &scope.adapt(LIST_TIMELINE_EVENTS)?,
         &[
             Arg::uuid(user),
             Arg::OptText(req.event_type.as_deref()),
@@ -52,6 +53,7 @@ pub fn list_timeline_events(
             Arg::OptText(entity.as_deref()),
             Arg::Int(limit),
             Arg::Int(offset),
+            scope.arg(),
         ],
         "timeline events",
     )

@@ -57,8 +57,9 @@ pub fn retrieve_related_entities(
         .transpose()?;
     let include_entities = req.include_entities.unwrap_or(true);
     let (start, _) = resolve_live_entity(&user, &entity_id)?;
+    let scope = crate::scope::current();
     db::parsed(
-        &crate::installed::adapt(RELATED_ENTITIES)?,
+        &scope.adapt(RELATED_ENTITIES)?,
         &[
             Arg::uuid(user),
             Arg::Text(&start.id),
@@ -67,6 +68,7 @@ pub fn retrieve_related_entities(
             Arg::Int(max_hops),
             Arg::Int(MAX_TRAVERSAL),
             Arg::Bool(include_entities),
+            scope.arg(),
         ],
         "traversal",
     )
@@ -141,12 +143,13 @@ pub fn retrieve_graph_neighborhood(
         with(req.include_events, true),
         with(req.include_observations, false),
     );
+    let scope = crate::scope::current();
     match node_type {
         "entity" => {
             let entity_id = common::entity_id("node_id", &req.node_id)?;
             let (entity, redirected) = resolve_live_entity(&user, &entity_id)?;
             let mut out = db::json(
-                &crate::installed::adapt(ENTITY_NEIGHBORHOOD)?,
+                &scope.adapt(ENTITY_NEIGHBORHOOD)?,
                 &[
                     Arg::uuid(user),
                     Arg::Text(&entity.id),
@@ -154,6 +157,7 @@ pub fn retrieve_graph_neighborhood(
                     Arg::Text(sources),
                     Arg::Text(events),
                     Arg::Text(observations),
+                    scope.arg(),
                 ],
             )?;
             if let Some(from) = redirected {
@@ -164,13 +168,14 @@ pub fn retrieve_graph_neighborhood(
         "source" => {
             let source = common::uuid("node_id", &req.node_id)?;
             let out = db::json(
-                &crate::installed::adapt(SOURCE_NEIGHBORHOOD)?,
+                &scope.adapt(SOURCE_NEIGHBORHOOD)?,
                 &[
                     Arg::uuid(user),
                     Arg::uuid(source),
                     Arg::Text(rels),
                     Arg::Text(events),
                     Arg::Text(observations),
+                    scope.arg(),
                 ],
             )?;
             if out.is_null() {

@@ -15,7 +15,7 @@ use crate::settings;
 use neotoma_core::actions::common;
 use neotoma_core::actions::store::*;
 use neotoma_core::canonical::sha256_hex;
-use neotoma_core::ids::source_id;
+use neotoma_core::ids::source_id_in;
 use neotoma_core::interpret::{self, decode_base64, detect_mime, interpreter_for, normalize_mime};
 use neotoma_core::{ErrorCode, NeotomaError};
 use serde_json::{json, Map, Value};
@@ -223,7 +223,8 @@ pub fn store(user: Uuid, content: &str, req: &StoreRequest) -> Result<StoreRespo
     };
     let config = req.interpretation_config.clone().unwrap_or_default();
     let content_hash = sha256_hex(&bytes);
-    let source = source_id(&user, &content_hash);
+    let workspace = crate::scope::current().write_workspace();
+    let source = source_id_in(&user, &workspace, &content_hash);
     let mut existing = db::json(EXISTING_SOURCE, &[Arg::uuid(user), Arg::uuid(source)])?;
     let mut deduplicated = !existing.is_null();
     if deduplicated {
@@ -242,9 +243,11 @@ pub fn store(user: Uuid, content: &str, req: &StoreRequest) -> Result<StoreRespo
                 "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, original_filename,
                                           file_size, storage_path, source_priority
                                           , confidence -- 0.11
+                                          , workspace -- 0.12
                                           )
              VALUES ($1::uuid, $2::uuid, $3, 'file', $4, $5, $6, $7, $8::int
                      , $9 -- 0.11
+                     , $10 -- 0.12
                      )
              ON CONFLICT DO NOTHING",
             )?,
@@ -258,6 +261,7 @@ pub fn store(user: Uuid, content: &str, req: &StoreRequest) -> Result<StoreRespo
                 Arg::Text(&storage_path(&source)),
                 Arg::Int(req.source_priority.unwrap_or(DEFAULT_SOURCE_PRIORITY) as i64),
                 Arg::OptText(req.confidence.map(|c| c.to_string()).as_deref()),
+                Arg::Text(&workspace),
             ],
         )?;
         if inserted {
@@ -366,7 +370,7 @@ pub fn reinterpret(
     let found = db::json(
         "SELECT jsonb_build_object('type', s.source_type, 'mime_type', s.mime_type, 'name', s.original_filename,
                   'content', s.content, 'priority', s.source_priority,
-                  'confidence', to_jsonb(s) -> 'confidence')
+                  'confidence', to_jsonb(s) -> 'confidence', 'workspace', to_jsonb(s) -> 'workspace')
          FROM neotoma.sources s WHERE s.user_id = $1::uuid AND s.id = $2::uuid",
         &[Arg::uuid(user), Arg::uuid(source)],
     )?;
@@ -376,41 +380,42 @@ pub fn reinterpret(
                 .with("source_id", source.to_string()),
         );
     }
-    let outcome = match found["type"].as_str() {
-        Some("file") => {
-            let bytes = db::bytes(
+    // Read again into the source's workspace.
+    let outcome = crate::scope::writing_in(found["workspace"].as_str(), || {
+        match found["type"].as_str() {
+            Some("file") => {
+                let bytes = db::bytes(
                 "SELECT content FROM neotoma.files WHERE user_id = $1::uuid AND source_id = $2::uuid",
                 &[Arg::uuid(user), Arg::uuid(source)],
             )?
             .unwrap_or_default();
-            interpret_file(
-                &user,
-                &StoredFile {
-                    source,
-                    bytes: &bytes,
-                    mime: found["mime_type"]
-                        .as_str()
-                        .unwrap_or("application/octet-stream"),
-                    filename: found["name"].as_str(),
-                    trust: Trust::of(&found),
-                },
-                &req.interpretation_config,
-                true,
-            )?
-        }
-        Some("structured") => {
-            reinterpret_structured(&user, &source, &found, &req.interpretation_config)?
-        }
-        other => {
-            return Err(NeotomaError::invalid_field(
+                interpret_file(
+                    &user,
+                    &StoredFile {
+                        source,
+                        bytes: &bytes,
+                        mime: found["mime_type"]
+                            .as_str()
+                            .unwrap_or("application/octet-stream"),
+                        filename: found["name"].as_str(),
+                        trust: Trust::of(&found),
+                    },
+                    &req.interpretation_config,
+                    true,
+                )
+            }
+            Some("structured") => {
+                reinterpret_structured(&user, &source, &found, &req.interpretation_config)
+            }
+            other => Err(NeotomaError::invalid_field(
                 "source_id",
                 format!(
                     "a {} source cannot be interpreted",
                     other.unwrap_or("unknown")
                 ),
-            ))
+            )),
         }
-    };
+    })?;
     Ok(ReinterpretResponse {
         run_id: outcome.summary.run_id,
         entities_created: outcome.summary.entities_created,
@@ -455,7 +460,7 @@ pub fn record_interpretation(
     let run = common::uuid("run_id", &req.run_id)?;
     let found = db::json(
         "SELECT jsonb_build_object('status', r.status, 'source_id', r.source_id, 'priority', s.source_priority,
-                                  'confidence', to_jsonb(s) -> 'confidence')
+                                  'confidence', to_jsonb(s) -> 'confidence', 'workspace', to_jsonb(s) -> 'workspace')
          FROM neotoma.interpretation_runs r JOIN neotoma.sources s ON s.user_id = r.user_id AND s.id = r.source_id
          WHERE r.user_id = $1::uuid AND r.id = $2::uuid FOR UPDATE OF r",
         &[Arg::uuid(user), Arg::uuid(run)],
@@ -488,9 +493,13 @@ pub fn record_interpretation(
             ("failed", (0, 0), Some(message.clone()))
         }
         (None, entities) => {
-            let batch = prepare(user, entities.as_deref().unwrap_or_default(), true)?;
-            let origin = Origin::interpretation(user, source, run, Trust::of(&found));
-            let stored = complete(&origin, &batch)?;
+            // Into the source's workspace.
+            let (batch, stored) = crate::scope::writing_in(found["workspace"].as_str(), || {
+                let batch = prepare(user, entities.as_deref().unwrap_or_default(), true)?;
+                let origin = Origin::interpretation(user, source, run, Trust::of(&found));
+                let stored = complete(&origin, &batch)?;
+                Ok((batch, stored))
+            })?;
             let reason = (batch.skipped > 0)
                 .then(|| format!("{} entity(ies) could not be typed", batch.skipped));
             (

@@ -77,6 +77,8 @@ pub fn prepare(
     entities: &[Value],
     lenient: bool,
 ) -> Result<PreparedBatch, NeotomaError> {
+    // Identities are resolved within the workspace written to.
+    let workspace = crate::scope::current().write_workspace();
     let mut objects = Vec::with_capacity(entities.len());
     let mut skipped = 0;
     for (i, e) in entities.iter().enumerate() {
@@ -160,7 +162,7 @@ pub fn prepare(
             check_identity_lengths(i, schema, &fields)?;
         }
         out.push(Prepared {
-            identity: identity::resolve(&user, schema, &fields),
+            identity: identity::resolve_in(&user, &workspace, schema, &fields),
             specificity: schema.specificity(&fields),
             schema_version: schema.schema_version.clone(),
             entity_type,

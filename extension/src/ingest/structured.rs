@@ -9,7 +9,7 @@ use super::write::{observation_id, Origin, Trust};
 use crate::db::{self, Arg};
 use neotoma_core::actions::store::*;
 use neotoma_core::canonical::{canonical_json, sha256_hex};
-use neotoma_core::ids::source_id;
+use neotoma_core::ids::source_id_in;
 use neotoma_core::NeotomaError;
 use serde_json::{json, Map, Value};
 use uuid::Uuid;
@@ -57,7 +57,8 @@ pub fn store(
         .transpose()?;
     let batch = prepare(user, entities, false)?;
     let content_hash = sha256_hex(canonical.as_bytes());
-    let source = source_id(&user, &content_hash);
+    let workspace = crate::scope::current().write_workspace();
+    let source = source_id_in(&user, &workspace, &content_hash);
     let run = run_id(&user, &source, "structured", &Map::new());
     let origin = Origin {
         user,
@@ -87,9 +88,11 @@ pub fn store(
            INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, file_size,
                                         content, source_priority, provenance
                                         , confidence -- 0.11
+                                        , workspace -- 0.12
                                         )
            VALUES ($1::uuid, $2::uuid, $3, 'structured', 'application/json', $4, $5, $6::int, $7
                    , $9 -- 0.11
+                   , $10 -- 0.12
                    )
            ON CONFLICT DO NOTHING RETURNING id),
          run AS (
@@ -108,6 +111,7 @@ pub fn store(
             Arg::Json(&provenance),
             Arg::uuid(run),
             Arg::OptText(req.confidence.map(|c| c.to_string()).as_deref()),
+            Arg::Text(&workspace),
         ],
     )? == Value::Bool(true);
     if !inserted {

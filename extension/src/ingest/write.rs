@@ -320,16 +320,22 @@ fn insert_entities(user: &Uuid, prepared: &[Prepared]) -> Result<u64, NeotomaErr
         });
     }
     let created = db::json(
-        "WITH ins AS (
-           INSERT INTO neotoma.entities (user_id, id, entity_type, canonical_name, identity_key)
+        &crate::installed::adapt(
+            "WITH ins AS (
+           INSERT INTO neotoma.entities (user_id, id, entity_type, canonical_name, identity_key
+                                        , workspace -- 0.12
+                                        )
            SELECT $1::uuid, r.id, r.entity_type, r.canonical_name, r.identity_key
+                  , $3 -- 0.12
            FROM jsonb_to_recordset($2) AS r(id text, entity_type text, canonical_name text, identity_key text)
            ORDER BY r.id
            ON CONFLICT (user_id, id) DO NOTHING RETURNING 1)
          SELECT to_jsonb(count(*)) FROM ins",
+        )?,
         &[
             Arg::uuid(user),
             Arg::Json(&Value::Array(entity_rows.into_values().collect())),
+            Arg::Text(&crate::scope::current().write_workspace()),
         ],
     )?;
     Ok(created.as_u64().unwrap_or(0))

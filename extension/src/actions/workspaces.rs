@@ -1,0 +1,172 @@
+//! `list_workspaces` and the context actions (`set_context`, `get_context`,
+//! `clear_context`): which workspaces a user has, and which one actions
+//! without `workspace` use (crate::scope reads it).
+
+use super::entities::resolve_entity;
+use crate::db::{self, Arg};
+use crate::settings;
+use neotoma_core::actions::common;
+use neotoma_core::actions::workspaces::*;
+use neotoma_core::workspace::{Origin, WorkspaceName, DEFAULT};
+use neotoma_core::NeotomaError;
+use serde::Deserialize;
+use uuid::Uuid;
+
+/// The contexts of the caller's token (if it came with one) and of the user.
+#[derive(Deserialize)]
+struct Contexts {
+    token: Option<ContextOut>,
+    user: Option<ContextOut>,
+}
+
+fn contexts(user: &Uuid, token: Option<&str>) -> Result<Contexts, NeotomaError> {
+    let v = db::json(
+        "SELECT jsonb_build_object(
+           'token', (SELECT jsonb_strip_nulls(jsonb_build_object('workspace', c.workspace,
+                              'project_entity_id', c.project_entity_id, 'set_at', neotoma._iso(c.set_at)))
+                     FROM neotoma.contexts c WHERE c.user_id = $1::uuid AND c.token_id = $2::uuid),
+           'user', (SELECT jsonb_strip_nulls(jsonb_build_object('workspace', c.workspace,
+                             'project_entity_id', c.project_entity_id, 'set_at', neotoma._iso(c.set_at)))
+                    FROM neotoma.contexts c WHERE c.user_id = $1::uuid AND c.token_id IS NULL))",
+        &[Arg::uuid(user), Arg::OptText(token)],
+    )?;
+    db::from_json(v, "contexts")
+}
+
+fn effective(c: &Contexts) -> EffectiveContext {
+    match (&c.token, &c.user) {
+        (Some(t), _) => EffectiveContext {
+            workspace: t.workspace.clone(),
+            from: Origin::TokenContext,
+        },
+        (None, Some(u)) => EffectiveContext {
+            workspace: u.workspace.clone(),
+            from: Origin::UserContext,
+        },
+        (None, None) => EffectiveContext {
+            workspace: DEFAULT.to_string(),
+            from: Origin::Default,
+        },
+    }
+}
+
+fn answer(user: &Uuid, cleared: Option<bool>) -> Result<ContextResponse, NeotomaError> {
+    let token = settings::token_id();
+    let c = contexts(user, token.as_deref())?;
+    Ok(ContextResponse {
+        effective: effective(&c),
+        token: c.token,
+        user: c.user,
+        has_token: token.is_some(),
+        cleared,
+    })
+}
+
+pub fn list_workspaces(
+    user: Uuid,
+    _req: ListWorkspacesRequest,
+) -> Result<ListWorkspacesResponse, NeotomaError> {
+    let context = effective(&contexts(&user, settings::token_id().as_deref())?);
+    let mut workspaces: Vec<WorkspaceOut> = db::parsed(
+        "WITH names AS (
+           SELECT 'default' AS name, NULL::timestamptz AS created_at
+           UNION ALL
+           SELECT w.name, w.created_at FROM neotoma.workspaces w WHERE w.user_id = $1::uuid AND w.name <> 'default')
+         SELECT coalesce(json_agg(json_build_object('name', n.name,
+                  'entities', coalesce(c.current, 0), 'entities_including_merged', coalesce(c.total, 0),
+                  'sources', (SELECT count(*) FROM neotoma.sources s WHERE s.user_id = $1::uuid AND s.workspace = n.name),
+                  'created_at', neotoma._iso(n.created_at), 'in_context', false)
+                ORDER BY n.name <> 'default', n.name), '[]')::text
+         FROM names n
+         LEFT JOIN (SELECT c.workspace, sum(c.current)::bigint AS current, sum(c.total)::bigint AS total
+                    FROM neotoma.entity_counts c WHERE c.user_id = $1::uuid GROUP BY c.workspace) c
+           ON c.workspace = n.name",
+        &[Arg::uuid(user)],
+        "workspaces",
+    )?;
+    for w in &mut workspaces {
+        w.in_context = w.name == context.workspace;
+    }
+    Ok(ListWorkspacesResponse {
+        workspaces,
+        context,
+    })
+}
+
+/// The level a context action changes: as asked, else the token's when
+/// the caller came with one, else the user's.
+fn level_of(
+    asked: Option<ContextLevel>,
+    token: Option<&str>,
+) -> Result<ContextLevel, NeotomaError> {
+    match (asked, token) {
+        (Some(ContextLevel::Token), None) => Err(NeotomaError::invalid_field(
+            "level",
+            "this connection came with no token: only the user's context (level user) can be set",
+        )),
+        (Some(level), _) => Ok(level),
+        (None, Some(_)) => Ok(ContextLevel::Token),
+        (None, None) => Ok(ContextLevel::User),
+    }
+}
+
+pub fn set_context(user: Uuid, req: SetContextRequest) -> Result<ContextResponse, NeotomaError> {
+    let token = settings::token_id();
+    let level = level_of(req.level, token.as_deref())?;
+    let (workspace, project) = match (req.workspace, req.project_entity_id.as_deref()) {
+        (Some(w), None) => (w, None),
+        (None, Some(id)) => {
+            let id = common::entity_id("project_entity_id", id)?;
+            let (entity, _) = resolve_entity(&user, &id)?;
+            let w = WorkspaceName::parse("project_entity_id", &entity.workspace)?;
+            (w, Some(entity.id))
+        }
+        _ => {
+            return Err(NeotomaError::validation(
+                "give either workspace or project_entity_id",
+            ))
+        }
+    };
+    crate::scope::create_workspace(&user, &workspace)?;
+    let token_id = match level {
+        ContextLevel::Token => token.as_deref(),
+        ContextLevel::User => None,
+    };
+    db::run(
+        "INSERT INTO neotoma.contexts (user_id, token_id, workspace, project_entity_id, set_at)
+         VALUES ($1::uuid, $2::uuid, $3, $4, now())
+         ON CONFLICT (user_id, token_id) DO UPDATE
+           SET workspace = EXCLUDED.workspace, project_entity_id = EXCLUDED.project_entity_id,
+               set_at = EXCLUDED.set_at",
+        &[
+            Arg::uuid(user),
+            Arg::OptText(token_id),
+            Arg::Text(workspace.as_str()),
+            Arg::OptText(project.as_deref()),
+        ],
+    )?;
+    answer(&user, None)
+}
+
+pub fn get_context(user: Uuid, _req: GetContextRequest) -> Result<ContextResponse, NeotomaError> {
+    answer(&user, None)
+}
+
+pub fn clear_context(
+    user: Uuid,
+    req: ClearContextRequest,
+) -> Result<ContextResponse, NeotomaError> {
+    let token = settings::token_id();
+    let level = level_of(req.level, token.as_deref())?;
+    let cleared = match level {
+        ContextLevel::Token => db::affected(
+            "DELETE FROM neotoma.contexts WHERE user_id = $1::uuid AND token_id = $2::uuid",
+            &[Arg::uuid(user), Arg::OptText(token.as_deref())],
+        )?,
+        ContextLevel::User => db::affected(
+            "DELETE FROM neotoma.contexts WHERE user_id = $1::uuid AND token_id IS NULL",
+            &[Arg::uuid(user)],
+        )?,
+    };
+    answer(&user, Some(cleared > 0))
+}

@@ -1,0 +1,315 @@
+//! The workspaces an action answers from or writes to
+//! (docs/design/workspaces.md). The dispatcher establishes them once per
+//! action, from its `workspace` argument, else the caller's context, else
+//! `default`; handlers read them here, so every read path filters the same
+//! way and every response says where it answered from.
+
+use crate::db::{self, Arg};
+use neotoma_core::workspace::{
+    Origin, Requested, Selection, WorkspaceContext, WorkspaceName, DEFAULT,
+};
+use neotoma_core::{ErrorCode, NeotomaError};
+use serde::Deserialize;
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::rc::Rc;
+use uuid::Uuid;
+
+/// What an action answers from (reads) or writes to (writes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scope {
+    /// The selected workspaces, sorted (`*` expanded to the user's).
+    names: Vec<String>,
+    all: bool,
+    /// Whether the selection holds every workspace of the user (then a
+    /// filter by workspace filters nothing).
+    covers_all: bool,
+    origin: Origin,
+    /// A write's scope: what lies elsewhere is a mismatch, not unfound.
+    write: bool,
+}
+
+impl Scope {
+    /// Before any action established one (internal work such as
+    /// recomputations, verify(); actions that take no workspace): an entity
+    /// found by id is admitted wherever it is, and what such an action lists
+    /// or writes is in `default`, as before workspaces.
+    fn unrestricted() -> Self {
+        Scope {
+            names: vec![],
+            all: true,
+            covers_all: true,
+            origin: Origin::Default,
+            write: false,
+        }
+    }
+
+    /// Whether a row of `workspace` is answered.
+    pub fn admits(&self, workspace: &str) -> bool {
+        (self.all && self.names.is_empty()) || self.names.iter().any(|n| n == workspace)
+    }
+
+    /// Whether every workspace of the user is selected (a filter by
+    /// workspace then filters nothing).
+    pub fn covers_all(&self) -> bool {
+        self.covers_all
+    }
+
+    /// The selected workspaces, for `= ANY($n::text[])`.
+    pub fn names(&self) -> Vec<String> {
+        if self.names.is_empty() {
+            vec![DEFAULT.to_string()]
+        } else {
+            self.names.clone()
+        }
+    }
+
+    /// The one workspace a write writes to (the first selected).
+    pub fn write_workspace(&self) -> String {
+        self.names().swap_remove(0)
+    }
+
+    /// The selection as a query's `$n::text[]`: `= ANY($n::text[])`, or
+    /// `= ($n::text[])[1]` on the lines marked `-- ws:one`.
+    pub fn arg(&self) -> Arg<'static> {
+        Arg::Texts(self.names())
+    }
+
+    /// `query` for this selection: lines ending `-- ws:one` (a filter by
+    /// equality, which keeps an index's order) stay when one workspace is
+    /// selected, lines ending `-- ws:many` (`= ANY`, which does not) when
+    /// several are, lines marked `-- ws:some` (a filter that costs) only
+    /// when not every workspace of the user is; then as the installed SQL
+    /// can run it ([`crate::installed::adapt`]).
+    pub fn adapt<'q>(&self, query: &'q str) -> Result<Cow<'q, str>, NeotomaError> {
+        let other = if self.names().len() == 1 {
+            "-- ws:many"
+        } else {
+            "-- ws:one"
+        };
+        let gone = |l: &str| l.contains(other) || (self.covers_all && l.contains("-- ws:some"));
+        if !query.lines().any(gone) {
+            return crate::installed::adapt(query);
+        }
+        let kept: String = query
+            .lines()
+            .filter(|l| !gone(l))
+            .collect::<Vec<_>>()
+            .join("\n");
+        Ok(Cow::Owned(crate::installed::adapt(&kept)?.into_owned()))
+    }
+
+    /// What the response says about where it answered from.
+    pub fn context(&self) -> WorkspaceContext {
+        WorkspaceContext {
+            workspaces: self.names(),
+            all: self.all,
+            from: self.origin,
+        }
+    }
+
+    /// ENTITY_NOT_FOUND (or `code`) for something that exists in
+    /// `workspace`, outside the selection: says where it is, so the caller
+    /// can ask there.
+    pub fn outside(&self, code: ErrorCode, what: &str, id: &str, workspace: &str) -> NeotomaError {
+        NeotomaError::new(
+            code,
+            format!(
+                "{what} {id} is in workspace `{workspace}`, not in {}",
+                self.described()
+            ),
+        )
+        .with(&format!("{what}_id"), id)
+        .with("workspace", workspace)
+    }
+
+    /// Checks that an entity found by id lies in the selection: a read
+    /// does not find it elsewhere; a write refuses it (WORKSPACE_MISMATCH).
+    pub fn check_entity(&self, id: &str, workspace: &str) -> Result<(), NeotomaError> {
+        if self.admits(workspace) {
+            return Ok(());
+        }
+        let code = if self.write {
+            ErrorCode::WorkspaceMismatch
+        } else {
+            ErrorCode::EntityNotFound
+        };
+        Err(self.outside(code, "entity", id, workspace))
+    }
+
+    fn described(&self) -> String {
+        let names = self.names();
+        match names.as_slice() {
+            [one] => format!("`{one}`"),
+            _ => format!("the workspaces {}", names.join(", ")),
+        }
+    }
+}
+
+thread_local! {
+    /// The scope of the action running (actions nest: bulk runs others).
+    static CURRENT: RefCell<Option<Rc<Scope>>> = const { RefCell::new(None) };
+}
+
+/// The scope of the action running; unrestricted outside any.
+pub fn current() -> Rc<Scope> {
+    CURRENT
+        .with(|c| c.borrow().clone())
+        .unwrap_or_else(|| Rc::new(Scope::unrestricted()))
+}
+
+/// Runs `f` within `scope`; the previous one comes back afterwards, also
+/// when `f` fails.
+pub fn within<R>(scope: Option<Scope>, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Rc<Scope>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            CURRENT.with(|c| *c.borrow_mut() = previous);
+        }
+    }
+    let Some(scope) = scope else { return f() };
+    let previous = CURRENT.with(|c| c.borrow_mut().replace(Rc::new(scope)));
+    let _restore = Restore(previous);
+    f()
+}
+
+/// The caller's contexts and workspaces, as one query reads them.
+#[derive(Deserialize, Default)]
+struct Known {
+    /// The token's context, else the user's: (workspace, from the token).
+    context: Option<(String, bool)>,
+    /// The user's workspaces besides `default`, sorted.
+    workspaces: Vec<String>,
+}
+
+fn known(user: &Uuid) -> Result<Known, NeotomaError> {
+    if !crate::installed::at_least(12)? {
+        return Ok(Known::default());
+    }
+    let token = crate::settings::token_id();
+    let v = db::json(
+        "SELECT jsonb_build_object(
+           'context', (SELECT jsonb_build_array(c.workspace, c.token_id IS NOT NULL) FROM neotoma.contexts c
+                       WHERE c.user_id = $1::uuid AND (c.token_id = $2::uuid OR c.token_id IS NULL)
+                       ORDER BY c.token_id NULLS LAST LIMIT 1),
+           'workspaces', (SELECT coalesce(jsonb_agg(w.name ORDER BY w.name), '[]') FROM neotoma.workspaces w
+                          WHERE w.user_id = $1::uuid AND w.name <> 'default'))",
+        &[Arg::uuid(user), Arg::OptText(token.as_deref())],
+    )?;
+    db::from_json(v, "workspaces")
+}
+
+/// The scope of an action of workspaces acting for `user`, from its
+/// `workspace` argument (`requested`), else the caller's context, else
+/// `default`. None for an action that is not one.
+pub fn establish(user: Option<&Uuid>, requested: Requested) -> Result<Option<Scope>, NeotomaError> {
+    let (read, arg): (bool, Option<Selection>) = match requested {
+        Requested::NotScoped => return Ok(None),
+        Requested::Read(a) => (
+            true,
+            a.map(|a| Selection::from_arg("workspace", a)).transpose()?,
+        ),
+        Requested::Write(w) => (false, w.cloned().map(Selection::one)),
+    };
+    let Some(user) = user else {
+        return Ok(Some(Scope {
+            names: vec![DEFAULT.to_string()],
+            all: false,
+            covers_all: true,
+            origin: Origin::Default,
+            write: !read,
+        }));
+    };
+    let known = known(user)?;
+    let (selection, origin) = match arg {
+        Some(s) => (s, Origin::Argument),
+        None => match known.context {
+            Some((w, from_token)) => (
+                Selection::one(WorkspaceName::parse("workspace", &w)?),
+                if from_token {
+                    Origin::TokenContext
+                } else {
+                    Origin::UserContext
+                },
+            ),
+            None => (
+                Selection::one(WorkspaceName::default_workspace()),
+                Origin::Default,
+            ),
+        },
+    };
+    let exists = |n: &str| n == DEFAULT || known.workspaces.iter().any(|w| w == n);
+    let (names, all) = match selection {
+        Selection::All => {
+            let mut names = vec![DEFAULT.to_string()];
+            names.extend(known.workspaces.iter().cloned());
+            names.sort();
+            (names, true)
+        }
+        Selection::Some(set) => {
+            let names: Vec<String> = set.into_iter().map(String::from).collect();
+            if read {
+                if let Some(unknown) = names.iter().find(|n| !exists(n)) {
+                    if !crate::installed::at_least(12)? {
+                        crate::installed::require(12, "a workspace other than default")?;
+                    }
+                    let mut all = vec![DEFAULT.to_string()];
+                    all.extend(known.workspaces.iter().cloned());
+                    return Err(NeotomaError::new(
+                        ErrorCode::WorkspaceNotFound,
+                        format!("no workspace `{unknown}`: list_workspaces lists yours"),
+                    )
+                    .with("workspace", unknown.as_str())
+                    .with("known", all));
+                }
+            } else if names.iter().any(|n| n != DEFAULT) {
+                crate::installed::require(12, "a workspace other than default")?;
+            }
+            (names, false)
+        }
+    };
+    let covers_all = all
+        || (names.iter().any(|n| n == DEFAULT)
+            && known.workspaces.iter().all(|w| names.contains(w)));
+    if !read {
+        if let Some(name) = names.first() {
+            create_workspace(user, &WorkspaceName::parse("workspace", name)?)?;
+        }
+    }
+    Ok(Some(Scope {
+        names,
+        all,
+        covers_all,
+        origin,
+        write: !read,
+    }))
+}
+
+/// Makes `workspace` one of the user's (nothing for `default`, which
+/// every user has, nor for one that is already).
+pub fn create_workspace(user: &Uuid, workspace: &WorkspaceName) -> Result<(), NeotomaError> {
+    if workspace.is_default() {
+        return Ok(());
+    }
+    db::run(
+        "INSERT INTO neotoma.workspaces (user_id, name) VALUES ($1::uuid, $2) ON CONFLICT DO NOTHING",
+        &[Arg::uuid(user), Arg::Text(workspace.as_str())],
+    )
+}
+
+/// Runs `f` writing in `workspace` (a stored source's, read again; None:
+/// `default`, as before 0.12.0), whatever the action's scope.
+pub fn writing_in<R>(
+    workspace: Option<&str>,
+    f: impl FnOnce() -> Result<R, NeotomaError>,
+) -> Result<R, NeotomaError> {
+    let scope = Scope {
+        names: vec![workspace.unwrap_or(DEFAULT).to_string()],
+        all: false,
+        covers_all: false,
+        origin: Origin::Default,
+        write: true,
+    };
+    within(Some(scope), f)
+}

@@ -42,6 +42,9 @@ pub struct Candidate {
     pub name: String,
     /// Normalised identity values: (field, value).
     pub identifiers: Vec<(String, String)>,
+    /// Only candidates of one group pair (their workspace: entities of two
+    /// workspaces are never merged).
+    pub group: String,
 }
 
 /// Pairs of `candidates` whose names are at least `threshold` similar or
@@ -91,7 +94,12 @@ pub fn duplicate_pairs(
         }
     }
     // Scores first (no copies), the best `limit` kept; evidence for those.
-    let keys: BTreeSet<(usize, usize)> = shared.iter().chain(exact.keys()).copied().collect();
+    let keys: BTreeSet<(usize, usize)> = shared
+        .iter()
+        .chain(exact.keys())
+        .copied()
+        .filter(|&(i, j)| candidates[i].group == candidates[j].group)
+        .collect();
     let name_score = |i: usize, j: usize| round(similarity(&grams[i], &grams[j]));
     let ordered = |i: usize, j: usize| {
         if candidates[i].id <= candidates[j].id {
@@ -175,7 +183,19 @@ mod tests {
                 .iter()
                 .map(|(f, v)| (f.to_string(), v.to_string()))
                 .collect(),
+            group: String::new(),
         }
+    }
+
+    #[test]
+    fn only_candidates_of_one_group_pair() {
+        let mut a = c("ent_a", "Ada Lovelace", &[("email", "ada@example.com")]);
+        let mut b = c("ent_b", "Ada Lovelace", &[("email", "ada@example.com")]);
+        a.group = "default".into();
+        b.group = "work".into();
+        assert!(duplicate_pairs(&[a.clone(), b.clone()], 0.5, 10).is_empty());
+        b.group = "default".into();
+        assert_eq!(duplicate_pairs(&[a, b], 0.5, 10).len(), 1);
     }
 
     #[test]

@@ -20,6 +20,8 @@ CREATE TABLE neotoma.connectors (
   last_successful_sync timestamptz,
   created_at           timestamptz NOT NULL DEFAULT now(),
   updated_at           timestamptz NOT NULL DEFAULT now(),
+  -- Where its syncs store what they read (the workspace it was connected in).
+  workspace            text        NOT NULL DEFAULT 'default',
   PRIMARY KEY (user_id, id),
   UNIQUE (user_id, provider, external_id)
 );

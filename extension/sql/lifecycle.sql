@@ -321,10 +321,11 @@ BEGIN
   END IF;
   SELECT l INTO bad FROM unnest(lines) l
   WHERE jsonb_typeof(l->'row') IS DISTINCT FROM 'object' OR (l->>'table') IS NULL OR NOT (l->>'table' = ANY (tables))
+     OR (l->'row' ? 'workspace' AND NOT coalesce(l->'row'->>'workspace' ~ '^[a-z0-9][a-z0-9_-]{0,62}$', false))
   LIMIT 1;
   IF bad IS NOT NULL THEN
     PERFORM neotoma._raise(jsonb_build_object('code', 'VALIDATION_ERROR',
-      'message', format('each line must be {"table": one of %s, "row": {…}}; unknown table %L', array_to_string(tables, ', '), bad->>'table'),
+      'message', format('each line must be {"table": one of %s, "row": {…}}, a row''s workspace a workspace name: unknown table or bad row in %L', array_to_string(tables, ', '), left(bad::text, 100)),
       'details', jsonb_build_object('line', left(bad::text, 200))));
   END IF;
   FOREACH t IN ARRAY tables LOOP
@@ -344,5 +345,12 @@ BEGIN
       counts := counts || jsonb_build_object(t, n);
     END IF;
   END LOOP;
+  -- Every workspace rows were imported into is one of the user's (a file
+  -- may hold them without its workspaces lines).
+  INSERT INTO neotoma.workspaces (user_id, name)
+  SELECT u, w FROM (SELECT e.workspace FROM neotoma.entities e WHERE e.user_id = u
+                    UNION SELECT s.workspace FROM neotoma.sources s WHERE s.user_id = u) x(w)
+  WHERE w <> 'default'
+  ON CONFLICT DO NOTHING;
   RETURN counts;
 END $$;

@@ -70,7 +70,7 @@ REVOKE ALL ON neotoma.api_tokens, neotoma.signing_keys FROM neotoma_user;
 -- outcome; the extension's owner writes the rest (save_connector).
 REVOKE ALL ON neotoma.connectors FROM neotoma_user;
 GRANT SELECT (user_id, id, provider, external_id, settings, cursor, status, last_error,
-              last_successful_sync, created_at, updated_at) ON neotoma.connectors TO neotoma_user;
+              last_successful_sync, created_at, updated_at, workspace) ON neotoma.connectors TO neotoma_user;
 GRANT UPDATE (cursor, status, last_error, last_successful_sync, updated_at) ON neotoma.connectors TO neotoma_user;
 GRANT INSERT, UPDATE ON neotoma.sync_runs TO neotoma_user;
 GRANT INSERT ON neotoma.sources, neotoma.interpretation_runs, neotoma.entities, neotoma.observations,

@@ -162,3 +162,26 @@ async def test_plaid_items_sync_into_the_truth_model(start_gateway, plaid, tmp_p
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("SELECT secret FROM neotoma.connectors")
         assert conn.execute("SELECT count(*) FROM neotoma.connectors").fetchone()[0] == 0
+
+
+async def test_an_item_connected_in_a_workspace_syncs_into_it(start_gateway, plaid, tmp_path) -> None:
+    """A bank connected with `workspace` keeps its accounts and every later
+    sync's transactions there (sync_all too), not in the context's."""
+    carol = new_user()
+    plaid.add_item("public-sandbox-carol", item_id="item-carol", institution_name="Second Bank",
+                   accounts=[{"account_id": "acc-c", "name": "Checking", "mask": "0001"}],
+                   transactions=[{**t, "account_id": "acc-c"} for t in TRANSACTIONS[:2]])
+    gw = start_gateway(auth=True, **plaid_env(plaid, tmp_path))
+    async with authed_client(gw.url, create_token(carol)) as c:
+        linked = ok(await c.call_tool("plaid_exchange_public_token",
+                                      {"public_token": "public-sandbox-carol", "workspace": "bank"}))
+        assert linked["workspace_context"]["workspaces"] == ["bank"]
+        [connector] = ok(await c.call_tool("list_connectors", {}))["connectors"]
+        assert connector["workspace"] == "bank"
+        ok(await c.call_tool("set_context", {"workspace": "elsewhere"}))
+        synced = ok(await c.call_tool("plaid_sync", {"sync_all": True}))
+        assert synced["syncs"][0]["summary"]["added"] == 2
+        in_bank = ok(await c.call_tool("retrieve_entities", {"workspace": "bank", "limit": 100}))
+        assert sorted(e["entity_type"] for e in in_bank["entities"]) == ["account", "company", "transaction", "transaction"]
+        assert ok(await c.call_tool("retrieve_entities", {}))["total"] == 0
+        assert ok(await c.call_tool("retrieve_entities", {"workspace": "default"}))["total"] == 0

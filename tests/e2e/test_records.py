@@ -36,6 +36,8 @@ async def test_record_actions_are_callable_unlisted_and_per_user(start_gateway) 
         assert error(await b.call_tool("delete_record", {"id": record_id}))["code"] == "RECORD_NOT_FOUND"
 
         deleted = ok(await a.call_tool("delete_record", {"id": record_id}))
+        # (Like every write, it also says which workspace it wrote in.)
+        assert deleted.pop("workspace_context")["workspaces"] == ["default"]
         assert deleted == {"success": True, "deleted_id": record_id, "deprecated": True, "replacement": "delete_entity"}
         assert ok(await a.call_tool("retrieve_records", {"type": "invoice"}))["total"] == 0
         assert ok(await a.call_tool("retrieve_entities", {"entity_type": "invoice"}))["total"] == 0

@@ -7,7 +7,7 @@
 
 use super::store::StoreProvenance;
 use crate::error::{ErrorCode, NeotomaError, Result};
-use crate::workspace::WorkspaceArg;
+use crate::workspace::{WorkspaceArg, WorkspaceName};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -23,6 +23,9 @@ pub struct SubmitPayloadRequest {
     pub provenance: StoreProvenance,
     pub client_request_id: Option<String>,
     pub user_id: Option<String>,
+    /// The workspace to write in; the context (set_context), else `default`,
+    /// when absent.
+    pub workspace: Option<WorkspaceName>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -41,6 +44,9 @@ pub struct UploadFileRequest {
     /// JSON properties: when given, the file is not interpreted.
     pub properties: Option<String>,
     pub user_id: Option<String>,
+    /// The workspace to write in; the context (set_context), else `default`,
+    /// when absent.
+    pub workspace: Option<WorkspaceName>,
 }
 
 /// `update_record` (deprecated): a record is an entity; its properties are
@@ -60,6 +66,9 @@ pub struct UpdateRecordRequest {
     /// Ignored: embeddings are not kept.
     pub embedding: Option<Vec<f64>>,
     pub user_id: Option<String>,
+    /// The workspace to write in; the context (set_context), else `default`,
+    /// when absent.
+    pub workspace: Option<WorkspaceName>,
 }
 
 /// How `retrieve_records` searched (seed 001): every mode is answered by
@@ -104,6 +113,9 @@ pub struct DeleteRecordRequest {
     /// The record: an entity id.
     pub id: String,
     pub user_id: Option<String>,
+    /// The workspace to write in; the context (set_context), else `default`,
+    /// when absent.
+    pub workspace: Option<WorkspaceName>,
 }
 
 /// Default and largest page of `retrieve_records`.

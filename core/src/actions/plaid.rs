@@ -5,6 +5,7 @@
 
 use super::common::uuid;
 use crate::error::{NeotomaError, Result};
+use crate::workspace::WorkspaceName;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -32,6 +33,9 @@ pub struct PlaidExchangePublicTokenRequest {
     /// Sync the item's transactions at once (default false).
     pub trigger_initial_sync: Option<bool>,
     pub user_id: Option<String>,
+    /// The workspace to write in; the context (set_context), else `default`,
+    /// when absent.
+    pub workspace: Option<WorkspaceName>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -71,6 +75,9 @@ pub struct RecordPlaidItemRequest {
     /// The access token, encrypted by the gateway (base64); never answered.
     pub access_token_ciphertext: String,
     pub user_id: Option<String>,
+    /// The workspace to write in; the context (set_context), else `default`,
+    /// when absent.
+    pub workspace: Option<WorkspaceName>,
 }
 
 /// One `/transactions/sync` page.

@@ -5,6 +5,7 @@
 
 use super::common::uuid;
 use crate::error::{ErrorCode, NeotomaError, Result};
+use crate::workspace::WorkspaceName;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -24,6 +25,9 @@ pub struct ConnectProviderRequest {
     /// {username, password (an app password), mailbox?}.
     pub settings: Option<Map<String, Value>>,
     pub user_id: Option<String>,
+    /// The workspace to write in; the context (set_context), else `default`,
+    /// when absent.
+    pub workspace: Option<WorkspaceName>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -66,6 +70,9 @@ pub struct RecordConnectorRequest {
     /// The password, sealed by the gateway (base64).
     pub secret_ciphertext: String,
     pub user_id: Option<String>,
+    /// The workspace to write in; the context (set_context), else `default`,
+    /// when absent.
+    pub workspace: Option<WorkspaceName>,
 }
 
 /// One fetched message.

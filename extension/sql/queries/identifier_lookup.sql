@@ -31,7 +31,7 @@ found AS (
                  JOIN LATERAL (SELECT 1 FROM neotoma.entities e
                                WHERE e.user_id = $1::uuid AND e.id = x.entity_id AND e.merged_into IS NULL
                                  AND e.deleted_at IS NULL -- 0.6
-                                 AND e.workspace = ANY($8::text[]) -- ws:some -- 0.12
+                                 AND e.workspace = ANY($8::text[]) -- 0.12
                                  AND ($2::text IS NULL OR e.entity_type = $2) OFFSET 0) e ON true) AS exact),
 partial_hits AS (
   SELECT coalesce(e.merged_into, e.id) AS entity_id, i.field
@@ -53,7 +53,7 @@ r AS (
   JOIN LATERAL (SELECT e.id, e.entity_type, e.canonical_name FROM neotoma.entities e
                 WHERE e.user_id = $1::uuid AND e.id = m.entity_id AND e.merged_into IS NULL
                   AND e.deleted_at IS NULL -- 0.6
-                  AND e.workspace = ANY($8::text[]) -- ws:some -- 0.12
+                  AND e.workspace = ANY($8::text[]) -- 0.12
                   AND ($2::text IS NULL OR e.entity_type = $2) OFFSET 0) e ON true
   LEFT JOIN LATERAL (SELECT s.snapshot FROM neotoma.entity_snapshots s
                      WHERE s.user_id = $1::uuid AND s.entity_id = e.id OFFSET 0) s ON true

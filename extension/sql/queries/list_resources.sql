@@ -5,18 +5,18 @@ WITH types AS (
   SELECT entity_type, count(*) AS n FROM neotoma.entities
   WHERE user_id = $1::uuid AND merged_into IS NULL
     AND deleted_at IS NULL -- 0.6
-    AND workspace = ANY($2::text[]) -- ws:some -- 0.12
+    AND workspace = ANY($2::text[]) -- 0.12
   GROUP BY entity_type),
 months AS (
   SELECT to_char(event_timestamp AT TIME ZONE 'UTC', 'YYYY') AS y,
          to_char(event_timestamp AT TIME ZONE 'UTC', 'YYYY-MM') AS ym, count(*) AS n
   FROM neotoma.timeline_events WHERE user_id = $1::uuid
-    AND workspace = ANY($2::text[]) -- ws:some -- 0.12
+    AND workspace = ANY($2::text[]) -- 0.12
   GROUP BY 1, 2)
 SELECT jsonb_build_object('resources',
   jsonb_build_array(jsonb_build_object('uri', $3 || 'sources', 'name', 'Sources',
     'description', (SELECT count(*) FROM neotoma.sources WHERE user_id = $1::uuid
-                      AND workspace = ANY($2::text[]) -- ws:some -- 0.12
+                      AND workspace = ANY($2::text[]) -- 0.12
                    ) || ' source materials',
     'mime_type', 'application/json'))
   || coalesce((SELECT jsonb_agg(jsonb_build_object('uri', $3 || 'entities/' || entity_type,

@@ -24,7 +24,8 @@ WITH page AS (
       AND ($3 = 'true' OR e.merged_into IS NULL)
       AND ($7 = 'true' OR e.deleted_at IS NULL) -- 0.6
     ORDER BY s.last_observation_at DESC NULLS LAST, s.entity_id
-    LIMIT $5 + $6) p
+    -- limit + offset, which must not overflow at any offset.
+    LIMIT $5 + least($6, 9223372036854775807 - $5)) p
   ORDER BY p.last_observation_at DESC NULLS LAST, p.id
   LIMIT $5 OFFSET $6)
 -- Built as json text (the answer is read as text): an entity without a

@@ -123,7 +123,7 @@ eligible AS (
   FROM resolved r
   CROSS JOIN LATERAL (SELECT e.* FROM neotoma.entities e WHERE e.user_id = $1::uuid AND e.id = r.id OFFSET 0) e
   WHERE ($6 = 'true' OR e.merged_into IS NULL)
-    AND e.workspace = ANY($23::text[]) -- ws:some -- 0.12
+    AND e.workspace = ANY($23::text[]) -- 0.12
     AND ($7 = 'true' OR e.deleted_at IS NULL)
     -- The type of what answers (a hit on an entity reclassified into another
     -- type counts for that type).

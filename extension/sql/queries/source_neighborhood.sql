@@ -59,4 +59,4 @@ SELECT jsonb_build_object(
          'fields', o.fields) ORDER BY o.observed_at DESC, o.id) FROM obs o), '[]'))
    ELSE '{}' END
 FROM neotoma.sources src WHERE src.user_id = $1::uuid AND src.id = $2::uuid
-  AND src.workspace = ANY($6::text[]) -- ws:some -- 0.12
+  AND src.workspace = ANY($6::text[]) -- 0.12

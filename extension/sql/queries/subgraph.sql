@@ -11,7 +11,7 @@ found AS (
   CROSS JOIN LATERAL (SELECT e.id, e.entity_type, e.canonical_name FROM neotoma.entities e
                       WHERE e.user_id = $1::uuid AND e.id = i.id
                         AND e.merged_into IS NULL AND e.deleted_at IS NULL
-                        AND e.workspace = ANY($4::text[]) -- ws:some -- 0.12
+                        AND e.workspace = ANY($4::text[]) -- 0.12
                       OFFSET 0) e
   CROSS JOIN LATERAL (SELECT s.snapshot, s.observation_count FROM neotoma.entity_snapshots s
                       WHERE s.user_id = $1::uuid AND s.entity_id = e.id OFFSET 0) s)

@@ -59,7 +59,13 @@ pub fn annotate(user: Uuid, req: AnnotateRequest) -> Result<AnnotationOut, Neoto
     // A note on an entity goes to where it was merged, as its snapshot does;
     // one on an observation stays with the observation's own entity.
     let entity_id = match observation {
-        Some(_) => asked,
+        Some(_) => {
+            // Where it lies, as for a note on the entity itself.
+            if let Some(e) = super::entities::find_entity(&user, &asked)? {
+                crate::scope::current().check_entity(&asked, &e.workspace)?;
+            }
+            asked
+        }
         None => resolve_entity(&user, &asked)?.0.id,
     };
     let observation_text = observation.map(|o| o.to_string()).unwrap_or_default();

@@ -48,12 +48,15 @@ pub fn list_potential_duplicates(
         id: String,
         name: String,
         identifiers: Vec<(String, String)>,
+        /// `default` before 0.12.0.
+        workspace: String,
     }
-    // Duplicates within the action's workspaces.
+    // Duplicates within the action's workspaces, each pair within one.
     let scope = crate::scope::current();
     let rows: Vec<Row> = db::parsed(
         &scope.adapt(
             "SELECT coalesce(jsonb_agg(jsonb_build_object('id', e.id,
+                   'workspace', coalesce(to_jsonb(e) -> 'workspace', '\"default\"'),
                    'name', coalesce(s.snapshot->>'name', s.snapshot->>'title', e.canonical_name),
                    'identifiers', (SELECT coalesce(jsonb_agg(jsonb_build_array(i.field, i.value)
                                                              ORDER BY i.field, i.value), '[]')
@@ -63,7 +66,7 @@ pub fn list_potential_duplicates(
          FROM (SELECT * FROM neotoma.entities e
                WHERE e.user_id = $1::uuid AND e.entity_type = $2 AND e.merged_into IS NULL
                  AND e.deleted_at IS NULL
-                 AND e.workspace = ANY($4::text[]) -- ws:some -- 0.12
+                 AND e.workspace = ANY($4::text[]) -- 0.12
                ORDER BY e.id LIMIT $3 + 1) e
          LEFT JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id",
         )?,
@@ -83,6 +86,7 @@ pub fn list_potential_duplicates(
             id: r.id,
             name: r.name,
             identifiers: r.identifiers,
+            group: r.workspace,
         })
         .collect();
     Ok(ListPotentialDuplicatesResponse {

@@ -21,7 +21,7 @@ pub fn retrieve_file_url(
     })?;
     // A file of a source outside the action's workspaces is not found.
     let scope = crate::scope::current();
-    if !scope.covers_all() {
+    if crate::installed::at_least(12)? {
         let workspace = db::json(
             "SELECT to_jsonb(s.workspace) FROM neotoma.sources s WHERE s.user_id = $1::uuid AND s.id = $2::uuid",
             &[Arg::uuid(user), Arg::uuid(source)],

@@ -312,9 +312,9 @@ pub fn list_recent_changes(
                      AND e.id = c.entity_id AND e.workspace = ANY($6::text[])) -- ws:some -- 0.12
                    WHEN 'source' THEN EXISTS (SELECT FROM neotoma.sources s WHERE s.user_id = $1::uuid -- ws:some -- 0.12
                      AND s.id = c.source_id AND s.workspace = ANY($6::text[])) -- ws:some -- 0.12
-                   WHEN 'relationship' THEN NOT EXISTS (SELECT FROM neotoma.relationships x -- ws:some -- 0.12
-                     JOIN neotoma.entities e ON e.user_id = x.user_id AND e.id IN (x.source_entity_id, x.target_entity_id) -- ws:some -- 0.12
-                     WHERE x.user_id = $1::uuid AND x.id = c.relationship_id AND e.workspace <> ALL ($6::text[])) -- ws:some -- 0.12
+                   WHEN 'relationship' THEN EXISTS (SELECT FROM neotoma.relationships x -- ws:some -- 0.12
+                     JOIN neotoma.entities e ON e.user_id = x.user_id AND e.id = x.source_entity_id -- ws:some -- 0.12
+                     WHERE x.user_id = $1::uuid AND x.id = c.relationship_id AND e.workspace = ANY($6::text[])) -- ws:some -- 0.12
                    ELSE true END -- ws:some -- 0.12
                ORDER BY c.xid, c.seq LIMIT $5 + 1) c
          LEFT JOIN neotoma.relationships r ON r.user_id = $1::uuid AND r.id = c.relationship_id")?,

@@ -46,6 +46,7 @@ pub fn plaid_exchange_public_token(
     Ok(json!({"external": {
         "service": "plaid", "operation": "exchange_public_token", "public_token": token,
         "trigger_initial_sync": req.trigger_initial_sync.unwrap_or(false),
+        "workspace": crate::scope::current().write_workspace(),
     }}))
 }
 
@@ -266,11 +267,15 @@ pub fn record_plaid_sync(user: Uuid, req: RecordPlaidSyncRequest) -> Result<Valu
     check_sync(&req)?;
     // The item, locked: one sync of an item records at a time.
     let item = db::json(
-        "SELECT jsonb_build_object('item_id', external_id, 'cursor', cursor,
-                                   'institution_id', settings->'institution_id',
-                                   'institution_name', settings->'institution_name')
-         FROM neotoma.connectors WHERE user_id = $1::uuid AND id = $2::uuid AND provider = 'plaid'
-         FOR UPDATE",
+        &crate::installed::adapt(
+            "SELECT jsonb_build_object('item_id', external_id, 'cursor', cursor,
+                                       'institution_id', settings->'institution_id',
+                                       'institution_name', settings->'institution_name'
+                                       , 'workspace', workspace -- 0.12
+                                       )
+             FROM neotoma.connectors WHERE user_id = $1::uuid AND id = $2::uuid AND provider = 'plaid'
+             FOR UPDATE",
+        )?,
         &[Arg::uuid(user), Arg::Text(&req.plaid_item_id)],
     )?;
     if item.is_null() {
@@ -316,6 +321,31 @@ pub fn record_plaid_sync(user: Uuid, req: RecordPlaidSyncRequest) -> Result<Valu
         )
         .with("retryable", true));
     }
+    // Into the item's workspace.
+    let (added, modified, removed) = crate::scope::writing_in(item["workspace"].as_str(), || {
+        store_pages(&user, &req, &item)
+    })?;
+    db::run(
+        "UPDATE neotoma.connectors
+         SET cursor = $3, last_successful_sync = now(), status = 'active', last_error = NULL, updated_at = now()
+         WHERE user_id = $1::uuid AND id = $2::uuid",
+        &[Arg::uuid(user), Arg::Text(&req.plaid_item_id), Arg::OptText(req.next_cursor.as_deref())],
+    )?;
+    Ok(answer(
+        "success",
+        json!({"added": added, "modified": modified, "removed": removed}),
+        None,
+    ))
+}
+
+/// Stores the accounts and the pages of transactions a sync read; answers
+/// how many were added, modified and removed.
+fn store_pages(
+    user: &Uuid,
+    req: &RecordPlaidSyncRequest,
+    item: &Value,
+) -> Result<(u64, u64, u64), NeotomaError> {
+    let user = *user;
     let institution_id = item["institution_id"].as_str();
     let institution_name = item["institution_name"].as_str();
     let accounts = store_accounts(&user, &req.accounts, institution_id, institution_name)?;
@@ -344,15 +374,5 @@ pub fn record_plaid_sync(user: Uuid, req: RecordPlaidSyncRequest) -> Result<Valu
         modified += page.modified.len() as u64;
         removed += page.removed.len() as u64;
     }
-    db::run(
-        "UPDATE neotoma.connectors
-         SET cursor = $3, last_successful_sync = now(), status = 'active', last_error = NULL, updated_at = now()
-         WHERE user_id = $1::uuid AND id = $2::uuid",
-        &[Arg::uuid(user), Arg::Text(&req.plaid_item_id), Arg::OptText(req.next_cursor.as_deref())],
-    )?;
-    Ok(answer(
-        "success",
-        json!({"added": added, "modified": modified, "removed": removed}),
-        None,
-    ))
+    Ok((added, modified, removed))
 }

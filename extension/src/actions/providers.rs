@@ -54,6 +54,7 @@ pub fn connect_provider(_user: Uuid, req: ConnectProviderRequest) -> Result<Valu
         "service": "imap", "operation": "connect", "provider": provider.id,
         "external_id": account.external_id(), "settings": account.public_settings(),
         "password": account.password,
+        "workspace": crate::scope::current().write_workspace(),
     }}))
 }
 
@@ -66,7 +67,9 @@ pub fn list_connectors(user: Uuid, req: ListConnectorsRequest) -> Result<Value, 
                    'connector_id', id, 'provider', provider, 'external_id', external_id,
                    'settings', settings, 'status', status, 'last_error', last_error,
                    'last_successful_sync', neotoma._iso(last_successful_sync),
-                   'created_at', neotoma._iso(created_at)) ORDER BY created_at, id), '[]')
+                   'created_at', neotoma._iso(created_at)
+                   , 'workspace', workspace -- 0.12
+                   ) ORDER BY created_at, id), '[]')
          FROM neotoma.connectors WHERE user_id = $1::uuid AND ($2::text IS NULL OR provider = $2)",
         &[Arg::uuid(user), Arg::OptText(req.provider.as_deref())],
     )?;
@@ -201,13 +204,24 @@ pub fn save_connector(
     secret: &[u8],
 ) -> Result<Uuid, NeotomaError> {
     let id = connector_id(user, provider, external_id);
+    // Its syncs store in the workspace it is connected in (again: the latest).
+    let workspace = crate::scope::current().write_workspace();
+    let query = crate::installed::adapt(
+        "INSERT INTO neotoma.connectors (user_id, id, provider, external_id, settings, secret
+                                         , workspace -- 0.12
+                                         )
+         VALUES ($1::uuid, $2::uuid, $3, $4, $5::jsonb, $6
+                 , $7 -- 0.12
+                 )
+         ON CONFLICT (user_id, provider, external_id) DO UPDATE
+           SET settings = EXCLUDED.settings, secret = EXCLUDED.secret, status = 'active',
+               last_error = NULL, updated_at = now()
+               , workspace = EXCLUDED.workspace -- 0.12
+               ",
+    )?;
     owner::as_owner(|| {
         db::run(
-            "INSERT INTO neotoma.connectors (user_id, id, provider, external_id, settings, secret)
-             VALUES ($1::uuid, $2::uuid, $3, $4, $5::jsonb, $6)
-             ON CONFLICT (user_id, provider, external_id) DO UPDATE
-               SET settings = EXCLUDED.settings, secret = EXCLUDED.secret, status = 'active',
-                   last_error = NULL, updated_at = now()",
+            &query,
             &[
                 Arg::uuid(user),
                 Arg::uuid(id),
@@ -215,6 +229,7 @@ pub fn save_connector(
                 Arg::Text(external_id),
                 Arg::Json(settings),
                 Arg::Bytes(secret),
+                Arg::Text(&workspace),
             ],
         )
     })?;
@@ -275,8 +290,12 @@ fn record_connector_sync(
     c: &ConnectorSync,
 ) -> Result<(u64, u64), NeotomaError> {
     let current = db::json(
-        "SELECT jsonb_build_object('cursor', cursor) FROM neotoma.connectors
-         WHERE user_id = $1::uuid AND id = $2::uuid AND provider = $3 FOR UPDATE",
+        &crate::installed::adapt(
+            "SELECT jsonb_build_object('cursor', cursor
+                                       , 'workspace', workspace -- 0.12
+                                       ) FROM neotoma.connectors
+             WHERE user_id = $1::uuid AND id = $2::uuid AND provider = $3 FOR UPDATE",
+        )?,
         &[
             Arg::uuid(user),
             Arg::Text(&c.connector_id),
@@ -309,6 +328,27 @@ fn record_connector_sync(
         .with("retryable", true));
     }
     let (mut added, mut errors) = (0u64, u64::from(c.skipped));
+    // Into the connector's workspace.
+    crate::scope::writing_in(current["workspace"].as_str(), || {
+        store_messages(user, c, &mut added, &mut errors)
+    })?;
+    db::run(
+        "UPDATE neotoma.connectors
+         SET cursor = $3, last_successful_sync = now(), status = 'active', last_error = NULL, updated_at = now()
+         WHERE user_id = $1::uuid AND id = $2::uuid",
+        &[Arg::uuid(user), Arg::Text(&c.connector_id), Arg::OptText(c.cursor_after.as_deref())],
+    )?;
+    Ok((added, errors))
+}
+
+/// Stores each message a sync read as a file; counts what was added and
+/// what failed.
+fn store_messages(
+    user: &Uuid,
+    c: &ConnectorSync,
+    added: &mut u64,
+    errors: &mut u64,
+) -> Result<(), NeotomaError> {
     for m in &c.messages {
         let req = StoreRequest {
             file_content: Some(m.content.clone()),
@@ -322,22 +362,16 @@ fn record_connector_sync(
                     .interpretation
                     .as_ref()
                     .is_some_and(|i| i.status == "failed");
-                added += u64::from(!out.deduplicated && !failed);
-                errors += u64::from(failed);
+                *added += u64::from(!out.deduplicated && !failed);
+                *errors += u64::from(failed);
             }
             Err(e) if e.code == ErrorCode::ValidationError || e.code == ErrorCode::FileTooLarge => {
-                errors += 1
+                *errors += 1
             }
             Err(e) => return Err(e),
         }
     }
-    db::run(
-        "UPDATE neotoma.connectors
-         SET cursor = $3, last_successful_sync = now(), status = 'active', last_error = NULL, updated_at = now()
-         WHERE user_id = $1::uuid AND id = $2::uuid",
-        &[Arg::uuid(user), Arg::Text(&c.connector_id), Arg::OptText(c.cursor_after.as_deref())],
-    )?;
-    Ok((added, errors))
+    Ok(())
 }
 
 pub fn record_provider_sync(

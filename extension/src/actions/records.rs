@@ -205,7 +205,7 @@ WITH matching AS (
   JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
   WHERE e.user_id = $1::uuid AND e.merged_into IS NULL
     AND e.deleted_at IS NULL -- 0.6
-    AND s.workspace = ANY($6::text[]) -- ws:some -- 0.12
+    AND s.workspace = ANY($6::text[]) -- 0.12
     AND ($2::text IS NULL OR e.entity_type = $2)
     AND s.snapshot <> '{}'::jsonb AND s.snapshot @> $3
     AND NOT EXISTS (

@@ -188,7 +188,7 @@ const SOURCE: &str = "
                                                              WHERE d.user_id = s.user_id AND d.deleted_at IS NOT NULL) -- 0.6
                                      ), '[]'))
     FROM neotoma.sources s WHERE s.user_id = $1::uuid AND s.id = $2::uuid
-      AND s.workspace = ANY($3::text[]) -- ws:some -- 0.12
+      AND s.workspace = ANY($3::text[]) -- 0.12
     ";
 
 const SOURCES: &str = "
@@ -199,10 +199,10 @@ const SOURCES: &str = "
                  'file_size', p.file_size, 'created_at', neotoma._iso(p.created_at))
                ORDER BY p.created_at DESC, p.id)
                FROM (SELECT * FROM neotoma.sources WHERE user_id = $1::uuid
-                       AND workspace = ANY($3::text[]) -- ws:some -- 0.12
+                       AND workspace = ANY($3::text[]) -- 0.12
                      ORDER BY created_at DESC, id LIMIT $2) p), '[]'),
              'total', (SELECT count(*) FROM neotoma.sources WHERE user_id = $1::uuid
-                         AND workspace = ANY($3::text[]) -- ws:some -- 0.12
+                         AND workspace = ANY($3::text[]) -- 0.12
                       ))";
 
 const LIST_RESOURCES: &str = include_str!("../../sql/queries/list_resources.sql");

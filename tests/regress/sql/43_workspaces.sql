@@ -65,6 +65,11 @@ SELECT neotoma.create_relationship(jsonb_build_object('workspace', 'work', 'rela
 SELECT w AS workspace, error_code(try_action('list_relationships', jsonb_build_object('entity_id', :'work_ada', 'workspace', w))) AS error,
        neotoma.list_relationships(jsonb_build_object('entity_id', :'work_ada', 'workspace', 'work'))->'total' AS in_work
 FROM unnest(ARRAY['default']) w;
+-- Notes and contests of what lies elsewhere are refused, writing nothing.
+SELECT id AS work_obs FROM neotoma.observations WHERE entity_id = :'work_ada' ORDER BY id LIMIT 1 \gset
+SELECT error_code(try_action('annotate', jsonb_build_object('observation_id', :'work_obs', 'note', 'x'))) AS annotate_elsewhere,
+       error_code(try_action('contest', jsonb_build_object('observation_id', :'work_obs', 'reason', 'x'))) AS contest_elsewhere,
+       (SELECT count(*) FROM neotoma.observation_contests) + (SELECT count(*) FROM neotoma.annotations) AS written;
 -- A bulk's operations write in its workspace.
 SELECT jsonb_path_query_array(neotoma.bulk('{"workspace": "play", "operations": [
   {"action": "store", "ref": "bob", "args": {"entities": [{"entity_type": "person", "name": "Bob", "email": "bob@example.com"}]}},
@@ -72,6 +77,15 @@ SELECT jsonb_path_query_array(neotoma.bulk('{"workspace": "play", "operations": 
   {"action": "create_relationship", "args": {"relationship_type": "REFERS_TO", "source_entity_id": "$car", "target_entity_id": "$bob"}}]}'),
   '$.results[*].result.workspace_context.workspaces[0]') AS bulk_wrote_in;
 SELECT count(*) AS bob_in_play FROM neotoma.entities WHERE workspace = 'play' AND canonical_name LIKE 'bob%';
+
+-- Duplicates pair within one workspace: the two "Ada at work" (work, play) are no pair.
+SELECT jsonb_array_length(neotoma.list_potential_duplicates('{"entity_type": "person", "threshold": 0.1, "workspace": "*"}')->'pairs') AS pairs_across,
+       neotoma.list_potential_duplicates('{"entity_type": "person", "threshold": 0.1, "workspace": "*"}')->'entities_compared' AS compared;
+-- An import names workspaces by their names only.
+DO $$ BEGIN
+  PERFORM neotoma.import_lines(ARRAY['{"table": "entities", "row": {"id": "ent_x", "workspace": "Bad Name"}}'::jsonb]);
+EXCEPTION WHEN OTHERS THEN RAISE NOTICE 'import refused: %', split_part(SQLERRM, ':', 1);
+END $$;
 
 -- The user's context: actions without workspace use it, and say so.
 SELECT r->'effective' AS effective, r->'has_token' AS has_token FROM neotoma.set_context('{"workspace": "work"}') r;

@@ -116,12 +116,6 @@ impl JsonSchema for WorkspaceArg {
     }
 }
 
-impl WorkspaceArg {
-    pub fn to_value(&self) -> serde_json::Value {
-        serde_json::to_value(self).unwrap_or_default()
-    }
-}
-
 /// What a read answers from: some workspaces, or all of the user's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Selection {
@@ -132,17 +126,12 @@ pub enum Selection {
 impl Selection {
     /// A read's `workspace`: a name, `*`, or a list of names (1–100; `*`
     /// alone in it means all).
-    pub fn parse(field: &str, value: &serde_json::Value) -> Result<Self> {
-        let names: Vec<&str> = match value {
-            serde_json::Value::String(s) => vec![s.as_str()],
-            serde_json::Value::Array(items) if (1..=100).contains(&items.len()) => items
-                .iter()
-                .map(|v| {
-                    v.as_str().ok_or_else(|| {
-                        NeotomaError::invalid_field(field, "workspace names are strings")
-                    })
-                })
-                .collect::<Result<_>>()?,
+    pub fn parse(field: &str, arg: &WorkspaceArg) -> Result<Self> {
+        let names: Vec<&str> = match arg {
+            WorkspaceArg::One(s) => vec![s.as_str()],
+            WorkspaceArg::Several(items) if (1..=100).contains(&items.len()) => {
+                items.iter().map(String::as_str).collect()
+            }
             _ => {
                 return Err(NeotomaError::invalid_field(
                     field,
@@ -159,11 +148,6 @@ impl Selection {
                 .map(|n| WorkspaceName::parse(field, n))
                 .collect::<Result<_>>()?,
         ))
-    }
-
-    /// A read's parsed `workspace` argument.
-    pub fn from_arg(field: &str, arg: &WorkspaceArg) -> Result<Self> {
-        Self::parse(field, &arg.to_value())
     }
 
     pub fn one(name: WorkspaceName) -> Self {
@@ -262,20 +246,21 @@ mod tests {
         assert!(w("default").is_default() && !w("x").is_default());
     }
 
+    /// A read's `workspace` as JSON, deserialised as the request is, then parsed.
+    fn selection(v: serde_json::Value) -> Result<Selection> {
+        let arg: WorkspaceArg = serde_json::from_value(v)
+            .map_err(|e| NeotomaError::invalid_field("workspace", e.to_string()))?;
+        Selection::parse("workspace", &arg)
+    }
+
     #[test]
     fn a_read_selects_names_or_all() {
-        let s = Selection::parse("workspace", &json!("home")).unwrap();
+        let s = selection(json!("home")).unwrap();
         assert!(s.admits("home") && !s.admits("default"));
-        let s = Selection::parse("workspace", &json!(["home", "work", "home"])).unwrap();
+        let s = selection(json!(["home", "work", "home"])).unwrap();
         assert_eq!(s, Selection::Some(BTreeSet::from([w("home"), w("work")])));
-        assert_eq!(
-            Selection::parse("workspace", &json!("*")).unwrap(),
-            Selection::All
-        );
-        assert_eq!(
-            Selection::parse("workspace", &json!(["x", "*"])).unwrap(),
-            Selection::All
-        );
+        assert_eq!(selection(json!("*")).unwrap(), Selection::All);
+        assert_eq!(selection(json!(["x", "*"])).unwrap(), Selection::All);
         assert!(Selection::All.admits("anything"));
         for bad in [
             json!([]),
@@ -284,10 +269,10 @@ mod tests {
             json!(["Bad"]),
             json!(null),
         ] {
-            assert!(Selection::parse("workspace", &bad).is_err(), "{bad}");
+            assert!(selection(bad.clone()).is_err(), "{bad}");
         }
         let many: Vec<String> = (0..101).map(|i| format!("w{i}")).collect();
-        assert!(Selection::parse("workspace", &json!(many)).is_err());
+        assert!(selection(json!(many)).is_err());
     }
 
     #[test]

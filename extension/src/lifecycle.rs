@@ -40,8 +40,7 @@ pub struct Lifecycle {
     /// The latest deletion or restoration observation.
     pub last_mark: Option<String>,
     /// Its workspace (`default` before 0.12.0).
-    #[serde(default)]
-    pub workspace: Option<String>,
+    pub workspace: String,
 }
 
 /// The entity's lifecycle, its row locked until the transaction ends (a
@@ -63,7 +62,7 @@ pub fn lock(user: &Uuid, entity_id: &str) -> Result<Option<Lifecycle>, NeotomaEr
                                  WHERE o.user_id = e.user_id AND o.entity_id = e.id
                                    AND o.kind IN ('deletion', 'restoration')
                                  ORDER BY o.observed_at DESC, o.id DESC LIMIT 1),
-                   'workspace', to_jsonb(e) -> 'workspace')
+                   'workspace', coalesce(to_jsonb(e) -> 'workspace', '\"default\"'))
          FROM neotoma.entities e WHERE e.user_id = $1::uuid AND e.id = $2",
         &[Arg::uuid(user), Arg::Text(entity_id)],
     )?;

@@ -6,7 +6,7 @@
 
 use crate::db::{self, Arg};
 use neotoma_core::workspace::{
-    Origin, Requested, Selection, WorkspaceContext, WorkspaceName, DEFAULT,
+    self, Origin, Requested, Selection, WorkspaceContext, WorkspaceName, DEFAULT,
 };
 use neotoma_core::{ErrorCode, NeotomaError};
 use serde::Deserialize;
@@ -108,10 +108,9 @@ impl Scope {
         }
     }
 
-    /// ENTITY_NOT_FOUND (or `code`) for something that exists in
-    /// `workspace`, outside the selection: says where it is, so the caller
-    /// can ask there.
-    pub fn outside(&self, code: ErrorCode, what: &str, id: &str, workspace: &str) -> NeotomaError {
+    /// `code` for something that exists in `workspace`, outside the
+    /// selection: says where it is, so the caller can ask there.
+    fn outside(&self, code: ErrorCode, what: &str, id: &str, workspace: &str) -> NeotomaError {
         NeotomaError::new(
             code,
             format!(
@@ -123,18 +122,30 @@ impl Scope {
         .with("workspace", workspace)
     }
 
-    /// Checks that an entity found by id lies in the selection: a read
-    /// does not find it elsewhere; a write refuses it (WORKSPACE_MISMATCH).
-    pub fn check_entity(&self, id: &str, workspace: &str) -> Result<(), NeotomaError> {
+    /// Checks that what was found by id (`what`: entity, source) lies in
+    /// the selection: a read does not find it elsewhere (`not_found`); a
+    /// write refuses it (WORKSPACE_MISMATCH).
+    pub fn check(
+        &self,
+        what: &str,
+        not_found: ErrorCode,
+        id: &str,
+        workspace: &str,
+    ) -> Result<(), NeotomaError> {
         if self.admits(workspace) {
             return Ok(());
         }
         let code = if self.write {
             ErrorCode::WorkspaceMismatch
         } else {
-            ErrorCode::EntityNotFound
+            not_found
         };
-        Err(self.outside(code, "entity", id, workspace))
+        Err(self.outside(code, what, id, workspace))
+    }
+
+    /// [`Scope::check`] of an entity.
+    pub fn check_entity(&self, id: &str, workspace: &str) -> Result<(), NeotomaError> {
+        self.check("entity", ErrorCode::EntityNotFound, id, workspace)
     }
 
     fn described(&self) -> String {
@@ -177,8 +188,9 @@ pub fn within<R>(scope: Option<Scope>, f: impl FnOnce() -> R) -> R {
 /// The caller's contexts and workspaces, as one query reads them.
 #[derive(Deserialize, Default)]
 struct Known {
-    /// The token's context, else the user's: (workspace, from the token).
-    context: Option<(String, bool)>,
+    /// The context of the caller's token, and the user's own.
+    token_context: Option<WorkspaceName>,
+    user_context: Option<WorkspaceName>,
     /// The user's workspaces besides `default`, sorted.
     workspaces: Vec<String>,
 }
@@ -190,9 +202,10 @@ fn known(user: &Uuid) -> Result<Known, NeotomaError> {
     let token = crate::settings::token_id();
     let v = db::json(
         "SELECT jsonb_build_object(
-           'context', (SELECT jsonb_build_array(c.workspace, c.token_id IS NOT NULL) FROM neotoma.contexts c
-                       WHERE c.user_id = $1::uuid AND (c.token_id = $2::uuid OR c.token_id IS NULL)
-                       ORDER BY c.token_id NULLS LAST LIMIT 1),
+           'token_context', (SELECT c.workspace FROM neotoma.contexts c
+                             WHERE c.user_id = $1::uuid AND c.token_id = $2::uuid),
+           'user_context', (SELECT c.workspace FROM neotoma.contexts c
+                            WHERE c.user_id = $1::uuid AND c.token_id IS NULL),
            'workspaces', (SELECT coalesce(jsonb_agg(w.name ORDER BY w.name), '[]') FROM neotoma.workspaces w
                           WHERE w.user_id = $1::uuid AND w.name <> 'default'))",
         &[Arg::uuid(user), Arg::OptText(token.as_deref())],
@@ -208,7 +221,7 @@ pub fn establish(user: Option<&Uuid>, requested: Requested) -> Result<Option<Sco
         Requested::NotScoped => return Ok(None),
         Requested::Read(a) => (
             true,
-            a.map(|a| Selection::from_arg("workspace", a)).transpose()?,
+            a.map(|a| Selection::parse("workspace", a)).transpose()?,
         ),
         Requested::Write(w) => (false, w.cloned().map(Selection::one)),
     };
@@ -224,20 +237,14 @@ pub fn establish(user: Option<&Uuid>, requested: Requested) -> Result<Option<Sco
     let known = known(user)?;
     let (selection, origin) = match arg {
         Some(s) => (s, Origin::Argument),
-        None => match known.context {
-            Some((w, from_token)) => (
-                Selection::one(WorkspaceName::parse("workspace", &w)?),
-                if from_token {
-                    Origin::TokenContext
-                } else {
-                    Origin::UserContext
-                },
-            ),
-            None => (
-                Selection::one(WorkspaceName::default_workspace()),
-                Origin::Default,
-            ),
-        },
+        None => {
+            let (w, origin) = workspace::effective(
+                None,
+                known.token_context.clone(),
+                known.user_context.clone(),
+            );
+            (Selection::one(w), origin)
+        }
     };
     let exists = |n: &str| n == DEFAULT || known.workspaces.iter().any(|w| w == n);
     let (names, all) = match selection {
@@ -251,9 +258,7 @@ pub fn establish(user: Option<&Uuid>, requested: Requested) -> Result<Option<Sco
             let names: Vec<String> = set.into_iter().map(String::from).collect();
             if read {
                 if let Some(unknown) = names.iter().find(|n| !exists(n)) {
-                    if !crate::installed::at_least(12)? {
-                        crate::installed::require(12, "a workspace other than default")?;
-                    }
+                    crate::installed::require(12, "a workspace other than default")?;
                     let mut all = vec![DEFAULT.to_string()];
                     all.extend(known.workspaces.iter().cloned());
                     return Err(NeotomaError::new(

@@ -61,9 +61,7 @@ pub fn annotate(user: Uuid, req: AnnotateRequest) -> Result<AnnotationOut, Neoto
     let entity_id = match observation {
         Some(_) => {
             // Where it lies, as for a note on the entity itself.
-            if let Some(e) = super::entities::find_entity(&user, &asked)? {
-                crate::scope::current().check_entity(&asked, &e.workspace)?;
-            }
+            super::entities::check_in_scope(&user, &asked)?;
             asked
         }
         None => resolve_entity(&user, &asked)?.0.id,

@@ -72,9 +72,7 @@ pub fn contest(user: Uuid, req: ContestRequest) -> Result<ContestResponse, Neoto
         .with("copy_id", copy.clone()));
     }
     // The observation's entity lies in the workspace written to.
-    if let Some(e) = super::entities::find_entity(&user, &before.entity_id)? {
-        crate::scope::current().check_entity(&before.entity_id, &e.workspace)?;
-    }
+    super::entities::check_in_scope(&user, &before.entity_id)?;
     let id = derived_uuid(
         "contest",
         &[&user.to_string(), &observation.to_string(), reason],

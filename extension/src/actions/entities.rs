@@ -78,6 +78,15 @@ pub fn resolve_entity(
     Ok(found)
 }
 
+/// Checks that the entity `id` (itself, not where it was merged) lies in
+/// the action's workspaces; one that is not there is left to the caller.
+pub fn check_in_scope(user: &Uuid, id: &str) -> Result<(), NeotomaError> {
+    if let Some(e) = find_entity(user, id)? {
+        crate::scope::current().check_entity(id, &e.workspace)?;
+    }
+    Ok(())
+}
+
 /// [`resolve_entity`], refusing an entity that is deleted (what the
 /// retrievals and writes about it answer until it is restored).
 pub fn resolve_live_entity(
@@ -105,19 +114,13 @@ pub fn retrieve_entity_snapshot(
         .as_deref()
         .map(|at| common::micros("at", at))
         .transpose()?;
+    // Followed through a merge; outside the action's workspaces: not found.
+    let (entity, redirected_from) = resolve_entity(&user, &entity_id)?;
     let mut out = match at {
-        None => {
-            // Outside the action's workspaces: not found.
-            resolve_entity(&user, &entity_id)?;
-            current_snapshot(&user, &entity_id)?
-        }
-        Some(at) => {
-            let (entity, redirected_from) = resolve_entity(&user, &entity_id)?;
-            let mut out = snapshot_at(&user, &entity, at, req.at.as_deref().unwrap_or_default())?;
-            out.redirected_from = redirected_from;
-            out
-        }
+        None => current_snapshot(&user, &entity)?,
+        Some(at) => snapshot_at(&user, &entity, at, req.at.as_deref().unwrap_or_default())?,
     };
+    out.redirected_from = redirected_from;
     out.deleted_at = deleted_at;
     if let Some(min) = req.min_confidence {
         crate::installed::require(11, "min_confidence")?;
@@ -143,27 +146,31 @@ pub fn retrieve_entity_snapshot(
     Ok(out)
 }
 
-/// The stored snapshot of an entity (of the entity it was merged into, if
-/// it was), in one statement.
-fn current_snapshot(user: &Uuid, entity_id: &str) -> Result<EntitySnapshotResponse, NeotomaError> {
+/// The stored snapshot of an entity (as resolved: not merged away).
+fn current_snapshot(
+    user: &Uuid,
+    entity: &EntityRow,
+) -> Result<EntitySnapshotResponse, NeotomaError> {
     let found: Option<EntitySnapshotResponse> = db::parsed(
         "SELECT jsonb_build_object(
-           'entity_id', e.id, 'entity_type', e.entity_type, 'canonical_name', e.canonical_name,
+           'entity_id', $2::text, 'entity_type', $3::text, 'canonical_name', $4::text,
            'schema_version', coalesce(s.schema_version, ''),
            'snapshot', coalesce(s.snapshot, '{}'), 'provenance', coalesce(s.provenance, '{}'),
            'field_provenance', coalesce(s.field_provenance, '{}'),
            'computed_at', neotoma._iso(s.computed_at),
            'observation_count', coalesce(s.observation_count, 0),
-           'last_observation_at', neotoma._iso(s.last_observation_at),
-           'redirected_from', CASE WHEN asked.merged_into IS NOT NULL THEN asked.id END)::text
-         FROM neotoma.entities asked
-         JOIN neotoma.entities e ON e.user_id = asked.user_id AND e.id = coalesce(asked.merged_into, asked.id)
-         LEFT JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
-         WHERE asked.user_id = $1::uuid AND asked.id = $2",
-        &[Arg::uuid(user), Arg::Text(entity_id)],
+           'last_observation_at', neotoma._iso(s.last_observation_at))::text
+         FROM (SELECT) one
+         LEFT JOIN neotoma.entity_snapshots s ON s.user_id = $1::uuid AND s.entity_id = $2",
+        &[
+            Arg::uuid(user),
+            Arg::Text(&entity.id),
+            Arg::Text(&entity.entity_type),
+            Arg::Text(&entity.canonical_name),
+        ],
         "snapshot",
     )?;
-    found.ok_or_else(|| not_found(entity_id))
+    found.ok_or_else(|| not_found(&entity.id))
 }
 
 /// The snapshot recomputed from the observations observed up to `at`

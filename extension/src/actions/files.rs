@@ -20,14 +20,18 @@ pub fn retrieve_file_url(
         .with("file_path", req.file_path.clone())
     })?;
     // A file of a source outside the action's workspaces is not found.
-    let scope = crate::scope::current();
     if crate::installed::at_least(12)? {
         let workspace = db::json(
             "SELECT to_jsonb(s.workspace) FROM neotoma.sources s WHERE s.user_id = $1::uuid AND s.id = $2::uuid",
             &[Arg::uuid(user), Arg::uuid(source)],
         )?;
-        if let Some(w) = workspace.as_str().filter(|w| !scope.admits(w)) {
-            return Err(scope.outside(ErrorCode::FileNotFound, "source", &source.to_string(), w));
+        if let Some(w) = workspace.as_str() {
+            crate::scope::current().check(
+                "source",
+                ErrorCode::FileNotFound,
+                &source.to_string(),
+                w,
+            )?;
         }
     }
     let expires_in = req.expires_in.unwrap_or(3600);

@@ -39,7 +39,7 @@ fn entity(user: &Uuid, entity_id: &str) -> Result<Lifecycle, NeotomaError> {
         )
         .with("merged_into", target.as_str()));
     }
-    crate::scope::current().check_entity(&id, e.workspace.as_deref().unwrap_or("default"))?;
+    crate::scope::current().check_entity(&id, &e.workspace)?;
     Ok(e)
 }
 
@@ -231,16 +231,12 @@ pub fn erase(user: Uuid, req: EraseRequest) -> Result<EraseResponse, NeotomaErro
                 )
                 .with("source_id", id.to_string()));
             }
-            let scope = crate::scope::current();
-            let workspace = found["workspace"].as_str().unwrap_or_default();
-            if !scope.admits(workspace) {
-                return Err(scope.outside(
-                    ErrorCode::WorkspaceMismatch,
-                    "source",
-                    &id.to_string(),
-                    workspace,
-                ));
-            }
+            crate::scope::current().check(
+                "source",
+                ErrorCode::SourceNotFound,
+                &id.to_string(),
+                found["workspace"].as_str().unwrap_or_default(),
+            )?;
             let counts =
                 super::erasure::while_erasing(|| super::erasure::erase_source(&user, &id))?;
             ("source", counts)

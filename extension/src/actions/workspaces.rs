@@ -7,7 +7,7 @@ use crate::db::{self, Arg};
 use crate::settings;
 use neotoma_core::actions::common;
 use neotoma_core::actions::workspaces::*;
-use neotoma_core::workspace::{Origin, WorkspaceName, DEFAULT};
+use neotoma_core::workspace::{self, WorkspaceName};
 use neotoma_core::NeotomaError;
 use serde::Deserialize;
 use uuid::Uuid;
@@ -33,28 +33,26 @@ fn contexts(user: &Uuid, token: Option<&str>) -> Result<Contexts, NeotomaError> 
     db::from_json(v, "contexts")
 }
 
-fn effective(c: &Contexts) -> EffectiveContext {
-    match (&c.token, &c.user) {
-        (Some(t), _) => EffectiveContext {
-            workspace: t.workspace.clone(),
-            from: Origin::TokenContext,
-        },
-        (None, Some(u)) => EffectiveContext {
-            workspace: u.workspace.clone(),
-            from: Origin::UserContext,
-        },
-        (None, None) => EffectiveContext {
-            workspace: DEFAULT.to_string(),
-            from: Origin::Default,
-        },
-    }
+/// The workspace actions without one use (the precedence of
+/// neotoma_core::workspace::effective, as crate::scope applies it).
+fn effective(c: &Contexts) -> Result<EffectiveContext, NeotomaError> {
+    let name = |c: &Option<ContextOut>| {
+        c.as_ref()
+            .map(|c| WorkspaceName::parse("workspace", &c.workspace))
+            .transpose()
+    };
+    let (w, from) = workspace::effective(None, name(&c.token)?, name(&c.user)?);
+    Ok(EffectiveContext {
+        workspace: w.to_string(),
+        from,
+    })
 }
 
 fn answer(user: &Uuid, cleared: Option<bool>) -> Result<ContextResponse, NeotomaError> {
     let token = settings::token_id();
     let c = contexts(user, token.as_deref())?;
     Ok(ContextResponse {
-        effective: effective(&c),
+        effective: effective(&c)?,
         token: c.token,
         user: c.user,
         has_token: token.is_some(),
@@ -66,7 +64,7 @@ pub fn list_workspaces(
     user: Uuid,
     _req: ListWorkspacesRequest,
 ) -> Result<ListWorkspacesResponse, NeotomaError> {
-    let context = effective(&contexts(&user, settings::token_id().as_deref())?);
+    let context = effective(&contexts(&user, settings::token_id().as_deref())?)?;
     let mut workspaces: Vec<WorkspaceOut> = db::parsed(
         "WITH names AS (
            SELECT 'default' AS name, NULL::timestamptz AS created_at

@@ -296,14 +296,12 @@ async fn connect(imap: &Imap, ctx: &Context<'_>, work: &Value) -> Result<Value, 
             )
             .with("field", "settings")
         })?;
-    let mut record = json!({
+    let record = json!({
         "provider": work["provider"], "external_id": work["external_id"], "settings": work["settings"],
+        // Where the action was asked to connect it (its syncs store there).
+        "workspace": work["workspace"],
         "secret_ciphertext": ctx.secrets.seal(ctx.caller.user, PURPOSE, &password)?,
     });
-    // Where the action was asked to connect it (its syncs store there).
-    if let Some(w) = work["workspace"].as_str() {
-        record["workspace"] = json!(w);
-    }
     ctx.db
         .call("neotoma.record_connector", ctx.caller, &record, true)
         .await

@@ -163,16 +163,14 @@ impl Plaid {
         .find(|p| p.as_array().is_some_and(|a| !a.is_empty()))
         .cloned()
         .unwrap_or_else(|| json!(["transactions"]));
-        let mut record = json!({
+        let record = json!({
             "item_id": exchanged["item_id"], "institution_id": institution_id,
             "institution_name": institution_name, "products": products,
+            // Where the action was asked to connect it (its syncs store there).
+            "workspace": work["workspace"],
             "accounts": accounts["accounts"],
             "access_token_ciphertext": ctx.secrets.seal(ctx.caller.user, PURPOSE, access_token)?,
         });
-        // Where the action was asked to connect it (its syncs store there).
-        if let Some(w) = work["workspace"].as_str() {
-            record["workspace"] = json!(w);
-        }
         let mut answer = ctx
             .db
             .call("neotoma.record_plaid_item", ctx.caller, &record, true)

@@ -3,12 +3,13 @@
 //! through `neotoma.action_catalog()`), so adding an action never touches it.
 
 use crate::actions::{
-    analytics, annotations, bulk, contests, contradictions, duplicates, entities, graph, legacy,
-    lifecycle, metrics, plaid, providers, reclassify, resources, schemas, store, subgraph, system,
-    workspaces,
+    analytics, annotations, bulk, contests, contradictions, duplicates, engram, entities, graph,
+    legacy, lifecycle, memory_server, metrics, plaid, providers, reclassify, resources, schemas,
+    store, subgraph, system, workspace_server, workspaces,
 };
 use crate::canonical::{canonical_json, sha256_hex};
 use crate::request::schema_for;
+use crate::tool_sets::ToolSet;
 use crate::workspace::{Requested, WorkspaceContext};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -189,6 +190,22 @@ declare_actions! {
     DeleteRecord = "delete_record" [write]: legacy::DeleteRecordRequest => Value;
     ListResources = "list_resources" [read]: resources::ListResourcesRequest => Value;
     ReadResource = "read_resource" [read]: resources::ReadResourceRequest => Value;
+    MemoryCreateEntities = "memory_create_entities": memory_server::CreateEntitiesRequest => memory_server::CreateEntitiesResponse;
+    MemoryCreateRelations = "memory_create_relations": memory_server::CreateRelationsRequest => memory_server::CreateRelationsResponse;
+    MemoryAddObservations = "memory_add_observations": memory_server::AddObservationsRequest => memory_server::AddObservationsResponse;
+    MemoryDeleteEntities = "memory_delete_entities": memory_server::DeleteEntitiesRequest => memory_server::SuccessResponse;
+    MemoryDeleteObservations = "memory_delete_observations": memory_server::DeleteObservationsRequest => memory_server::SuccessResponse;
+    MemoryDeleteRelations = "memory_delete_relations": memory_server::DeleteRelationsRequest => memory_server::SuccessResponse;
+    MemoryReadGraph = "memory_read_graph": memory_server::ReadGraphRequest => memory_server::GraphResponse;
+    MemorySearchNodes = "memory_search_nodes": memory_server::SearchNodesRequest => memory_server::GraphResponse;
+    MemoryOpenNodes = "memory_open_nodes": memory_server::OpenNodesRequest => memory_server::GraphResponse;
+    WorkspaceReadGraph = "workspace_read_graph": workspace_server::ReadGraphRequest => workspace_server::ReadGraphResponse;
+    WorkspaceUpsertEntity = "workspace_upsert_entity": workspace_server::UpsertEntityRequest => workspace_server::UpsertEntityResponse;
+    WorkspaceUpsertRelation = "workspace_upsert_relation": workspace_server::UpsertRelationRequest => workspace_server::UpsertRelationResponse;
+    WorkspaceGetEntityRelations = "workspace_get_entity_relations": workspace_server::GetEntityRelationsRequest => workspace_server::GetEntityRelationsResponse;
+    EngramSendMemory = "engram_send_memory": engram::SendMemoryRequest => engram::SendMemoryResult;
+    EngramGetMemory = "engram_get_memory": engram::GetMemoryRequest => engram::GetMemoryResult;
+    EngramCorrectMemory = "engram_correct_memory": engram::CorrectMemoryRequest => engram::CorrectMemoryResult;
 }
 
 /// An output schema with the `workspace_context` every response of an
@@ -225,6 +242,8 @@ pub struct ActionSpec {
     pub tool: bool,
     /// An action of the earlier specification: callable, but not listed.
     pub legacy: bool,
+    /// The tool set listing it (`--tools`), under [`ActionSpec::tool_name`].
+    pub tool_set: ToolSet,
 }
 
 impl ActionSpec {
@@ -245,6 +264,7 @@ impl ActionSpec {
             aliases: &[],
             tool: true,
             legacy: false,
+            tool_set: ToolSet::Neotoma,
         }
     }
 
@@ -281,6 +301,20 @@ impl ActionSpec {
         }
     }
 
+    /// A tool of another server's set: its action name is `<set>_<tool>`.
+    fn in_set(self, tool_set: ToolSet) -> Self {
+        debug_assert!(self.name().starts_with(tool_set.name()));
+        ActionSpec { tool_set, ..self }
+    }
+
+    /// The name its tool set lists it under.
+    pub fn tool_name(&self) -> &'static str {
+        match self.tool_set {
+            ToolSet::Neotoma => self.name(),
+            set => &self.name()[set.name().len() + 1..],
+        }
+    }
+
     fn legacy(self) -> Self {
         ActionSpec {
             legacy: true,
@@ -309,6 +343,8 @@ impl ActionSpec {
             "aliases": self.aliases,
             "tool": self.tool,
             "legacy": self.legacy,
+            "tool_set": self.tool_set.name(),
+            "tool_name": self.tool_name(),
             "measured_as": measured_as(self.id),
         })
     }
@@ -999,6 +1035,147 @@ pub fn spec(id: ActionId) -> ActionSpec {
         )
         .read_only()
         .internal(),
+        ActionId::MemoryCreateEntities => ActionSpec::new(
+            id,
+            "Create Entities",
+            "Create multiple new entities in the knowledge graph. (An entity whose name the \
+                graph has already is left as it is; the entities created are returned.)",
+        )
+        .not_idempotent()
+        .in_set(ToolSet::Memory),
+        ActionId::MemoryCreateRelations => ActionSpec::new(
+            id,
+            "Create Relations",
+            "Create multiple new relations between entities in the knowledge graph. Relations \
+                should be in active voice. (Both entities must exist; a relation the graph has \
+                already is left out of the answer.)",
+        )
+        .not_idempotent()
+        .in_set(ToolSet::Memory),
+        ActionId::MemoryAddObservations => ActionSpec::new(
+            id,
+            "Add Observations",
+            "Add new observations to existing entities in the knowledge graph",
+        )
+        .not_idempotent()
+        .in_set(ToolSet::Memory),
+        ActionId::MemoryDeleteEntities => ActionSpec::new(
+            id,
+            "Delete Entities",
+            "Delete multiple entities and their associated relations from the knowledge graph",
+        )
+        .destructive()
+        .in_set(ToolSet::Memory),
+        ActionId::MemoryDeleteObservations => ActionSpec::new(
+            id,
+            "Delete Observations",
+            "Delete specific observations from entities in the knowledge graph",
+        )
+        .destructive()
+        .in_set(ToolSet::Memory),
+        ActionId::MemoryDeleteRelations => ActionSpec::new(
+            id,
+            "Delete Relations",
+            "Delete multiple relations from the knowledge graph",
+        )
+        .destructive()
+        .in_set(ToolSet::Memory),
+        ActionId::MemoryReadGraph => ActionSpec::new(
+            id,
+            "Read Graph",
+            "Read the entire knowledge graph, a page at a time: up to `limit` entities (100 \
+                unless given, at most 1000) in the order they were created, with the relations \
+                starting at them; while more follow, pass the answer's nextCursor as `cursor`.",
+        )
+        .read_only()
+        .in_set(ToolSet::Memory),
+        ActionId::MemorySearchNodes => ActionSpec::new(
+            id,
+            "Search Nodes",
+            "Search for nodes in the knowledge graph based on a query (matched, case \
+                folded, against entity names, types, and observation content; at most 1000 \
+                entities, with the relations touching them)",
+        )
+        .read_only()
+        .in_set(ToolSet::Memory),
+        ActionId::MemoryOpenNodes => ActionSpec::new(
+            id,
+            "Open Nodes",
+            "Open specific nodes in the knowledge graph by their names (with the relations \
+                touching them)",
+        )
+        .read_only()
+        .in_set(ToolSet::Memory),
+        ActionId::WorkspaceReadGraph => ActionSpec::new(
+            id,
+            "Read graph",
+            "Returns all entities and relations for a workspace (workspaceName), a page at a \
+                time: up to `limit` entities (at most 1000) in the order they were created, \
+                with the relations starting at them, and nextCursor (pass it as `cursor`) while \
+                more follow.",
+        )
+        .read_only()
+        .in_set(ToolSet::Workspace),
+        ActionId::WorkspaceUpsertEntity => ActionSpec::new(
+            id,
+            "Upsert entity",
+            "Creates or updates an entity by name within a workspace: entityType, \
+                observations (replacing the entity's when given) and metadata (a JSON text). \
+                Returns {success, id, workspace, name}.",
+        )
+        .in_set(ToolSet::Workspace),
+        ActionId::WorkspaceUpsertRelation => ActionSpec::new(
+            id,
+            "Upsert relation",
+            "Creates or updates a relation between two existing entities of a workspace, \
+                named by fromEntityId/toEntityId or by the legacy from/to names, with an \
+                optional metadata JSON text. Returns {success, relationId, workspace, \
+                fromEntityId, toEntityId, relationType}.",
+        )
+        .in_set(ToolSet::Workspace),
+        ActionId::WorkspaceGetEntityRelations => ActionSpec::new(
+            id,
+            "Get entity relations",
+            "Lists all relations originating from a given entity of a workspace (entityId, \
+                preferred, or entityName). Returns {success, workspaceName, entityId, \
+                relations:[{id, relationType, toEntityId, metadata}]}.",
+        )
+        .read_only()
+        .in_set(ToolSet::Workspace),
+        ActionId::EngramSendMemory => ActionSpec::new(
+            id,
+            "Send memory",
+            "Write one memory: an affirmation, fact or observation (content), with where it \
+                came from (source {type, ref, citation}), the source's reliability letter A-F \
+                (confidence_hint: the memory is rated <letter>3, uncorroborated; F3 without one) \
+                and the calling agent (agent_id). The same content again corroborates the same \
+                memory. Returns {memory_id, status}.",
+        )
+        .in_set(ToolSet::Engram),
+        ActionId::EngramGetMemory => ActionSpec::new(
+            id,
+            "Get memory",
+            "Read the memories matching a natural language query, best first: each with its \
+                NATO confidence rating, sources, causal chain (relations up to max_depth steps) \
+                and participants, plus the contradictions among their sources. min_confidence \
+                keeps memories whose letter and number both pass (F6: all); compact leaves out \
+                sources, chains, participants and contradictions. Returns {memories, \
+                contradictions, meta}.",
+        )
+        .read_only()
+        .in_set(ToolSet::Engram),
+        ActionId::EngramCorrectMemory => ActionSpec::new(
+            id,
+            "Correct memory",
+            "Correct a memory (target_id) by one action with its payload: contest {reason} \
+                (lowers its rating a step), annotate {note}, merge_entities {source_id} (that \
+                memory joins this one), split_entity {observation_ids | source_ids, \
+                to_entity_id?} or reclassify {new_type, reason?}. History is kept and the \
+                correction audited. Returns {target_id, action, status (applied, not_found), \
+                details}.",
+        )
+        .not_idempotent()
+        .in_set(ToolSet::Engram),
     }
 }
 

@@ -22,6 +22,7 @@ pub mod schema;
 pub mod search;
 pub mod similarity;
 pub mod time;
+pub mod tool_sets;
 pub mod typesearch;
 pub mod workspace;
 

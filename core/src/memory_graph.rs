@@ -1,17 +1,18 @@
-//! The reference MCP memory server's knowledge graph (`memory.jsonl` of
-//! `@modelcontextprotocol/server-memory`) read into Neotoma's terms, for
-//! `neotoma-mcp import --format memory-jsonl`.
+//! Knowledge graphs in Neotoma's terms: the graph of the reference MCP
+//! memory server (`@modelcontextprotocol/server-memory`), whose tools the
+//! `memory` tool set serves and whose `memory.jsonl` `neotoma-mcp import
+//! --format memory-jsonl` reads, and of the other graph servers' tool sets.
 //!
-//! The file holds one JSON object per line: `{"type": "entity", "name",
-//! "entityType", "observations": [text…]}` or `{"type": "relation", "from",
-//! "to", "relationType"}`. Here:
-//! - an entity is an entity of type [`type_name`]`(entityType)`, identified
-//!   by its `name`; each text observation is one observation of it, whose
-//!   `observations` field (an array, merged with `merge_array`) holds that
-//!   text, so the snapshot lists them all (sorted, without repeats);
-//! - a relation is a `REFERS_TO` relationship (the only free-form type of
-//!   the fixed set, and one that allows cycles) whose metadata keeps the
-//!   original `relation_type`.
+//! - A graph entity is an entity of type [`type_name`]`(entityType)`
+//!   (registered for the user when new) identified by its `name`; the
+//!   `entityType` as given is kept in [`LABEL`], its text observations in
+//!   [`OBSERVATIONS`], a list each write states whole (merged `last_write`),
+//!   so deleting one is a new observation like adding one.
+//! - A relation `from -relationType-> to` is a `REFERS_TO` relationship (the
+//!   free-form type of the fixed set, which allows cycles) from `from` to
+//!   `to` whose metadata holds one key per relation type ([`relation_key`]),
+//!   so several types between two entities, written concurrently, all stay;
+//!   a deleted type's key says `active: false`.
 
 use crate::schema::{EntitySchema, IdentityRule, Strategy};
 use serde::Deserialize;
@@ -122,21 +123,26 @@ pub fn parse(text: &str) -> Result<Graph, String> {
 /// A Neotoma type name for a memory server `entityType` ([`crate::search::type_name`]).
 pub use crate::search::type_name;
 
-/// The type to use when `type_name`'s schema cannot hold these entities.
+/// The field keeping the `entityType` as the graph server was given it.
+pub const LABEL: &str = "entity_type_label";
+
+/// The type to use when `type_name`'s schema cannot hold graph entities.
 pub fn fallback_type_name(type_name: &str) -> String {
     format!("memory_{type_name}")
 }
 
-/// How a type's active schema suits memory entities.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The fields a type needs for graph entities besides `name`, with their types.
+pub const GRAPH_FIELDS: &[(&str, &str)] = &[(OBSERVATIONS, "array"), (LABEL, "string")];
+
+/// How a type's active schema suits graph entities.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fit {
     /// No such type: register one.
     Missing,
-    /// Identifies entities by `name` alone; `observations` still to add
-    /// when false.
-    Fits { has_observations: bool },
-    /// Identifies entities otherwise (or keeps observations another way):
-    /// use [`fallback_type_name`].
+    /// Identifies entities by `name` alone; these fields still to add.
+    Fits { add: Vec<&'static str> },
+    /// Identifies entities otherwise, or has one of the fields with another
+    /// type: use [`fallback_type_name`].
     Unfit,
 }
 
@@ -152,74 +158,116 @@ pub fn fit(schema: Option<&EntitySchema>) -> Fit {
     if !by_name {
         return Fit::Unfit;
     }
-    match schema.fields.get(OBSERVATIONS) {
-        None => Fit::Fits {
-            has_observations: false,
-        },
-        Some(f)
-            if f.field_type == crate::schema::FieldType::Array
-                && schema
-                    .merge_policies
-                    .get(OBSERVATIONS)
-                    .is_some_and(|p| p.strategy == Strategy::MergeArray) =>
-        {
-            Fit::Fits {
-                has_observations: true,
-            }
+    let mut add = Vec::new();
+    for (field, field_type) in GRAPH_FIELDS {
+        match schema.fields.get(*field) {
+            None => add.push(*field),
+            Some(f) if f.field_type.as_str() == *field_type => {}
+            Some(_) => return Fit::Unfit,
         }
-        Some(_) => Fit::Unfit,
     }
+    Fit::Fits { add }
 }
 
-/// `register_schema` arguments for a new type of memory entities (for this
+/// Whether a type keeps observations as a union (types registered by a
+/// `memory.jsonl` import before 0.13.0): a text is then removed by a
+/// correction stating the list.
+pub fn observations_by_union(schema: &EntitySchema) -> bool {
+    schema
+        .merge_policies
+        .get(OBSERVATIONS)
+        .is_some_and(|p| p.strategy == Strategy::MergeArray)
+}
+
+/// `register_schema` arguments for a new type of graph entities (for this
 /// user only).
 pub fn register_args(type_name: &str, original: &str) -> Value {
     json!({
         "entity_type": type_name,
         "user_specific": true,
         "schema_definition": {
-            "description": format!("{original} (from the MCP memory server)"),
+            "description": format!("{original} (graph entities, as the MCP memory server keeps them)"),
             "fields": {
                 "name": {"type": "string", "required": true, "preserveCase": true},
-                OBSERVATIONS: {"type": "array", "description": "What is known of it, one text per observation."}
+                OBSERVATIONS: {"type": "array", "description": "What is known of it: the whole list, as of the latest write."},
+                LABEL: {"type": "string", "description": "Its type as the agent named it."}
             },
             "identity_fields": ["name"]
         },
-        "reducer_config": {"merge_policies": {OBSERVATIONS: {"strategy": "merge_array"}}}
+        // Every observation gives the same name: the most reliable one's
+        // rating is the entity's.
+        "reducer_config": {"merge_policies": {"name": {"strategy": "highest_confidence"}}}
     })
 }
 
-/// `update_schema_incremental` arguments that add `observations` to an
-/// existing type (for this user only).
-pub fn add_observations_args(type_name: &str) -> Value {
-    json!({
-        "entity_type": type_name,
-        "user_specific": true,
-        "fields_to_add": [{"field_name": OBSERVATIONS, "field_type": "array", "reducer_strategy": "merge_array"}]
-    })
-}
-
-/// What `store` is given for one entity: one object per text observation
-/// (one observation each), or one with the name alone.
-pub fn store_objects(entity: &Entity, type_name: &str) -> Vec<Value> {
-    if entity.observations.is_empty() {
-        return vec![json!({"entity_type": type_name, "name": entity.name})];
-    }
-    entity
-        .observations
+/// `update_schema_incremental` arguments that add `fields` (of
+/// [`GRAPH_FIELDS`]) to an existing type (for this user only).
+pub fn add_fields_args(type_name: &str, fields: &[&str]) -> Value {
+    let fields: Vec<Value> = GRAPH_FIELDS
         .iter()
-        .map(|o| json!({"entity_type": type_name, "name": entity.name, OBSERVATIONS: [o]}))
-        .collect()
+        .filter(|(f, _)| fields.contains(f))
+        .map(|(f, t)| json!({"field_name": f, "field_type": t}))
+        .collect();
+    json!({"entity_type": type_name, "user_specific": true, "fields_to_add": fields})
 }
 
-/// `create_relationship` arguments for a relation between two entity ids.
-pub fn relationship_args(relation: &Relation, from_id: &str, to_id: &str) -> Value {
-    json!({
-        "relationship_type": RELATIONSHIP_TYPE,
-        "source_entity_id": from_id,
-        "target_entity_id": to_id,
-        "metadata": {"relation_type": relation.relation_type}
-    })
+/// The metadata key of one relation type: `relation_<type_name>`, with a
+/// digest of the type when the name does not say it exactly.
+pub fn relation_key(relation_type: &str) -> String {
+    let name = type_name(relation_type);
+    if name == relation_type {
+        format!("relation_{name}")
+    } else {
+        let digest = crate::canonical::sha256_hex(relation_type.as_bytes());
+        format!("relation_{name}_{}", &digest[..8])
+    }
+}
+
+/// The metadata of one assertion of a relation type: active (created) or
+/// not (deleted), at `at` (which keeps a re-creation a new observation).
+pub fn relation_metadata(relation_type: &str, active: bool, at: &str) -> Value {
+    json!({relation_key(relation_type): {"relation_type": relation_type, "active": active, "at": at}})
+}
+
+/// The relation types a relationship's metadata holds as active, sorted;
+/// `relation_type` (a 0.12 import's one type) counts when no key names it.
+pub fn active_relation_types(metadata: &Value) -> Vec<String> {
+    let Some(m) = metadata.as_object() else {
+        return Vec::new();
+    };
+    let mut types: Vec<String> = m
+        .iter()
+        .filter(|(k, _)| k.starts_with("relation_") && k.as_str() != "relation_type")
+        .filter(|(_, v)| v["active"] == Value::Bool(true))
+        .filter_map(|(_, v)| v["relation_type"].as_str().map(str::to_string))
+        .collect();
+    if let Some(legacy) = m.get("relation_type").and_then(Value::as_str) {
+        if !m.contains_key(&relation_key(legacy)) {
+            types.push(legacy.to_string());
+        }
+    }
+    types.sort();
+    types.dedup();
+    types
+}
+
+/// Whether the metadata says anything of `relation_type` (active or not).
+pub fn mentions_relation_type(metadata: &Value, relation_type: &str) -> bool {
+    metadata.get(relation_key(relation_type)).is_some()
+        || metadata.get("relation_type").and_then(Value::as_str) == Some(relation_type)
+}
+
+/// The observations list after adding `texts` (in order, without repeats).
+pub fn with_added(current: &[String], texts: &[String]) -> (Vec<String>, Vec<String>) {
+    let mut list = current.to_vec();
+    let mut added = Vec::new();
+    for t in texts {
+        if !list.contains(t) {
+            list.push(t.clone());
+            added.push(t.clone());
+        }
+    }
+    (list, added)
 }
 
 #[cfg(test)]
@@ -283,58 +331,105 @@ mod tests {
     }
 
     #[test]
-    fn each_text_is_one_observation() {
-        let g = parse(FILE).unwrap();
-        let objects = store_objects(&g.entities[0], "person");
-        assert_eq!(objects.len(), 3);
-        assert_eq!(objects[2]["observations"], json!(["rides"]));
-        assert_eq!(
-            store_objects(&g.entities[1], "machine_model"),
-            vec![json!({"entity_type": "machine_model", "name": "Analytical Engine"})]
+    fn relation_types_each_keep_a_key() {
+        assert_eq!(relation_key("works_on"), "relation_works_on");
+        let odd = relation_key("Works On");
+        assert!(
+            odd.starts_with("relation_works_on_") && odd.len() == 26,
+            "{odd}"
         );
-        let r = relationship_args(&g.relations[0], "ent_a", "ent_b");
-        assert_eq!(r["relationship_type"], "REFERS_TO");
-        assert_eq!(r["metadata"]["relation_type"], "programs");
+        assert_ne!(relation_key("works on"), relation_key("works-on"));
+        schema_name_ok(&relation_key(&"x".repeat(300)));
+        schema_name_ok(&relation_key("人物"));
+        let mut m = relation_metadata("works_on", true, "t1");
+        m.as_object_mut().unwrap().extend(
+            relation_metadata("Knows", true, "t2")
+                .as_object()
+                .unwrap()
+                .clone(),
+        );
+        assert_eq!(active_relation_types(&m), vec!["Knows", "works_on"]);
+        m.as_object_mut().unwrap().extend(
+            relation_metadata("Knows", false, "t3")
+                .as_object()
+                .unwrap()
+                .clone(),
+        );
+        assert_eq!(active_relation_types(&m), vec!["works_on"]);
+        assert!(mentions_relation_type(&m, "Knows"));
+        assert!(!mentions_relation_type(&m, "likes"));
+        // A 0.12 import's relationship.
+        let legacy = json!({"relation_type": "programs"});
+        assert_eq!(active_relation_types(&legacy), vec!["programs"]);
+        let mut gone = legacy.clone();
+        gone.as_object_mut().unwrap().extend(
+            relation_metadata("programs", false, "t")
+                .as_object()
+                .unwrap()
+                .clone(),
+        );
+        assert!(active_relation_types(&gone).is_empty());
+    }
+
+    fn schema_name_ok(name: &str) {
+        crate::schema::check_name("metadata", name).unwrap();
+    }
+
+    #[test]
+    fn adding_keeps_order_and_skips_repeats() {
+        let current = vec!["a".to_string(), "b".to_string()];
+        let (list, added) = with_added(&current, &["b".into(), "c".into(), "c".into()]);
+        assert_eq!(list, vec!["a", "b", "c"]);
+        assert_eq!(added, vec!["c"]);
     }
 
     #[test]
     fn a_schema_fits_when_it_identifies_by_name() {
-        let schema = |identity: Value, extra: Value| -> EntitySchema {
+        let schema = |identity: Value, extra: Value, policy: &str| -> EntitySchema {
             let mut fields = json!({"name": {"type": "string"}, "email": {"type": "string"}});
             if let (Some(f), Some(x)) = (fields.as_object_mut(), extra.as_object()) {
                 f.extend(x.clone());
             }
             serde_json::from_value(json!({"entity_type": "t", "schema_version": "1.0",
                 "fields": fields, "identity": identity,
-                "merge_policies": {"observations": {"strategy": "merge_array"}}}))
+                "merge_policies": {"observations": {"strategy": policy}}}))
             .unwrap()
         };
         assert_eq!(fit(None), Fit::Missing);
         assert_eq!(
-            fit(Some(&schema(json!(["email", "name"]), json!({})))),
-            Fit::Fits {
-                has_observations: false
-            }
-        );
-        assert_eq!(
             fit(Some(&schema(
-                json!(["name"]),
-                json!({"observations": {"type": "array"}})
+                json!(["email", "name"]),
+                json!({}),
+                "last_write"
             ))),
             Fit::Fits {
-                has_observations: true
+                add: vec![OBSERVATIONS, LABEL]
             }
         );
-        assert_eq!(fit(Some(&schema(json!(["email"]), json!({})))), Fit::Unfit);
+        let imported = schema(
+            json!(["name"]),
+            json!({"observations": {"type": "array"}}),
+            "merge_array",
+        );
+        assert_eq!(fit(Some(&imported)), Fit::Fits { add: vec![LABEL] });
+        assert!(observations_by_union(&imported));
+        assert_eq!(
+            fit(Some(&schema(json!(["email"]), json!({}), "last_write"))),
+            Fit::Unfit
+        );
         assert_eq!(
             fit(Some(&schema(
                 json!(["name"]),
-                json!({"observations": {"type": "string"}})
+                json!({"observations": {"type": "string"}}),
+                "last_write"
             ))),
             Fit::Unfit
         );
         let registered: crate::actions::schemas::RegisterSchemaRequest =
             serde_json::from_value(register_args("machine_model", "Machine Model")).unwrap();
         assert_eq!(registered.entity_type, "machine_model");
+        let added: crate::actions::schemas::UpdateSchemaIncrementalRequest =
+            serde_json::from_value(add_fields_args("person", &[LABEL])).unwrap();
+        assert_eq!(added.entity_type, "person");
     }
 }

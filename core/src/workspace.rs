@@ -60,6 +60,33 @@ impl WorkspaceName {
         }
     }
 
+    /// The workspace a graph server's free-form `workspaceName` (seed 003)
+    /// means: folded to lower case, every run of other characters than
+    /// letters, digits, `_` and `-` one `-`, at most 63 characters.
+    pub fn from_label(field: &str, label: &str) -> Result<Self> {
+        let mut name = String::new();
+        for c in label.trim().chars() {
+            let c = c.to_ascii_lowercase();
+            if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-' {
+                name.push(c);
+            } else if !name.ends_with('-') {
+                name.push('-');
+            }
+        }
+        let name: String = name
+            .trim_matches(|c| c == '-' || c == '_')
+            .chars()
+            .take(63)
+            .collect();
+        if name.is_empty() {
+            return Err(NeotomaError::invalid_field(
+                field,
+                format!("`{label}` names no workspace: give letters or digits"),
+            ));
+        }
+        WorkspaceName::parse(field, &name)
+    }
+
     pub fn default_workspace() -> Self {
         WorkspaceName(DEFAULT.to_string())
     }
@@ -219,6 +246,16 @@ pub fn effective(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn graph_server_names_fold_to_workspace_names() {
+        let f = |l: &str| WorkspaceName::from_label("workspaceName", l).map(|w| w.0);
+        assert_eq!(f("demo").unwrap(), "demo");
+        assert_eq!(f(" My Project / 2025 ").unwrap(), "my-project-2025");
+        assert_eq!(f("Demo").unwrap(), "demo");
+        assert_eq!(f(&"x".repeat(100)).unwrap().len(), 63);
+        assert!(f("  ").is_err() && f("人物").is_err() && f("--").is_err());
+    }
 
     fn w(n: &str) -> WorkspaceName {
         WorkspaceName::parse("workspace", n).unwrap()

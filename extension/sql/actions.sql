@@ -738,3 +738,163 @@ BEGIN
 END $body$;
 COMMENT ON FUNCTION neotoma.read_resource(jsonb) IS
   'The body of one neotoma:// resource (entity collection, entity, its observations or relationships, a year or month of timeline, a source, the sources). Served as MCP resources/read, not as a tool.';
+
+CREATE OR REPLACE FUNCTION neotoma.memory_create_entities(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('memory_create_entities', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.memory_create_entities(jsonb) IS
+  'Create multiple new entities in the knowledge graph. (An entity whose name the graph has already is left as it is; the entities created are returned.)';
+
+CREATE OR REPLACE FUNCTION neotoma.memory_create_relations(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('memory_create_relations', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.memory_create_relations(jsonb) IS
+  'Create multiple new relations between entities in the knowledge graph. Relations should be in active voice. (Both entities must exist; a relation the graph has already is left out of the answer.)';
+
+CREATE OR REPLACE FUNCTION neotoma.memory_add_observations(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('memory_add_observations', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.memory_add_observations(jsonb) IS
+  'Add new observations to existing entities in the knowledge graph';
+
+CREATE OR REPLACE FUNCTION neotoma.memory_delete_entities(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('memory_delete_entities', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.memory_delete_entities(jsonb) IS
+  'Delete multiple entities and their associated relations from the knowledge graph';
+
+CREATE OR REPLACE FUNCTION neotoma.memory_delete_observations(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('memory_delete_observations', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.memory_delete_observations(jsonb) IS
+  'Delete specific observations from entities in the knowledge graph';
+
+CREATE OR REPLACE FUNCTION neotoma.memory_delete_relations(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('memory_delete_relations', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.memory_delete_relations(jsonb) IS
+  'Delete multiple relations from the knowledge graph';
+
+CREATE OR REPLACE FUNCTION neotoma.memory_read_graph(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('memory_read_graph', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.memory_read_graph(jsonb) IS
+  'Read the entire knowledge graph, a page at a time: up to `limit` entities (100 unless given, at most 1000) in the order they were created, with the relations starting at them; while more follow, pass the answer''s nextCursor as `cursor`.';
+
+CREATE OR REPLACE FUNCTION neotoma.memory_search_nodes(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('memory_search_nodes', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.memory_search_nodes(jsonb) IS
+  'Search for nodes in the knowledge graph based on a query (matched, case folded, against entity names, types, and observation content; at most 1000 entities, with the relations touching them)';
+
+CREATE OR REPLACE FUNCTION neotoma.memory_open_nodes(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('memory_open_nodes', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.memory_open_nodes(jsonb) IS
+  'Open specific nodes in the knowledge graph by their names (with the relations touching them)';
+
+CREATE OR REPLACE FUNCTION neotoma.workspace_read_graph(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('workspace_read_graph', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.workspace_read_graph(jsonb) IS
+  'Returns all entities and relations for a workspace (workspaceName), a page at a time: up to `limit` entities (at most 1000) in the order they were created, with the relations starting at them, and nextCursor (pass it as `cursor`) while more follow.';
+
+CREATE OR REPLACE FUNCTION neotoma.workspace_upsert_entity(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('workspace_upsert_entity', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.workspace_upsert_entity(jsonb) IS
+  'Creates or updates an entity by name within a workspace: entityType, observations (replacing the entity''s when given) and metadata (a JSON text). Returns {success, id, workspace, name}.';
+
+CREATE OR REPLACE FUNCTION neotoma.workspace_upsert_relation(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('workspace_upsert_relation', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.workspace_upsert_relation(jsonb) IS
+  'Creates or updates a relation between two existing entities of a workspace, named by fromEntityId/toEntityId or by the legacy from/to names, with an optional metadata JSON text. Returns {success, relationId, workspace, fromEntityId, toEntityId, relationType}.';
+
+CREATE OR REPLACE FUNCTION neotoma.workspace_get_entity_relations(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('workspace_get_entity_relations', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.workspace_get_entity_relations(jsonb) IS
+  'Lists all relations originating from a given entity of a workspace (entityId, preferred, or entityName). Returns {success, workspaceName, entityId, relations:[{id, relationType, toEntityId, metadata}]}.';
+
+CREATE OR REPLACE FUNCTION neotoma.engram_send_memory(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('engram_send_memory', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.engram_send_memory(jsonb) IS
+  'Write one memory: an affirmation, fact or observation (content), with where it came from (source {type, ref, citation}), the source''s reliability letter A-F (confidence_hint: the memory is rated <letter>3, uncorroborated; F3 without one) and the calling agent (agent_id). The same content again corroborates the same memory. Returns {memory_id, status}.';
+
+CREATE OR REPLACE FUNCTION neotoma.engram_get_memory(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('engram_get_memory', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.engram_get_memory(jsonb) IS
+  'Read the memories matching a natural language query, best first: each with its NATO confidence rating, sources, causal chain (relations up to max_depth steps) and participants, plus the contradictions among their sources. min_confidence keeps memories whose letter and number both pass (F6: all); compact leaves out sources, chains, participants and contradictions. Returns {memories, contradictions, meta}.';
+
+CREATE OR REPLACE FUNCTION neotoma.engram_correct_memory(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('engram_correct_memory', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.engram_correct_memory(jsonb) IS
+  'Correct a memory (target_id) by one action with its payload: contest {reason} (lowers its rating a step), annotate {note}, merge_entities {source_id} (that memory joins this one), split_entity {observation_ids | source_ids, to_entity_id?} or reclassify {new_type, reason?}. History is kept and the correction audited. Returns {target_id, action, status (applied, not_found), details}.';

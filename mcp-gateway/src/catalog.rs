@@ -1,6 +1,7 @@
-//! The tool list, built from `neotoma.action_catalog()` at start. Nothing here
-//! knows any action by name.
+//! The tool list, built from `neotoma.action_catalog()` at start for the
+//! tool sets `--tools` chose. Nothing here knows any action by name.
 
+use neotoma_core::tool_sets::ToolSet;
 use rmcp::model::{JsonObject, ResourceTemplate, Tool, ToolAnnotations};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -21,12 +22,15 @@ pub struct Action {
     pub read_files: Vec<ReadFile>,
     /// Which of the seed's metrics time it (`record_upload`, `search`).
     pub measured_as: Option<String>,
+    /// The set listing it; its failures answer the way that set's server does.
+    pub tool_set: ToolSet,
+    /// Its tool, named as its set names it.
     pub tool: Tool,
 }
 
 impl Action {
-    /// Listed in tools/list: callable, and not a legacy name.
-    pub fn listed(&self) -> bool {
+    /// A tool to list: callable, and not a legacy name.
+    pub fn listable(&self) -> bool {
         self.callable && !self.legacy
     }
 }
@@ -48,7 +52,13 @@ pub struct Catalog {
     pub extension_version: String,
     /// In catalog order.
     pub actions: Vec<Arc<Action>>,
-    /// Canonical names and legacy aliases.
+    /// The tool sets served, first first.
+    pub tool_sets: Vec<ToolSet>,
+    /// The tools listed, in order: by their set's name, or by the action's
+    /// when a set chosen earlier lists that name already.
+    listed: Vec<Arc<Action>>,
+    /// What a call may name: listed names, then the actions' own names and
+    /// legacy aliases (of the sets served).
     by_name: HashMap<String, Arc<Action>>,
     /// SQL functions serving MCP resources/list and resources/read.
     pub list_resources: Option<String>,
@@ -74,8 +84,9 @@ fn object(v: &Value) -> Option<JsonObject> {
 }
 
 impl Catalog {
-    /// Reads the JSON served by `neotoma.action_catalog()`.
-    pub fn from_json(v: &Value) -> anyhow::Result<Catalog> {
+    /// Reads the JSON served by `neotoma.action_catalog()`, serving the tool
+    /// sets `tool_sets`.
+    pub fn from_json(v: &Value, tool_sets: &[ToolSet]) -> anyhow::Result<Catalog> {
         let mut catalog = Catalog {
             version: v["catalog_version"]
                 .as_str()
@@ -136,7 +147,15 @@ impl Catalog {
                 is_qualified_identifier(&sql_function),
                 "action {name} has an unusable sql_function {sql_function:?}"
             );
-            let action = Arc::new(Action {
+            // A catalog from before tool sets has Neotoma's only.
+            let tool_set = match e["tool_set"].as_str() {
+                None => ToolSet::Neotoma,
+                Some(s) => match ToolSet::parse(s) {
+                    Some(set) => set,
+                    None => continue,
+                },
+            };
+            let action = Action {
                 sql_function,
                 name: name.clone(),
                 read_only,
@@ -144,16 +163,45 @@ impl Catalog {
                 legacy: e["legacy"].as_bool().unwrap_or(false),
                 read_files,
                 measured_as: e["measured_as"].as_str().map(str::to_string),
+                tool_set,
                 tool,
-            });
-            for alias in e["aliases"].as_array().into_iter().flatten() {
-                if let Some(a) = alias.as_str() {
-                    catalog.by_name.insert(a.to_string(), action.clone());
-                }
+            };
+            let served = tool_sets.contains(&tool_set);
+            if served && action.listable() {
+                let mut listed = action.clone();
+                listed.tool.name = e["tool_name"].as_str().unwrap_or(&name).to_string().into();
+                catalog.listed.push(Arc::new(listed));
             }
-            catalog.by_name.insert(name, action.clone());
+            let action = Arc::new(action);
+            if served {
+                for alias in e["aliases"].as_array().into_iter().flatten() {
+                    if let Some(a) = alias.as_str() {
+                        catalog.by_name.insert(a.to_string(), action.clone());
+                    }
+                }
+                catalog.by_name.insert(name, action.clone());
+            }
             catalog.actions.push(action);
         }
+        // Sets in the order chosen, each in catalog order; names taken in that order.
+        let mut ordered: Vec<Arc<Action>> = Vec::new();
+        let mut taken: std::collections::HashSet<String> = Default::default();
+        for set in tool_sets {
+            for l in catalog.listed.iter().filter(|l| l.tool_set == *set) {
+                let own = l.tool.name.to_string();
+                let mut a = (**l).clone();
+                if taken.contains(&own) {
+                    a.tool.name = a.name.clone().into();
+                }
+                taken.insert(a.tool.name.to_string());
+                ordered.push(Arc::new(a));
+            }
+        }
+        for l in &ordered {
+            catalog.by_name.insert(l.tool.name.to_string(), l.clone());
+        }
+        catalog.listed = ordered;
+        catalog.tool_sets = tool_sets.to_vec();
         if let Some(f) = v["interpretation"]["record_function"].as_str() {
             anyhow::ensure!(
                 is_qualified_identifier(f),
@@ -195,13 +243,10 @@ impl Catalog {
         self.by_name.get(name)
     }
 
-    /// The tools to list: every action but the resource functions.
+    /// The tools to list: those of the sets served, but the resource
+    /// functions and legacy names.
     pub fn tools(&self) -> Vec<Tool> {
-        self.actions
-            .iter()
-            .filter(|a| a.listed())
-            .map(|a| a.tool.clone())
-            .collect()
+        self.listed.iter().map(|a| a.tool.clone()).collect()
     }
 }
 
@@ -212,7 +257,7 @@ mod tests {
     #[test]
     fn builds_tools_from_the_core_catalog() {
         let json = neotoma_core::catalog::catalog_json("9.9.9");
-        let c = Catalog::from_json(&json).unwrap();
+        let c = Catalog::from_json(&json, &[ToolSet::Neotoma]).unwrap();
         assert_eq!(c.extension_version, "9.9.9");
         let v = c.get("get_version").expect("get_version");
         assert!(v.read_only);
@@ -223,11 +268,15 @@ mod tests {
         assert!(v.tool.output_schema.is_some());
         assert_eq!(
             c.tools().len(),
-            c.actions.iter().filter(|a| a.listed()).count()
+            c.actions
+                .iter()
+                .filter(|a| a.listable() && a.tool_set == ToolSet::Neotoma)
+                .count()
         );
+        assert!(c.get("memory_read_graph").is_none());
         assert!(!c.tools().iter().any(|t| t.name == "read_resource"));
         let legacy = c.get("submit_payload").unwrap();
-        assert!(legacy.callable && !legacy.listed());
+        assert!(legacy.callable && !legacy.listable());
         assert!(!c.get("read_resource").unwrap().callable);
         assert!(c.get("no_such_action").is_none());
         assert_eq!(
@@ -267,6 +316,43 @@ mod tests {
 
     #[test]
     fn refuses_a_catalog_without_actions() {
-        assert!(Catalog::from_json(&serde_json::json!({})).is_err());
+        assert!(Catalog::from_json(&serde_json::json!({}), &[ToolSet::Neotoma]).is_err());
+    }
+
+    /// Each set lists its tools by its own names; a name an earlier set
+    /// took goes by the action's name.
+    #[test]
+    fn serves_the_tool_sets_chosen() {
+        let json = neotoma_core::catalog::catalog_json("9.9.9");
+        let memory = Catalog::from_json(&json, &[ToolSet::Memory]).unwrap();
+        let names: Vec<String> = memory.tools().iter().map(|t| t.name.to_string()).collect();
+        assert_eq!(
+            names,
+            [
+                "create_entities",
+                "create_relations",
+                "add_observations",
+                "delete_entities",
+                "delete_observations",
+                "delete_relations",
+                "read_graph",
+                "search_nodes",
+                "open_nodes"
+            ]
+        );
+        assert_eq!(memory.get("read_graph").unwrap().name, "memory_read_graph");
+        assert_eq!(
+            memory.get("memory_read_graph").unwrap().tool_set,
+            ToolSet::Memory
+        );
+        assert!(memory.get("store").is_none());
+        let both = Catalog::from_json(&json, &[ToolSet::Memory, ToolSet::Neotoma]).unwrap();
+        assert!(both.get("store").is_some() && both.get("ingest").is_some());
+        let names: Vec<String> = both.tools().iter().map(|t| t.name.to_string()).collect();
+        assert_eq!(names[0], "create_entities");
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "tool names are unique");
     }
 }

@@ -79,6 +79,14 @@ pub enum Command {
     },
 }
 
+/// `--tools`: the tool sets served, first first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolSets(pub Vec<neotoma_core::tool_sets::ToolSet>);
+
+fn parse_tool_sets(s: &str) -> Result<ToolSets, String> {
+    neotoma_core::tool_sets::parse_list(s).map(ToolSets)
+}
+
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ImportFormat {
     Neotoma,
@@ -148,6 +156,17 @@ pub struct ServeArgs {
     /// e.g. 127.0.0.1:8080.
     #[arg(long, env = "NEOTOMA_HTTP", value_name = "ADDR")]
     pub http: Option<SocketAddr>,
+    /// The tool sets to serve, comma-separated, first first (a tool name an
+    /// earlier set has goes by its action's name, e.g. workspace_read_graph):
+    /// neotoma (Neotoma's own), memory (the reference MCP memory server's),
+    /// workspace, engram. docs/tool-sets.md says what each does.
+    #[arg(
+        long = "tools",
+        env = "NEOTOMA_TOOLS",
+        default_value = "neotoma",
+        value_parser = parse_tool_sets
+    )]
+    pub tools: ToolSets,
     /// The user tool calls act for over stdio (and over HTTP with --no-auth).
     #[arg(long, env = "NEOTOMA_USER_ID", default_value = DEFAULT_LOCAL_USER)]
     pub user_id: Uuid,

@@ -298,7 +298,7 @@ impl Database {
         );
         let user = caller.user.to_string();
         let operator = if caller.operator { "on" } else { "off" };
-        let work = async {
+        let work = || async {
             let client = self.pool.get().await.map_err(unavailable)?;
             let statement = client
                 .prepare_cached(&sql)
@@ -323,16 +323,44 @@ impl Database {
             row?.try_get::<_, Value>(0)
                 .map_err(|e| map_pg_error(e, fallback))
         };
-        // Postgres' statement_timeout ends a slow call; this is the backstop
-        // for a connection that stops answering altogether.
-        match tokio::time::timeout(self.statement_timeout + CONNECT_TIMEOUT * 2, work).await {
-            Ok(result) => result,
-            Err(_) => Err(timeout_error(format!(
-                "no answer within {} ms",
-                (self.statement_timeout + CONNECT_TIMEOUT * 2).as_millis()
-            ))),
+        // A call that lost a deadlock or a serialization conflict was
+        // rolled back whole: it runs again, a few times, before answering
+        // the conflict. Postgres' statement_timeout ends a slow call; the
+        // timeout here is the backstop for a connection that stops
+        // answering altogether.
+        let mut attempt = 1;
+        loop {
+            let result =
+                match tokio::time::timeout(self.statement_timeout + CONNECT_TIMEOUT * 2, work())
+                    .await
+                {
+                    Ok(result) => result,
+                    Err(_) => Err(timeout_error(format!(
+                        "no answer within {} ms",
+                        (self.statement_timeout + CONNECT_TIMEOUT * 2).as_millis()
+                    ))),
+                };
+            match result {
+                Err(e) if attempt < CONFLICT_ATTEMPTS && lost_a_conflict(&e) => {
+                    tokio::time::sleep(std::time::Duration::from_millis(5 * attempt)).await;
+                    attempt += 1;
+                }
+                result => return result,
+            }
         }
     }
+}
+
+/// How often a call that lost a deadlock or serialization conflict runs.
+const CONFLICT_ATTEMPTS: u64 = 4;
+
+/// A deadlock or serialization failure: the transaction was rolled back,
+/// and running it again may succeed.
+fn lost_a_conflict(e: &NeotomaError) -> bool {
+    matches!(
+        e.details.get("sqlstate").and_then(Value::as_str),
+        Some("40P01") | Some("40001")
+    )
 }
 
 /// What hears a channel's notifications ([`Database::listen`]).

@@ -129,6 +129,9 @@ pub async fn serve(
         .merge(metrics_route)
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
+        // The workspace graph server's names for them (seed 003).
+        .route("/api/health", get(healthz))
+        .route("/api/ready", get(readyz))
         .route("/files/{user}/{source}", get(signed_file))
         .with_state(state);
     let listener = tokio::net::TcpListener::bind(opts.addr).await?;

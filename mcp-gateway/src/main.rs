@@ -207,9 +207,19 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .context(
             "could not read neotoma.action_catalog(); is the extension created in this database?",
         )?;
-    let catalog = catalog::Catalog::from_json(&catalog_json)?;
+    let catalog = catalog::Catalog::from_json(&catalog_json, &args.tools.0)?;
+    for set in &args.tools.0 {
+        anyhow::ensure!(
+            catalog.actions.iter().any(|a| a.tool_set == *set),
+            "the extension (version {}) has no tool set `{}`: ALTER EXTENSION neotoma UPDATE",
+            catalog.extension_version,
+            set.name()
+        );
+    }
     tracing::info!(
         actions = catalog.actions.len(),
+        tools = catalog.tools().len(),
+        tool_sets = %args.tools.0.iter().map(|s| s.name()).collect::<Vec<_>>().join(","),
         catalog_version = %catalog.version,
         extension_version = %catalog.extension_version,
         "loaded the action catalog"

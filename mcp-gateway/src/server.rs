@@ -10,6 +10,7 @@ use crate::interpreter::ModelInterpreter;
 use crate::limits::RateLimits;
 use crate::metrics::Metrics;
 use crate::subscriptions::{Hub, Registration};
+use neotoma_core::tool_sets::ErrorStyle;
 use neotoma_core::{ErrorCode, NeotomaError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
@@ -94,9 +95,13 @@ pub fn new_trace_id() -> String {
     format!("trace_{}", Uuid::new_v4().simple())
 }
 
-/// A failure as MCP tool result: `isError`, the envelope with its trace id.
-fn tool_error(e: &NeotomaError, trace_id: &str) -> CallToolResult {
-    CallToolResult::structured_error(e.envelope(Some(trace_id)))
+/// A failure as MCP tool result: `isError`, answered the way the tool's
+/// set answers (Neotoma's: the envelope with its trace id).
+fn tool_error(e: &NeotomaError, trace_id: &str, style: ErrorStyle) -> CallToolResult {
+    match neotoma_core::tool_sets::shape_error(style, e, trace_id) {
+        (Some(body), _) => CallToolResult::structured_error(body),
+        (None, text) => CallToolResult::error(vec![rmcp::model::ContentBlock::text(text)]),
+    }
 }
 
 impl Gateway {
@@ -440,7 +445,11 @@ impl ServerHandler for Gateway {
             }
             Err(e) => {
                 tracing::warn!(trace_id, tool = name, %user, elapsed_ms, code = %e.code, message = %e.message, "tool call failed");
-                tool_error(&e, &trace_id)
+                let set = match &action {
+                    Some(a) => a.tool_set,
+                    None => self.state.catalog.tool_sets[0],
+                };
+                tool_error(&e, &trace_id, set.error_style())
             }
         }
         .into())

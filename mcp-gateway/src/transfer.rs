@@ -5,7 +5,7 @@
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -205,84 +205,11 @@ async fn action(
         .get(0))
 }
 
-/// The active schema of `entity_type` this user stores with: theirs, else
-/// the global one.
-async fn active_schema(
-    tx: &tokio_postgres::Transaction<'_>,
-    user: Uuid,
-    entity_type: &str,
-) -> anyhow::Result<Option<neotoma_core::schema::EntitySchema>> {
-    let row = tx
-        .query_opt(
-            "SELECT definition FROM neotoma.entity_schemas
-             WHERE entity_type = $1 AND active AND user_id IN ($2, neotoma.global_user_id())
-             ORDER BY user_id = $2 DESC LIMIT 1",
-            &[&entity_type, &user],
-        )
-        .await
-        .map_err(|e| db_error(e, "could not read the schemas"))?;
-    match row {
-        None => Ok(None),
-        Some(r) => Ok(Some(
-            serde_json::from_value(r.get::<_, Value>(0))
-                .with_context(|| format!("the schema of {entity_type} is unreadable"))?,
-        )),
-    }
-}
-
-/// The type memory entities of `original` type go to, with a schema that
-/// holds them (registered or extended for this user when needed): its
-/// name, and what was done to its schema.
-async fn memory_type(
-    tx: &tokio_postgres::Transaction<'_>,
-    user: Uuid,
-    original: &str,
-) -> anyhow::Result<(String, &'static str)> {
-    use neotoma_core::memory_graph::{self as memory, Fit};
-    let base = memory::type_name(original);
-    for name in [base.clone(), memory::fallback_type_name(&base)] {
-        let what = format!("could not prepare the type {name}");
-        match memory::fit(active_schema(tx, user, &name).await?.as_ref()) {
-            Fit::Missing => {
-                action(
-                    tx,
-                    "register_schema",
-                    &memory::register_args(&name, original),
-                    &what,
-                )
-                .await?;
-                return Ok((name, "registered"));
-            }
-            Fit::Fits {
-                has_observations: false,
-            } => {
-                action(
-                    tx,
-                    "update_schema_incremental",
-                    &memory::add_observations_args(&name),
-                    &what,
-                )
-                .await?;
-                return Ok((name, "observations added"));
-            }
-            Fit::Fits {
-                has_observations: true,
-            } => return Ok((name, "as is")),
-            Fit::Unfit => continue,
-        }
-    }
-    anyhow::bail!(
-        "neither {base} nor {} can hold entities identified by name",
-        memory::fallback_type_name(&base)
-    )
-}
-
 /// `import --format memory-jsonl`: the MCP memory server's knowledge graph
-/// into a user's memory, in one transaction. The file itself becomes a
-/// source (its bytes kept); the entities are stored with provenance naming
-/// it, each text observation one observation; relations become REFERS_TO
-/// relationships keeping their type. Importing the same file again adds
-/// nothing.
+/// into a user's memory, in one transaction, through the `memory` tool
+/// set's actions. The file itself becomes a source (its bytes kept) that
+/// new entities and relations name in their provenance. Importing the same
+/// file again adds nothing.
 pub async fn import_memory(url: &str, user: Uuid, file: &Path) -> anyhow::Result<()> {
     use neotoma_core::memory_graph as memory;
     let bytes =
@@ -293,16 +220,6 @@ pub async fn import_memory(url: &str, user: Uuid, file: &Path) -> anyhow::Result
     let mut client = connect(url, user).await?;
     let tx = client.transaction().await?;
 
-    let mut types: BTreeMap<String, String> = BTreeMap::new();
-    let mut prepared: Vec<String> = Vec::new();
-    for e in &graph.entities {
-        if !types.contains_key(&e.entity_type) {
-            let (name, done) = memory_type(&tx, user, &e.entity_type).await?;
-            prepared.push(format!("{} → {name} ({done})", e.entity_type));
-            types.insert(e.entity_type.clone(), name);
-        }
-    }
-
     let filename = file
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
@@ -310,7 +227,7 @@ pub async fn import_memory(url: &str, user: Uuid, file: &Path) -> anyhow::Result
     let stored = action(
         &tx,
         "store",
-        &serde_json::json!({
+        &json!({
             "file_content": neotoma_core::interpret::encode_base64(&bytes),
             "original_filename": filename,
             "mime_type": "application/x-ndjson",
@@ -330,85 +247,86 @@ pub async fn import_memory(url: &str, user: Uuid, file: &Path) -> anyhow::Result
         .await
         .map_err(|e| db_error(e, "could not read the file's source"))?
         .get(0);
-    let provenance = serde_json::json!({
+    let provenance = json!({
         "source_refs": [source],
         "extracted_at": extracted_at,
         "extractor_version": format!("neotoma-mcp/{} memory-jsonl", env!("CARGO_PKG_VERSION")),
     });
 
-    // (entity name, object) in file order; each object is one observation.
-    let objects: Vec<(&str, Value)> = graph
-        .entities
+    // Through the memory tool set's own actions: what the memory tools
+    // then read is what the file said.
+    let names: std::collections::BTreeSet<&str> =
+        graph.entities.iter().map(|e| e.name.as_str()).collect();
+    let relations: Vec<&memory::Relation> = graph
+        .relations
         .iter()
-        .flat_map(|e| {
-            memory::store_objects(e, &types[&e.entity_type])
-                .into_iter()
-                .map(move |o| (e.name.as_str(), o))
-        })
+        .filter(|r| names.contains(r.from.as_str()) && names.contains(r.to.as_str()))
         .collect();
-    let bar = progress((objects.len() + graph.relations.len()) as u64, "importing");
-    let mut ids: BTreeMap<&str, String> = BTreeMap::new();
-    let mut observations = 0u64;
-    for chunk in objects.chunks(STORE_BATCH) {
-        let entities: Vec<&Value> = chunk.iter().map(|(_, o)| o).collect();
+    let dangling = graph.relations.len() - relations.len();
+    let bar = progress((graph.entities.len() + relations.len()) as u64, "importing");
+    let (mut created, mut added, mut related) = (0usize, 0usize, 0usize);
+    for chunk in graph.entities.chunks(STORE_BATCH) {
+        let entities: Vec<Value> = chunk
+            .iter()
+            .map(|e| json!({"name": e.name, "entityType": e.entity_type, "observations": e.observations}))
+            .collect();
         let answer = action(
             &tx,
-            "store",
-            &serde_json::json!({"entities": entities, "provenance": provenance}),
+            "memory_create_entities",
+            &json!({"entities": entities, "provenance": provenance}),
             "the memory server's entities were refused",
         )
         .await?;
-        for ((name, _), out) in chunk
+        created += answer["entities"].as_array().map_or(0, Vec::len);
+        // Entities the memory had already get the file's observations too.
+        let additions: Vec<Value> = chunk
             .iter()
-            .zip(answer["entities"].as_array().into_iter().flatten())
-        {
-            if let Some(id) = out["entity_id"].as_str() {
-                ids.entry(name).or_insert_with(|| id.to_string());
-            }
-        }
-        observations += answer["interpretation"]["observations_created"]
-            .as_u64()
-            .unwrap_or(0);
+            .filter(|e| !e.observations.is_empty())
+            .map(|e| json!({"entityName": e.name, "contents": e.observations}))
+            .collect();
+        let answer = action(
+            &tx,
+            "memory_add_observations",
+            &json!({"observations": additions}),
+            "the memory server's observations were refused",
+        )
+        .await?;
+        added += answer["results"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| r["addedObservations"].as_array().map_or(0, Vec::len))
+            .sum::<usize>();
         bar.inc(chunk.len() as u64);
     }
-
-    let (mut related, mut dangling) = (0u64, 0u64);
-    for r in &graph.relations {
-        match (ids.get(r.from.as_str()), ids.get(r.to.as_str())) {
-            (Some(from), Some(to)) => {
-                action(
-                    &tx,
-                    "create_relationship",
-                    &memory::relationship_args(r, from, to),
-                    &format!(
-                        "the relation {} -{}-> {} was refused",
-                        r.from, r.relation_type, r.to
-                    ),
-                )
-                .await?;
-                related += 1;
-            }
-            _ => dangling += 1,
-        }
-        bar.inc(1);
+    for chunk in relations.chunks(STORE_BATCH) {
+        let list: Vec<Value> = chunk
+            .iter()
+            .map(|r| json!({"from": r.from, "to": r.to, "relationType": r.relation_type}))
+            .collect();
+        let answer = action(
+            &tx,
+            "memory_create_relations",
+            &json!({"relations": list, "provenance": provenance}),
+            "the memory server's relations were refused",
+        )
+        .await?;
+        related += answer["relations"].as_array().map_or(0, Vec::len);
+        bar.inc(chunk.len() as u64);
     }
     tx.commit().await?;
     bar.finish_and_clear();
     eprintln!(
-        "imported {} into user {user}'s memory (source {source}): {} entities, {observations} new observations, \
-         {related} relations{}; types: {}",
+        "imported {} into user {user}'s memory (source {source}): {} entities ({created} new), \
+         {added} observations added to entities it had, {} relations ({related} new){}",
         file.display(),
-        ids.len(),
+        graph.entities.len(),
+        relations.len(),
         if dangling > 0 {
-            format!(" ({dangling} naming an entity the file lacks, skipped)")
+            format!("; {dangling} naming an entity the file lacks, skipped")
         } else {
             String::new()
         },
-        if prepared.is_empty() {
-            "none".to_string()
-        } else {
-            prepared.join(", ")
-        }
     );
     Ok(())
 }

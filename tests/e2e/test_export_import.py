@@ -14,7 +14,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from conftest import APP_ROLE, admin_dsn, new_user, ok
+from conftest import APP_ROLE, admin_dsn, new_user, ok, stdio_client
 from mcp_support import gateway_env, mcp_bin
 
 pytestmark = pytest.mark.anyio
@@ -134,10 +134,12 @@ MEMORY_SERVER = Path(__file__).resolve().parents[1] / "conformance" / "node_modu
 
 async def test_import_from_the_memory_server(database: str, tmp_path: Path) -> None:
     """The reference MCP memory server (npm) writes its memory.jsonl through
-    its own tools; `import --format memory-jsonl` brings it in: entities with
-    their observations (provenance: the file), relations, types registered
-    or extended for the user; importing again adds nothing; bad files change
-    nothing."""
+    its own tools; `import --format memory-jsonl` brings it in through the
+    memory tool set's actions: entities with their observations (provenance:
+    the file), relations (two types between the same entities both kept),
+    types registered or extended for the user; `--tools memory` then reads
+    the graph the reference server reads; importing again adds nothing; bad
+    files change nothing."""
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
@@ -152,26 +154,36 @@ async def test_import_from_the_memory_server(database: str, tmp_path: Path) -> N
             {"name": "Engines", "entityType": "note", "observations": []}]})
         await memory.call_tool("create_relations", {"relations": [
             {"from": "Ada Lovelace", "to": "Analytical Engine", "relationType": "wrote programs for"},
+            {"from": "Ada Lovelace", "to": "Analytical Engine", "relationType": "described"},
             {"from": "Analytical Engine", "to": "Ada Lovelace", "relationType": "was described by"}]})
         await memory.call_tool("add_observations", {"observations": [
             {"entityName": "Ada Lovelace", "contents": ["likes poetry"]}]})
+        theirs = (await memory.call_tool("read_graph", {})).structured_content
     assert memory_file.exists()
 
     user = new_user()
     run = cli("import", "--format", "memory-jsonl", "--user", user, str(memory_file), "--database-url", database)
     assert run.returncode == 0, run.stderr
-    assert "3 entities" in run.stderr and "2 relations" in run.stderr, run.stderr
+    assert "3 entities (3 new)" in run.stderr and "3 relations (3 new)" in run.stderr, run.stderr
+    # Read through the memory tool set: the reference server's graph.
+    async with stdio_client("--tools", "memory", "--user-id", user, env=gateway_env(DATABASE_URL=database)) as ours:
+        graph = (await ours.call_tool("read_graph", {})).structured_content
+    order = lambda g: (sorted(g["entities"], key=lambda e: e["name"]),  # noqa: E731
+                       sorted(g["relations"], key=lambda r: (r["from"], r["to"], r["relationType"])))
+    assert order(graph) == order(theirs)
     with psycopg.connect(admin_dsn("neotoma_e2e"), autocommit=True) as conn:
         rows = conn.execute(
             """SELECT s.entity_type, s.snapshot FROM neotoma.entity_snapshots s
                WHERE s.user_id = %s ORDER BY s.entity_type""", (user,)).fetchall()
-        assert [(t, {k: sorted(v) if k == "observations" else v for k, v in s.items()}) for t, s in rows] == [
-            ("machine_design", {"name": "Analytical Engine", "observations": ["designed by Babbage", "never built"]}),
+        assert rows == [
+            ("machine_design", {"name": "Analytical Engine", "observations": ["designed by Babbage", "never built"],
+                                "entity_type_label": "Machine Design"}),
             # note identifies by title: its own type for name-identified memory entities.
-            ("memory_note", {"name": "Engines"}),
-            ("person", {"name": "Ada Lovelace", "observations": ["likes poetry", "wrote the first program"]}),
+            ("memory_note", {"name": "Engines", "observations": [], "entity_type_label": "note"}),
+            ("person", {"name": "Ada Lovelace", "observations": ["wrote the first program", "likes poetry"],
+                        "entity_type_label": "person"}),
         ]
-        # Each text is one observation, from a source whose provenance names the kept file.
+        # One observation per entity, from a source whose provenance names the kept file.
         file_source = conn.execute(
             "SELECT id, original_filename, mime_type FROM neotoma.sources WHERE user_id = %s AND original_filename = 'memory.jsonl'",
             (user,)).fetchone()
@@ -179,13 +191,14 @@ async def test_import_from_the_memory_server(database: str, tmp_path: Path) -> N
         refs = conn.execute(
             """SELECT count(*), count(*) FILTER (WHERE s.provenance->'source_refs' ? %s)
                FROM neotoma.observations o JOIN neotoma.sources s ON s.user_id = o.user_id AND s.id = o.source_id
-               WHERE o.user_id = %s""", (str(file_source[0]), user)).fetchone()
-        assert refs == (5, 5)
+               WHERE o.user_id = %s""", (str(file_source[0]), user)).fetchall()[0]
+        assert refs == (3, 3)
         relations = conn.execute(
-            "SELECT relationship_type, snapshot->>'relation_type' FROM neotoma.relationships WHERE user_id = %s ORDER BY 2",
-            (user,)).fetchall()
-        assert relations == [("REFERS_TO", "was described by"), ("REFERS_TO", "wrote programs for")]
-        # The person type got observations for this user only; the global schema is unchanged.
+            """SELECT relationship_type, (SELECT jsonb_agg(v->'relation_type' ORDER BY v->>'relation_type')
+                                          FROM jsonb_each(snapshot) e(k, v) WHERE k LIKE 'relation%%')
+               FROM neotoma.relationships WHERE user_id = %s ORDER BY 2::text""", (user,)).fetchall()
+        assert relations == [("REFERS_TO", ["described", "wrote programs for"]), ("REFERS_TO", ["was described by"])]
+        # The person type got the graph's fields for this user only; the global schema is unchanged.
         scopes = conn.execute(
             """SELECT user_id = neotoma.global_user_id(), definition->'fields' ? 'observations'
                FROM neotoma.entity_schemas WHERE entity_type = 'person' AND active AND user_id IN (%s, neotoma.global_user_id())
@@ -195,14 +208,14 @@ async def test_import_from_the_memory_server(database: str, tmp_path: Path) -> N
         before = conn.execute(count, (user, user)).fetchone()
         again = cli("import", "--format", "memory-jsonl", "--user", user, str(memory_file), "--database-url", database)
         assert again.returncode == 0, again.stderr
-        assert "0 new observations" in again.stderr, again.stderr
+        assert "(0 new), 0 observations added" in again.stderr and "3 relations (0 new)" in again.stderr, again.stderr
         assert conn.execute(count, (user, user)).fetchone() == before
 
         bad = tmp_path / "bad.jsonl"
         bad.write_text(memory_file.read_text().rstrip("\n") + '\n{"type":"entity","name":"X"}\n')
         stranger = new_user()
         refused = cli("import", "--format", "memory-jsonl", "--user", stranger, str(bad), "--database-url", database)
-        assert refused.returncode != 0 and "line 6:" in refused.stderr, refused.stderr
+        assert refused.returncode != 0 and "line 7:" in refused.stderr, refused.stderr
         assert conn.execute("SELECT count(*) FROM neotoma.sources WHERE user_id = %s", (stranger,)).fetchone()[0] == 0
         # Refused by the database halfway (after the file and the types): all or nothing.
         bad.write_text(memory_file.read_text().rstrip("\n") + "\n"

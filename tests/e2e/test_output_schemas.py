@@ -37,6 +37,49 @@ def undeclared(value: Any, schema: dict[str, Any], path: str = "$") -> list[str]
     return found
 
 
+async def check_against_schema(c: Client, published: dict[str, Any], name: str, args: dict[str, Any]) -> None:
+    schema = published[name]
+    result = ok(await c.call_tool(name, args))
+    errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+              for e in Draft202012Validator(schema).iter_errors(result)]
+    assert not errors, f"{name} answered outside its outputSchema: {errors}"
+    extra = undeclared(result, schema)
+    assert not extra, f"{name} answered fields its outputSchema does not declare: {extra}"
+
+
+async def test_the_other_tool_sets_answer_their_output_schemas(start_gateway) -> None:
+    gw = start_gateway("--tools", "memory,workspace,engram", "--user-id", new_user())
+    async with Client(gw.url) as c:
+        tools = {t.name: t for t in (await c.list_tools()).tools}
+        published = {name: t.output_schema for name, t in tools.items() if t.output_schema}
+        fixtures: list[tuple[str, dict[str, Any]]] = [
+            ("create_entities", {"entities": [{"name": "A", "entityType": "thing", "observations": ["a"]},
+                                              {"name": "B", "entityType": "thing", "observations": []}]}),
+            ("create_relations", {"relations": [{"from": "A", "to": "B", "relationType": "knows"}]}),
+            ("add_observations", {"observations": [{"entityName": "A", "contents": ["b"]}]}),
+            ("read_graph", {"limit": 1}),
+            ("search_nodes", {"query": "a"}),
+            ("open_nodes", {"names": ["A"]}),
+            ("delete_observations", {"deletions": [{"entityName": "A", "observations": ["b"]}]}),
+            ("delete_relations", {"relations": [{"from": "A", "to": "B", "relationType": "knows"}]}),
+            ("delete_entities", {"entityNames": ["B"]}),
+            ("upsert_entity", {"workspaceName": "demo", "name": "Alice", "entityType": "Person", "metadata": "{}"}),
+            ("upsert_entity", {"workspaceName": "demo", "name": "Bob", "entityType": "Person"}),
+            ("upsert_relation", {"workspaceName": "demo", "from": "Alice", "to": "Bob", "relationType": "knows"}),
+            ("workspace_read_graph", {"workspaceName": "demo"}),
+            ("get_entity_relations", {"workspaceName": "demo", "entityName": "Alice"}),
+            ("send_memory", {"content": "A knows things", "source": {"type": "chat"}, "confidence_hint": "B"}),
+            ("get_memory", {"query": "A"}),
+        ]
+        missing = set(published) - {name for name, _ in fixtures} - {"correct_memory"}
+        assert not missing, f"tools with an outputSchema but no fixture here: {sorted(missing)}"
+        for name, args in fixtures:
+            await check_against_schema(c, published, name, args)
+        memory = ok(await c.call_tool("get_memory", {"query": "knows things"}))["memories"][0]["id"]
+        await check_against_schema(c, published, "correct_memory",
+                                   {"target_id": memory, "action": "annotate", "payload": {"note": "n"}})
+
+
 async def test_every_published_output_schema_is_what_the_action_returns(start_gateway) -> None:
     gw = start_gateway("--user-id", new_user())
     async with Client(gw.url) as c:
@@ -128,13 +171,7 @@ async def test_every_published_output_schema_is_what_the_action_returns(start_ga
         assert not missing, f"tools with an outputSchema but no fixture here: {sorted(missing)}"
 
         async def check(name: str, args: dict[str, Any]) -> None:
-            schema = published[name]
-            result = ok(await c.call_tool(name, args))
-            errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
-                      for e in Draft202012Validator(schema).iter_errors(result)]
-            assert not errors, f"{name} answered outside its outputSchema: {errors}"
-            extra = undeclared(result, schema)
-            assert not extra, f"{name} answered fields its outputSchema does not declare: {extra}"
+            await check_against_schema(c, published, name, args)
 
         for name, args in fixtures:
             await check(name, args)

@@ -24,6 +24,7 @@ mod duplicates;
 mod entities;
 mod erasure;
 mod files;
+mod graph_servers;
 mod legacy;
 mod lifecycle;
 mod merge;
@@ -165,6 +166,22 @@ fn needs_version(id: ActionId) -> u32 {
         Bulk | CreateRelationships | ListContradictions | Annotate => 10,
         Contest | Reclassify => 11,
         ListWorkspaces | SetContext | GetContext | ClearContext => 12,
+        MemoryCreateEntities
+        | MemoryCreateRelations
+        | MemoryAddObservations
+        | MemoryDeleteEntities
+        | MemoryDeleteObservations
+        | MemoryDeleteRelations
+        | MemoryReadGraph
+        | MemorySearchNodes
+        | MemoryOpenNodes
+        | WorkspaceReadGraph
+        | WorkspaceUpsertEntity
+        | WorkspaceUpsertRelation
+        | WorkspaceGetEntityRelations
+        | EngramSendMemory
+        | EngramGetMemory
+        | EngramCorrectMemory => 12,
         _ => 0,
     }
 }
@@ -304,5 +321,55 @@ fn route(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
         ActionId::DeleteRecord => serve::<a::DeleteRecord, _>(records::delete_record, args),
         ActionId::ListResources => serve::<a::ListResources, _>(resources::list_resources, args),
         ActionId::ReadResource => serve::<a::ReadResource, _>(resources::read_resource, args),
+        ActionId::MemoryCreateEntities => {
+            serve::<a::MemoryCreateEntities, _>(graph_servers::memory::create_entities, args)
+        }
+        ActionId::MemoryCreateRelations => {
+            serve::<a::MemoryCreateRelations, _>(graph_servers::memory::create_relations, args)
+        }
+        ActionId::MemoryAddObservations => {
+            serve::<a::MemoryAddObservations, _>(graph_servers::memory::add_observations, args)
+        }
+        ActionId::MemoryDeleteEntities => {
+            serve::<a::MemoryDeleteEntities, _>(graph_servers::memory::delete_entities, args)
+        }
+        ActionId::MemoryDeleteObservations => serve::<a::MemoryDeleteObservations, _>(
+            graph_servers::memory::delete_observations,
+            args,
+        ),
+        ActionId::MemoryDeleteRelations => {
+            serve::<a::MemoryDeleteRelations, _>(graph_servers::memory::delete_relations, args)
+        }
+        ActionId::MemoryReadGraph => {
+            serve::<a::MemoryReadGraph, _>(graph_servers::memory::read_graph, args)
+        }
+        ActionId::MemorySearchNodes => {
+            serve::<a::MemorySearchNodes, _>(graph_servers::memory::search_nodes, args)
+        }
+        ActionId::MemoryOpenNodes => {
+            serve::<a::MemoryOpenNodes, _>(graph_servers::memory::open_nodes, args)
+        }
+        ActionId::WorkspaceReadGraph => {
+            serve::<a::WorkspaceReadGraph, _>(graph_servers::workspace::read_graph, args)
+        }
+        ActionId::WorkspaceUpsertEntity => {
+            serve::<a::WorkspaceUpsertEntity, _>(graph_servers::workspace::upsert_entity, args)
+        }
+        ActionId::WorkspaceUpsertRelation => {
+            serve::<a::WorkspaceUpsertRelation, _>(graph_servers::workspace::upsert_relation, args)
+        }
+        ActionId::WorkspaceGetEntityRelations => serve::<a::WorkspaceGetEntityRelations, _>(
+            graph_servers::workspace::get_entity_relations,
+            args,
+        ),
+        ActionId::EngramSendMemory => {
+            serve::<a::EngramSendMemory, _>(graph_servers::engram::send_memory, args)
+        }
+        ActionId::EngramGetMemory => {
+            serve::<a::EngramGetMemory, _>(graph_servers::engram::get_memory, args)
+        }
+        ActionId::EngramCorrectMemory => {
+            serve::<a::EngramCorrectMemory, _>(graph_servers::engram::correct_memory, args)
+        }
     }
 }

@@ -1,0 +1,120 @@
+-- The tool sets of other memory servers (docs/tool-sets.md) through their
+-- SQL functions: the memory server's graph (names unique, observations a
+-- list one can delete from, several relation types between two entities,
+-- pages with a cursor), the workspace graph server's upserts in the
+-- workspace its workspaceName folds to, EngraMCP's memories with ratings
+-- and corrections; what one set writes the others and Neotoma read; bad
+-- input; another user sees none of it; verify() clean. As a non-superuser.
+\ir include/setup.sql
+BEGIN;
+\set SHOW_CONTEXT never
+SET ROLE neotoma_regress_agent;
+SET neotoma.user_id = '44000000-0000-0000-0000-00000000000a';
+
+-- memory: the README's example entities; a name already there is left as it is.
+SELECT neotoma.memory_create_entities('{"entities": [
+  {"name": "John_Smith", "entityType": "person", "observations": ["Speaks fluent Spanish"]},
+  {"name": "Anthropic", "entityType": "organization", "observations": []},
+  {"name": "Graduated in 2019", "entityType": "Life Event", "observations": ["BA in Design"]}]}') AS created;
+SELECT neotoma.memory_create_entities('{"entities": [{"name": "John_Smith", "entityType": "robot", "observations": ["x"]}]}') AS created_again;
+SELECT neotoma.memory_create_relations('{"relations": [
+  {"from": "John_Smith", "to": "Anthropic", "relationType": "works_at"},
+  {"from": "John_Smith", "to": "Anthropic", "relationType": "Invested In"},
+  {"from": "John_Smith", "to": "Anthropic", "relationType": "works_at"}]}') AS related;
+SELECT neotoma.memory_create_relations('{"relations": [{"from": "John_Smith", "to": "Anthropic", "relationType": "works_at"}]}') AS related_again;
+SELECT neotoma.memory_add_observations('{"observations": [{"entityName": "John_Smith",
+  "contents": ["Graduated in 2019", "Speaks fluent Spanish", "Prefers morning meetings"]}]}') AS added;
+SELECT neotoma.memory_delete_observations('{"deletions": [{"entityName": "John_Smith", "observations": ["Graduated in 2019"]},
+  {"entityName": "Nobody", "observations": ["x"]}]}') AS deleted_observations;
+SELECT neotoma.memory_delete_relations('{"relations": [{"from": "John_Smith", "to": "Anthropic", "relationType": "Invested In"}]}') AS deleted_relation;
+SELECT neotoma.memory_open_nodes('{"names": ["John_Smith", "Nobody"]}') AS opened;
+SELECT neotoma.memory_search_nodes('{"query": "SPANISH"}') -> 'entities' AS found_by_observation,
+       neotoma.memory_search_nodes('{"query": "life ev"}') -> 'entities' AS found_by_type,
+       neotoma.memory_search_nodes('{"query": "50%_"}') -> 'entities' AS like_characters_are_literal;
+-- Pages: two entities, then the rest; each relation with the page of its start.
+SELECT neotoma.memory_read_graph('{"limit": 2}') - 'nextCursor' AS first_page,
+       neotoma.memory_read_graph('{"limit": 2}') ? 'nextCursor' AS more;
+SELECT neotoma.memory_read_graph(jsonb_build_object('limit', 2, 'cursor',
+         neotoma.memory_read_graph('{"limit": 2}')->>'nextCursor')) AS second_page;
+-- In Neotoma's terms: typed entities whose types were registered for this
+-- user, observations with provenance, one REFERS_TO relationship.
+SELECT entity_type, snapshot FROM neotoma.entity_snapshots ORDER BY entity_type;
+SELECT entity_type, user_id = neotoma.global_user_id() AS global, definition->'identity' AS identity
+FROM neotoma.entity_schemas WHERE active AND entity_type IN ('person', 'organization', 'life_event') ORDER BY 1, 2;
+SELECT relationship_type, deleted_at IS NULL AS live FROM neotoma.relationships;
+
+-- workspace: upserts by name in the workspace "Demo Space" means.
+SELECT neotoma.workspace_upsert_entity('{"workspaceName": "Demo Space", "name": "Alice", "entityType": "Person",
+  "observations": ["Software engineer"], "metadata": "{\"dept\":\"Engineering\"}"}') - 'id' AS upserted;
+SELECT neotoma.workspace_upsert_entity('{"workspaceName": "Demo Space", "name": "ProjectX", "entityType": "Project"}') - 'id' AS upserted;
+SELECT neotoma.workspace_upsert_relation('{"workspaceName": "demo space", "from": "Alice", "to": "ProjectX",
+  "relationType": "works_on", "metadata": "{\"since\":\"2025\"}"}') ->> 'relationType' AS upserted_relation;
+SELECT neotoma.workspace_upsert_entity('{"workspaceName": "Demo Space", "name": "Alice", "entityType": "Person",
+  "observations": ["Staff engineer"]}') ->> 'success' AS updated;
+SELECT jsonb_path_query_array(g, '$.entities[*] ? (@.name == "Alice")') AS alice,
+       jsonb_path_query_array(g, '$.relations[*].relationType') AS relation_types
+FROM neotoma.workspace_read_graph('{"workspaceName": "Demo Space"}') g;
+SELECT name FROM neotoma.workspaces ORDER BY name;
+SELECT (neotoma.workspace_get_entity_relations('{"workspaceName": "Demo Space", "entityName": "Alice"}')->'relations'->0) - 'id' - 'toEntityId' AS alice_relation;
+-- The memory tools read the context's workspace: default, then demo-space.
+SELECT jsonb_path_query_array(neotoma.memory_read_graph(), '$.entities[*].name') AS default_names;
+SELECT neotoma.set_context('{"workspace": "demo-space"}') -> 'effective' AS context;
+SELECT jsonb_path_query_array(neotoma.memory_read_graph(), '$.entities[*].name') AS demo_names;
+SELECT neotoma.clear_context() -> 'effective' AS context;
+
+-- engram: a memory rated by its writer's reliability, corroborated by a better one.
+SELECT neotoma.engram_send_memory('{"content": "The deploy failed because the disk was full",
+  "source": {"type": "log", "ref": "ci#42", "citation": "No space left on device"}, "confidence_hint": "C", "agent_id": "claude"}') ->> 'status' AS sent;
+SELECT neotoma.engram_send_memory('{"content": "The deploy failed because the disk was full", "confidence_hint": "b"}') ->> 'status' AS sent_again;
+SELECT m->'type' AS type, m->'confidence' AS confidence, m->'content' AS content,
+       jsonb_path_query_array(m, '$.sources[*] ? (@.type != null)') #- '{0,source_id}' #- '{0,observed_at}' AS sources
+FROM neotoma.engram_get_memory('{"query": "deploy disk full"}') r, jsonb_array_elements(r->'memories') m;
+SELECT r->'meta'->'total_found' AS passing_a2 FROM neotoma.engram_get_memory('{"query": "deploy disk full", "min_confidence": "A2"}') r;
+SELECT id AS memory_id FROM neotoma.entities WHERE entity_type = 'memory' \gset
+SELECT (neotoma.engram_correct_memory(jsonb_build_object('target_id', :'memory_id', 'action', 'contest',
+          'payload', '{"reason": "the disk had space; the quota was the cause"}'::jsonb)) - 'details' - 'target_id') AS contested,
+       (SELECT m->'confidence' FROM jsonb_array_elements(neotoma.engram_get_memory('{"query": "deploy disk full"}')->'memories') m) AS after_contest;
+SELECT neotoma.engram_correct_memory(jsonb_build_object('target_id', :'memory_id', 'action', 'annotate',
+          'payload', '{"note": "see the post-mortem"}'::jsonb)) ->> 'status' AS annotated,
+       neotoma.engram_correct_memory('{"target_id": "ent_00000000000000000000000000000000", "action": "annotate", "payload": {"note": "x"}}') - 'target_id' AS not_found;
+-- Compact: the memory only.
+SELECT jsonb_path_query_array(neotoma.engram_get_memory('{"query": "deploy", "compact": true}'), '$.memories[*].sources') AS compact_sources;
+-- The memory tools see the memory too.
+SELECT neotoma.memory_open_nodes('{"names": ["The deploy failed because the disk was full"]}') -> 'entities' -> 0 -> 'entityType' AS memory_type;
+
+-- Bad input: each set's validation, nothing written.
+SELECT count(*) AS observations_before FROM neotoma.observations \gset
+SELECT error_code(try_action('memory_add_observations', '{"observations": [{"entityName": "Nobody", "contents": ["x"]}]}')) AS missing_entity,
+       try_action('memory_add_observations', '{"observations": [{"entityName": "Nobody", "contents": ["x"]}]}')->'error'->>'message' AS message,
+       error_code(try_action('memory_create_relations', '{"relations": [{"from": "John_Smith", "to": "Nobody", "relationType": "knows"}]}')) AS missing_end,
+       error_code(try_action('memory_create_relations', '{"relations": [{"from": "Anthropic", "to": "Anthropic", "relationType": "is"}]}')) AS to_itself,
+       error_code(try_action('memory_create_entities', '{"entities": [{"name": "x"}]}')) AS no_type,
+       error_code(try_action('memory_create_entities', '{"entities": [{"name": " ", "entityType": "t", "observations": []}]}')) AS blank_name,
+       error_code(try_action('memory_read_graph', '{"limit": 0}')) AS bad_limit,
+       error_code(try_action('memory_read_graph', '{"cursor": "nonsense"}')) AS bad_cursor,
+       error_code(try_action('memory_read_graph', '{"user_id": "44000000-0000-0000-0000-00000000000b"}')) AS other_user;
+SELECT try_action('workspace_upsert_entity', '{"workspaceName": "demo", "name": "", "entityType": "Person"}')->'error'->>'message' AS empty_name,
+       try_action('workspace_upsert_relation', '{"workspaceName": "demo space", "from": "Alice", "to": "Bob", "relationType": "knows"}')->'error'->>'message' AS missing_target,
+       try_action('workspace_upsert_relation', '{"workspaceName": "demo space", "relationType": "knows"}')->'error'->>'message' AS no_ends,
+       try_action('workspace_get_entity_relations', '{"workspaceName": "demo space", "entityName": "Bob"}')->'error'->>'message' AS no_bob,
+       error_code(try_action('workspace_read_graph', '{"workspaceName": "---"}')) AS no_workspace_name,
+       error_code(try_action('workspace_upsert_entity', '{"workspaceName": "demo", "name": "A", "entityType": "P", "metadata": "{not json"}')) AS bad_metadata;
+SELECT error_code(try_action('engram_send_memory', '{"content": "x", "confidence_hint": "Z"}')) AS bad_hint,
+       error_code(try_action('engram_send_memory', '{"content": "  "}')) AS empty_memory,
+       error_code(try_action('engram_get_memory', '{"query": "x", "min_confidence": "G9"}')) AS bad_rating,
+       error_code(try_action('engram_get_memory', '{"query": "x", "max_depth": 9}')) AS too_deep,
+       error_code(try_action('engram_correct_memory', '{"target_id": "x", "action": "delete"}')) AS bad_action,
+       error_code(try_action('engram_correct_memory', jsonb_build_object('target_id', :'memory_id', 'action', 'contest'))) AS no_reason;
+SELECT count(*) - :observations_before AS observations_from_bad_input FROM neotoma.observations;
+
+-- Another user sees none of it, by any set.
+SET neotoma.user_id = '44000000-0000-0000-0000-00000000000b';
+SELECT neotoma.memory_read_graph() AS their_graph,
+       neotoma.memory_open_nodes('{"names": ["John_Smith"]}') AS their_john,
+       neotoma.workspace_read_graph('{"workspaceName": "Demo Space"}') -> 'entities' AS their_demo,
+       neotoma.engram_get_memory('{"query": "deploy disk full"}') -> 'memories' AS their_memories,
+       neotoma.engram_correct_memory(jsonb_build_object('target_id', :'memory_id', 'action', 'annotate', 'payload', '{"note": "mine"}'::jsonb)) ->> 'status' AS correcting_hers;
+SET neotoma.user_id = '44000000-0000-0000-0000-00000000000a';
+
+SELECT (neotoma.verify())->'ok' AS verified;
+ROLLBACK;

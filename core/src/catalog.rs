@@ -4,8 +4,8 @@
 
 use crate::actions::{
     analytics, annotations, bulk, contests, contradictions, duplicates, engram, entities, graph,
-    legacy, lifecycle, memory_server, metrics, plaid, providers, reclassify, resources, schemas,
-    store, subgraph, system, workspace_server, workspaces,
+    graphmem, legacy, lifecycle, memory_server, metrics, plaid, providers, reclassify, resources,
+    schemas, store, subgraph, system, workspace_server, workspaces,
 };
 use crate::canonical::{canonical_json, sha256_hex};
 use crate::request::schema_for;
@@ -206,6 +206,26 @@ declare_actions! {
     EngramSendMemory = "engram_send_memory": engram::SendMemoryRequest => engram::SendMemoryResult;
     EngramGetMemory = "engram_get_memory": engram::GetMemoryRequest => engram::GetMemoryResult;
     EngramCorrectMemory = "engram_correct_memory": engram::CorrectMemoryRequest => engram::CorrectMemoryResult;
+    GraphmemGetVersion = "graphmem_get_version": graphmem::GetVersionRequest => graphmem::VersionResponse;
+    GraphmemGetCurrentTime = "graphmem_get_current_time": graphmem::GetCurrentTimeRequest => graphmem::CurrentTimeResponse;
+    GraphmemCreateEntity = "graphmem_create_entity": graphmem::CreateEntityRequest => graphmem::CreateEntityResponse;
+    GraphmemGetEntity = "graphmem_get_entity": graphmem::GetEntityRequest => graphmem::EntityDetail;
+    GraphmemUpdateEntity = "graphmem_update_entity": graphmem::UpdateEntityRequest => graphmem::EntityDetail;
+    GraphmemDeleteEntity = "graphmem_delete_entity": graphmem::DeleteEntityRequest => graphmem::DeletedResponse;
+    GraphmemCreateObservation = "graphmem_create_observation": graphmem::CreateObservationRequest => graphmem::ObservationOut;
+    GraphmemDeleteObservation = "graphmem_delete_observation": graphmem::DeleteObservationRequest => graphmem::DeletedResponse;
+    GraphmemCreateRelation = "graphmem_create_relation": graphmem::CreateRelationRequest => graphmem::RelationOut;
+    GraphmemDeleteRelation = "graphmem_delete_relation": graphmem::DeleteRelationRequest => graphmem::DeletedResponse;
+    GraphmemFindRelations = "graphmem_find_relations": graphmem::FindRelationsRequest => graphmem::RelationsResponse;
+    GraphmemSearchEntities = "graphmem_search_entities": graphmem::SearchEntitiesRequest => graphmem::SearchEntitiesResponse;
+    GraphmemListEntities = "graphmem_list_entities": graphmem::ListEntitiesRequest => graphmem::ListEntitiesResponse;
+    GraphmemSearchSubgraph = "graphmem_search_subgraph": graphmem::SearchSubgraphRequest => graphmem::SubgraphResponse;
+    GraphmemGetSubgraphByIds = "graphmem_get_subgraph_by_ids": graphmem::GetSubgraphByIdsRequest => graphmem::SubgraphResponse;
+    GraphmemSetContext = "graphmem_set_context": graphmem::SetContextRequest => graphmem::ContextResponse;
+    GraphmemGetContext = "graphmem_get_context": graphmem::GetContextRequest => graphmem::ContextResponse;
+    GraphmemClearContext = "graphmem_clear_context": graphmem::ClearContextRequest => graphmem::ContextResponse;
+    GraphmemBulkUpdate = "graphmem_bulk_update": graphmem::BulkUpdateRequest => graphmem::BulkUpdateResponse;
+    GraphmemSuggestMerges = "graphmem_suggest_merges": graphmem::SuggestMergesRequest => graphmem::SuggestMergesResponse;
 }
 
 /// An output schema with the `workspace_context` every response of an
@@ -1176,6 +1196,174 @@ pub fn spec(id: ActionId) -> ActionSpec {
         )
         .not_idempotent()
         .in_set(ToolSet::Engram),
+        ActionId::GraphmemGetVersion => ActionSpec::new(
+            id,
+            "Get version",
+            "Returns the current version of the GraphMem server (here: the Neotoma \
+                extension's). Returns {version, server}.",
+        )
+        .read_only()
+        .in_set(ToolSet::Graphmem),
+        ActionId::GraphmemGetCurrentTime => ActionSpec::new(
+            id,
+            "Get current time",
+            "Returns the current server time as an ISO 8601 string: {current_time}.",
+        )
+        .read_only()
+        .not_idempotent()
+        .in_set(ToolSet::Graphmem),
+        ActionId::GraphmemCreateEntity => ActionSpec::new(
+            id,
+            "Create entity",
+            "Creates a new entity (name, entity_type auto-canonicalized e.g. workspace \
+                becomes Project, pipe-separated aliases, description, initial observations). \
+                Performs auto-deduplication: if an entity of the same name, or a semantically \
+                similar one (cosine distance < 0.25), exists, returns status duplicate_warning \
+                with the existing entity instead of creating a duplicate. Returns {status, \
+                entity | warning, existing_entity, cosine_distance}.",
+        )
+        .not_idempotent()
+        .in_set(ToolSet::Graphmem),
+        ActionId::GraphmemGetEntity => ActionSpec::new(
+            id,
+            "Get entity",
+            "Retrieves an entity by ID (an integer), including observations and relations.",
+        )
+        .read_only()
+        .in_set(ToolSet::Graphmem),
+        ActionId::GraphmemUpdateEntity => ActionSpec::new(
+            id,
+            "Update entity",
+            "Updates entity name (must be unique), type (auto-canonicalized), aliases and/or \
+                description (an empty string clears). Returns the entity with observations and \
+                relations.",
+        )
+        .in_set(ToolSet::Graphmem),
+        ActionId::GraphmemDeleteEntity => ActionSpec::new(
+            id,
+            "Delete entity",
+            "Deletes an entity and all associated observations and relations (its history is \
+                kept). Returns {status, id}.",
+        )
+        .destructive()
+        .in_set(ToolSet::Graphmem),
+        ActionId::GraphmemCreateObservation => ActionSpec::new(
+            id,
+            "Create observation",
+            "Adds an observation (text_content) to an existing entity; it is searchable by \
+                meaning at once. Returns {observation_id, entity_id, text_content}.",
+        )
+        .in_set(ToolSet::Graphmem),
+        ActionId::GraphmemDeleteObservation => ActionSpec::new(
+            id,
+            "Delete observation",
+            "Deletes an observation by ID. Returns {status, id}.",
+        )
+        .destructive()
+        .in_set(ToolSet::Graphmem),
+        ActionId::GraphmemCreateRelation => ActionSpec::new(
+            id,
+            "Create relation",
+            "Creates a typed relationship between two entities (relation_type e.g. part_of, \
+                depends_on). Returns {relation_id, from_entity_id, to_entity_id, relation_type}.",
+        )
+        .in_set(ToolSet::Graphmem),
+        ActionId::GraphmemDeleteRelation => ActionSpec::new(
+            id,
+            "Delete relation",
+            "Deletes a relation by ID. Returns {status, id}.",
+        )
+        .destructive()
+        .in_set(ToolSet::Graphmem),
+        ActionId::GraphmemFindRelations => ActionSpec::new(
+            id,
+            "Find relations",
+            "Finds relations by optional filters (from_entity_id, to_entity_id, \
+                relation_type). Returns {relations}, at most 1000.",
+        )
+        .read_only()
+        .in_set(ToolSet::Graphmem),
+        ActionId::GraphmemSearchEntities => ActionSpec::new(
+            id,
+            "Search entities",
+            "Hybrid search combining text tokenization with vector semantic similarity, \
+                merged by Reciprocal Rank Fusion. Returns {results:[{entity_id, name, \
+                entity_type, description, aliases, memory_observations_count, relevance_score, \
+                matched_fields}]}, at most 50.",
+        )
+        .read_only()
+        .in_set(ToolSet::Graphmem),
+        ActionId::GraphmemListEntities => ActionSpec::new(
+            id,
+            "List entities",
+            "Paginated listing of all entities (page, default 1; per_page, default 20, max \
+                100), in the order they were created. Returns {entities, page, per_page, \
+                total_count, total_pages}.",
+        )
+        .read_only()
+        .in_set(ToolSet::Graphmem),
+        ActionId::GraphmemSearchSubgraph => ActionSpec::new(
+            id,
+            "Search subgraph",
+            "Searches across entity names, types, aliases and observations (each can be \
+                turned off) and returns a paginated subgraph: the matching entities with their \
+                observations and the relations among them. Returns {entities, relations, page, \
+                per_page, total_count}.",
+        )
+        .read_only()
+        .in_set(ToolSet::Graphmem),
+        ActionId::GraphmemGetSubgraphByIds => ActionSpec::new(
+            id,
+            "Get subgraph by IDs",
+            "Retrieves a set of entities by their IDs (at most 100) with observations and the \
+                relations among them. Returns {entities, relations}.",
+        )
+        .read_only()
+        .in_set(ToolSet::Graphmem),
+        ActionId::GraphmemSetContext => ActionSpec::new(
+            id,
+            "Set context",
+            "Sets the active project context (project_id: the ID of the project entity) for \
+                subsequent operations; it is kept in the memory, so it holds across connections. \
+                Returns {status, project_id, project_name, project_type}.",
+        )
+        .in_set(ToolSet::Graphmem),
+        ActionId::GraphmemGetContext => ActionSpec::new(
+            id,
+            "Get context",
+            "Returns the currently active project context {status: active, project_id, \
+                project_name, project_type, description}, or {status: no_context}.",
+        )
+        .read_only()
+        .in_set(ToolSet::Graphmem),
+        ActionId::GraphmemClearContext => ActionSpec::new(
+            id,
+            "Clear context",
+            "Clears the active project context. Returns {status: context_cleared}.",
+        )
+        .destructive()
+        .in_set(ToolSet::Graphmem),
+        ActionId::GraphmemBulkUpdate => ActionSpec::new(
+            id,
+            "Bulk update",
+            "Performs multiple operations in a single atomic transaction, at most 50: \
+                entities to create ({name, entity_type, aliases?, description?, observations?}), \
+                observations to add ({entity_id, text_content}), relations to create \
+                ({from_entity_id, to_entity_id, relation_type}). Rolls back entirely on any \
+                error. Returns {status, operations, entities, observations, relations}.",
+        )
+        .not_idempotent()
+        .in_set(ToolSet::Graphmem),
+        ActionId::GraphmemSuggestMerges => ActionSpec::new(
+            id,
+            "Suggest merges",
+            "Finds potential duplicate entities by vector cosine similarity: pairs within \
+                threshold (maximum cosine distance, default 0.3), at most limit (default 20), \
+                optionally of one entity_type. Returns {suggestions:[{entity_a, entity_b, \
+                cosine_distance, recommendation}]}.",
+        )
+        .read_only()
+        .in_set(ToolSet::Graphmem),
     }
 }
 

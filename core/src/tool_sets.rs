@@ -17,6 +17,8 @@ pub enum ToolSet {
     Neotoma,
     /// `@modelcontextprotocol/server-memory`, the reference memory server.
     Memory,
+    /// GraphMem (seed 002).
+    Graphmem,
     /// The workspace-partitioned graph server (seed 003).
     Workspace,
     /// EngraMCP (seed 004).
@@ -27,6 +29,7 @@ impl ToolSet {
     pub const ALL: &'static [ToolSet] = &[
         ToolSet::Neotoma,
         ToolSet::Memory,
+        ToolSet::Graphmem,
         ToolSet::Workspace,
         ToolSet::Engram,
     ];
@@ -35,6 +38,7 @@ impl ToolSet {
         match self {
             ToolSet::Neotoma => "neotoma",
             ToolSet::Memory => "memory",
+            ToolSet::Graphmem => "graphmem",
             ToolSet::Workspace => "workspace",
             ToolSet::Engram => "engram",
         }
@@ -48,7 +52,7 @@ impl ToolSet {
     pub const fn error_style(self) -> ErrorStyle {
         match self {
             ToolSet::Neotoma => ErrorStyle::Envelope,
-            ToolSet::Memory => ErrorStyle::Text,
+            ToolSet::Memory | ToolSet::Graphmem => ErrorStyle::Text,
             ToolSet::Workspace => ErrorStyle::SuccessMessage,
             ToolSet::Engram => ErrorStyle::ErrorCode,
         }
@@ -94,7 +98,7 @@ pub enum ErrorStyle {
     /// `{"error": {code, message, details, trace_id}}` (seed 000).
     Envelope,
     /// The message as text, like an exception thrown by the tool (the
-    /// memory server's TypeScript SDK).
+    /// memory server's TypeScript SDK, GraphMem's fast-mcp).
     Text,
     /// `{"success": false, "message"}` (seed 003).
     SuccessMessage,

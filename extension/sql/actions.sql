@@ -898,3 +898,203 @@ BEGIN
 END $body$;
 COMMENT ON FUNCTION neotoma.engram_correct_memory(jsonb) IS
   'Correct a memory (target_id) by one action with its payload: contest {reason} (lowers its rating a step), annotate {note}, merge_entities {source_id} (that memory joins this one), split_entity {observation_ids | source_ids, to_entity_id?} or reclassify {new_type, reason?}. History is kept and the correction audited. Returns {target_id, action, status (applied, not_found), details}.';
+
+CREATE OR REPLACE FUNCTION neotoma.graphmem_get_version(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('graphmem_get_version', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.graphmem_get_version(jsonb) IS
+  'Returns the current version of the GraphMem server (here: the Neotoma extension''s). Returns {version, server}.';
+
+CREATE OR REPLACE FUNCTION neotoma.graphmem_get_current_time(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('graphmem_get_current_time', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.graphmem_get_current_time(jsonb) IS
+  'Returns the current server time as an ISO 8601 string: {current_time}.';
+
+CREATE OR REPLACE FUNCTION neotoma.graphmem_create_entity(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('graphmem_create_entity', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.graphmem_create_entity(jsonb) IS
+  'Creates a new entity (name, entity_type auto-canonicalized e.g. workspace becomes Project, pipe-separated aliases, description, initial observations). Performs auto-deduplication: if an entity of the same name, or a semantically similar one (cosine distance < 0.25), exists, returns status duplicate_warning with the existing entity instead of creating a duplicate. Returns {status, entity | warning, existing_entity, cosine_distance}.';
+
+CREATE OR REPLACE FUNCTION neotoma.graphmem_get_entity(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('graphmem_get_entity', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.graphmem_get_entity(jsonb) IS
+  'Retrieves an entity by ID (an integer), including observations and relations.';
+
+CREATE OR REPLACE FUNCTION neotoma.graphmem_update_entity(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('graphmem_update_entity', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.graphmem_update_entity(jsonb) IS
+  'Updates entity name (must be unique), type (auto-canonicalized), aliases and/or description (an empty string clears). Returns the entity with observations and relations.';
+
+CREATE OR REPLACE FUNCTION neotoma.graphmem_delete_entity(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('graphmem_delete_entity', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.graphmem_delete_entity(jsonb) IS
+  'Deletes an entity and all associated observations and relations (its history is kept). Returns {status, id}.';
+
+CREATE OR REPLACE FUNCTION neotoma.graphmem_create_observation(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('graphmem_create_observation', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.graphmem_create_observation(jsonb) IS
+  'Adds an observation (text_content) to an existing entity; it is searchable by meaning at once. Returns {observation_id, entity_id, text_content}.';
+
+CREATE OR REPLACE FUNCTION neotoma.graphmem_delete_observation(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('graphmem_delete_observation', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.graphmem_delete_observation(jsonb) IS
+  'Deletes an observation by ID. Returns {status, id}.';
+
+CREATE OR REPLACE FUNCTION neotoma.graphmem_create_relation(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('graphmem_create_relation', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.graphmem_create_relation(jsonb) IS
+  'Creates a typed relationship between two entities (relation_type e.g. part_of, depends_on). Returns {relation_id, from_entity_id, to_entity_id, relation_type}.';
+
+CREATE OR REPLACE FUNCTION neotoma.graphmem_delete_relation(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('graphmem_delete_relation', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.graphmem_delete_relation(jsonb) IS
+  'Deletes a relation by ID. Returns {status, id}.';
+
+CREATE OR REPLACE FUNCTION neotoma.graphmem_find_relations(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('graphmem_find_relations', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.graphmem_find_relations(jsonb) IS
+  'Finds relations by optional filters (from_entity_id, to_entity_id, relation_type). Returns {relations}, at most 1000.';
+
+CREATE OR REPLACE FUNCTION neotoma.graphmem_search_entities(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('graphmem_search_entities', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.graphmem_search_entities(jsonb) IS
+  'Hybrid search combining text tokenization with vector semantic similarity, merged by Reciprocal Rank Fusion. Returns {results:[{entity_id, name, entity_type, description, aliases, memory_observations_count, relevance_score, matched_fields}]}, at most 50.';
+
+CREATE OR REPLACE FUNCTION neotoma.graphmem_list_entities(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('graphmem_list_entities', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.graphmem_list_entities(jsonb) IS
+  'Paginated listing of all entities (page, default 1; per_page, default 20, max 100), in the order they were created. Returns {entities, page, per_page, total_count, total_pages}.';
+
+CREATE OR REPLACE FUNCTION neotoma.graphmem_search_subgraph(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('graphmem_search_subgraph', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.graphmem_search_subgraph(jsonb) IS
+  'Searches across entity names, types, aliases and observations (each can be turned off) and returns a paginated subgraph: the matching entities with their observations and the relations among them. Returns {entities, relations, page, per_page, total_count}.';
+
+CREATE OR REPLACE FUNCTION neotoma.graphmem_get_subgraph_by_ids(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('graphmem_get_subgraph_by_ids', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.graphmem_get_subgraph_by_ids(jsonb) IS
+  'Retrieves a set of entities by their IDs (at most 100) with observations and the relations among them. Returns {entities, relations}.';
+
+CREATE OR REPLACE FUNCTION neotoma.graphmem_set_context(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('graphmem_set_context', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.graphmem_set_context(jsonb) IS
+  'Sets the active project context (project_id: the ID of the project entity) for subsequent operations; it is kept in the memory, so it holds across connections. Returns {status, project_id, project_name, project_type}.';
+
+CREATE OR REPLACE FUNCTION neotoma.graphmem_get_context(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('graphmem_get_context', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.graphmem_get_context(jsonb) IS
+  'Returns the currently active project context {status: active, project_id, project_name, project_type, description}, or {status: no_context}.';
+
+CREATE OR REPLACE FUNCTION neotoma.graphmem_clear_context(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('graphmem_clear_context', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.graphmem_clear_context(jsonb) IS
+  'Clears the active project context. Returns {status: context_cleared}.';
+
+CREATE OR REPLACE FUNCTION neotoma.graphmem_bulk_update(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('graphmem_bulk_update', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.graphmem_bulk_update(jsonb) IS
+  'Performs multiple operations in a single atomic transaction, at most 50: entities to create ({name, entity_type, aliases?, description?, observations?}), observations to add ({entity_id, text_content}), relations to create ({from_entity_id, to_entity_id, relation_type}). Rolls back entirely on any error. Returns {status, operations, entities, observations, relations}.';
+
+CREATE OR REPLACE FUNCTION neotoma.graphmem_suggest_merges(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('graphmem_suggest_merges', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.graphmem_suggest_merges(jsonb) IS
+  'Finds potential duplicate entities by vector cosine similarity: pairs within threshold (maximum cosine distance, default 0.3), at most limit (default 20), optionally of one entity_type. Returns {suggestions:[{entity_a, entity_b, cosine_distance, recommendation}]}.';

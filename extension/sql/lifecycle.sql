@@ -293,6 +293,12 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, neotoma, pg_temp AS $$
     UNION ALL
     SELECT 14, c.id::text, jsonb_build_object('table', 'observation_contests', 'row', to_jsonb(c) - 'user_id')
     FROM neotoma.observation_contests c WHERE c.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 15, lpad(g.id::text, 20, '0'), jsonb_build_object('table', 'graph_ids', 'row', to_jsonb(g) - 'user_id')
+    FROM neotoma.graph_ids g WHERE g.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 16, m.variant, jsonb_build_object('table', 'entity_type_mappings', 'row', to_jsonb(m) - 'user_id')
+    FROM neotoma.entity_type_mappings m WHERE m.user_id = neotoma.current_user_id()
   ) x ORDER BY x.n, x.k
 $$;
 
@@ -309,7 +315,7 @@ DECLARE
   tables text[] := ARRAY['workspaces', 'sources', 'interpretation_runs', 'entity_schemas', 'entities', 'entity_splits',
                          'observation_moves', 'observations', 'raw_fragments', 'relationships',
                          'relationship_observations', 'entity_merges', 'erasures', 'annotations',
-                         'observation_contests'];
+                         'observation_contests', 'graph_ids', 'entity_type_mappings'];
   t text;
   n bigint;
   bad jsonb;

@@ -12,7 +12,7 @@ BEGIN
                            'schema_recommendations', 'api_tokens', 'files', 'signing_keys',
                            'graph_write_locks', 'entity_counts', 'connectors', 'sync_runs', 'erasures', 'changes', 'entity_splits',
                            'observation_moves', 'entity_name_trigrams', 'entity_embeddings', 'annotations',
-                           'observation_contests', 'workspaces', 'contexts'] LOOP
+                           'observation_contests', 'workspaces', 'contexts', 'graph_ids'] LOOP
     EXECUTE format('ALTER TABLE neotoma.%I ENABLE ROW LEVEL SECURITY', t);
     EXECUTE format('ALTER TABLE neotoma.%I FORCE ROW LEVEL SECURITY', t);
     EXECUTE format('CREATE POLICY %I ON neotoma.%I USING (user_id = (SELECT neotoma.current_user_id())) '
@@ -79,6 +79,8 @@ GRANT INSERT ON neotoma.sources, neotoma.interpretation_runs, neotoma.entities, 
   neotoma.annotations, neotoma.observation_contests, neotoma.workspaces, neotoma.contexts
   TO neotoma_user;
 GRANT UPDATE, DELETE ON neotoma.contexts TO neotoma_user;
+GRANT INSERT, UPDATE ON neotoma.graph_ids TO neotoma_user;
+GRANT INSERT, UPDATE, DELETE ON neotoma.entity_type_mappings TO neotoma_user;
 GRANT UPDATE ON neotoma.entities, neotoma.interpretation_runs, neotoma.raw_fragments, neotoma.entity_schemas,
   neotoma.relationships, neotoma.schema_recommendations, neotoma.graph_write_locks TO neotoma_user;
 

@@ -51,6 +51,13 @@ pub fn at_least_0_5() -> Result<bool, NeotomaError> {
 /// for one of its columns. Columns, not functions: 0.1 and 0.2 make a
 /// function for every action the library knows.
 const MARKED: &[(u32, &str)] = &[
+    // The graph servers' integer ids and type mappings.
+    (
+        13,
+        "SELECT to_jsonb(EXISTS (SELECT FROM pg_catalog.pg_attribute
+                                 WHERE attrelid = to_regclass('neotoma.graph_ids')
+                                   AND attname = 'key' AND NOT attisdropped))",
+    ),
     // Entities, sources and what derives from them belong to workspaces.
     (
         12,

@@ -114,7 +114,8 @@ extension_sql_file!(
         "schemas",
         "annotations",
         "confidence",
-        "workspaces"
+        "workspaces",
+        "graph_servers"
     ]
 );
 extension_sql_file!(
@@ -155,6 +156,11 @@ extension_sql_file!(
     "../sql/workspaces.sql",
     name = "workspaces",
     requires = ["search", "embeddings", "tokens"]
+);
+extension_sql_file!(
+    "../sql/graph_servers.sql",
+    name = "graph_servers",
+    requires = ["entities", "schemas", "workspaces"]
 );
 extension_sql_file!("../sql/security.sql", name = "security", finalize);
 

@@ -159,7 +159,7 @@ pub struct ServeArgs {
     /// The tool sets to serve, comma-separated, first first (a tool name an
     /// earlier set has goes by its action's name, e.g. workspace_read_graph):
     /// neotoma (Neotoma's own), memory (the reference MCP memory server's),
-    /// workspace, engram. docs/tool-sets.md says what each does.
+    /// graphmem, workspace, engram. docs/tool-sets.md says what each does.
     #[arg(
         long = "tools",
         env = "NEOTOMA_TOOLS",

@@ -37,7 +37,7 @@ def undeclared(value: Any, schema: dict[str, Any], path: str = "$") -> list[str]
     return found
 
 
-async def check_against_schema(c: Client, published: dict[str, Any], name: str, args: dict[str, Any]) -> None:
+async def check_against_schema(c: Client, published: dict[str, Any], name: str, args: dict[str, Any]) -> dict[str, Any]:
     schema = published[name]
     result = ok(await c.call_tool(name, args))
     errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
@@ -45,10 +45,11 @@ async def check_against_schema(c: Client, published: dict[str, Any], name: str, 
     assert not errors, f"{name} answered outside its outputSchema: {errors}"
     extra = undeclared(result, schema)
     assert not extra, f"{name} answered fields its outputSchema does not declare: {extra}"
+    return result
 
 
 async def test_the_other_tool_sets_answer_their_output_schemas(start_gateway) -> None:
-    gw = start_gateway("--tools", "memory,workspace,engram", "--user-id", new_user())
+    gw = start_gateway("--tools", "memory,workspace,engram,graphmem", "--user-id", new_user())
     async with Client(gw.url) as c:
         tools = {t.name: t for t in (await c.list_tools()).tools}
         published = {name: t.output_schema for name, t in tools.items() if t.output_schema}
@@ -70,14 +71,45 @@ async def test_the_other_tool_sets_answer_their_output_schemas(start_gateway) ->
             ("get_entity_relations", {"workspaceName": "demo", "entityName": "Alice"}),
             ("send_memory", {"content": "A knows things", "source": {"type": "chat"}, "confidence_hint": "B"}),
             ("get_memory", {"query": "A"}),
+            ("get_version", {}),
+            ("get_current_time", {}),
         ]
-        missing = set(published) - {name for name, _ in fixtures} - {"correct_memory"}
+        # Then those that need ids answered before them.
+        later = {"correct_memory", "create_entity", "create_observation", "create_relation", "get_entity",
+                 "update_entity", "find_relations", "search_entities", "list_entities", "search_subgraph",
+                 "get_subgraph_by_ids", "set_context", "get_context", "clear_context", "bulk_update",
+                 "suggest_merges", "delete_observation", "delete_relation", "delete_entity"}
+        missing = set(published) - {name for name, _ in fixtures} - later
         assert not missing, f"tools with an outputSchema but no fixture here: {sorted(missing)}"
+
+        async def check(name: str, args: dict[str, Any]) -> dict[str, Any]:
+            return await check_against_schema(c, published, name, args)
+
         for name, args in fixtures:
-            await check_against_schema(c, published, name, args)
+            await check(name, args)
         memory = ok(await c.call_tool("get_memory", {"query": "knows things"}))["memories"][0]["id"]
-        await check_against_schema(c, published, "correct_memory",
-                                   {"target_id": memory, "action": "annotate", "payload": {"note": "n"}})
+        await check("correct_memory", {"target_id": memory, "action": "annotate", "payload": {"note": "n"}})
+        neo = (await check("create_entity", {"name": "Neotoma gateway", "entity_type": "repo", "observations": ["o"]}))["entity"]
+        await check("create_entity", {"name": "Neotoma gateway", "entity_type": "repo"})
+        bug = (await check("create_entity", {"name": "Crash when the cache is cold", "entity_type": "bug"}))["entity"]
+        observation = await check("create_observation", {"entity_id": neo["entity_id"], "text_content": "p"})
+        relation = await check("create_relation", {"from_entity_id": bug["entity_id"], "to_entity_id": neo["entity_id"],
+                                                   "relation_type": "part_of"})
+        await check("get_entity", {"entity_id": neo["entity_id"]})
+        await check("update_entity", {"entity_id": neo["entity_id"], "description": "d"})
+        await check("find_relations", {"to_entity_id": neo["entity_id"]})
+        await check("search_entities", {"query": "Neotoma"})
+        await check("list_entities", {})
+        await check("search_subgraph", {"query": "neotoma"})
+        await check("get_subgraph_by_ids", {"entity_ids": [neo["entity_id"], bug["entity_id"]]})
+        await check("set_context", {"project_id": neo["entity_id"]})
+        await check("get_context", {})
+        await check("clear_context", {})
+        await check("bulk_update", {"entities": [{"name": "Bulk task", "entity_type": "task"}]})
+        await check("suggest_merges", {"threshold": 1})
+        await check("delete_observation", {"observation_id": observation["observation_id"]})
+        await check("delete_relation", {"relation_id": relation["relation_id"]})
+        await check("delete_entity", {"entity_id": bug["entity_id"]})
 
 
 async def test_every_published_output_schema_is_what_the_action_returns(start_gateway) -> None:

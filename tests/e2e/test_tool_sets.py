@@ -326,3 +326,61 @@ def test_an_unknown_tool_set_is_refused(database: str) -> None:
     run = subprocess.run([mcp_bin(), "--tools", "memory,mem0"], env=gateway_env(DATABASE_URL=database),
                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert run.returncode != 0 and "unknown tool set `mem0`" in run.stderr, run.stderr
+
+
+async def test_graphmem_set_runs_its_tools(database: str, admin_db) -> None:
+    user = new_user()
+    async with stdio_client("--tools", "graphmem,memory", "--user-id", user, env=gateway_env(DATABASE_URL=database)) as c:
+        names = {t.name for t in (await c.list_tools()).tools}
+        assert {"create_entity", "get_entity", "search_entities", "suggest_merges", "bulk_update", "set_context",
+                "get_version", "get_current_time"} <= names and len(names) == 20 + 9
+        assert ok(await c.call_tool("get_version", {}))["server"] == "neotoma"
+        # "repo" is canonicalized to Project; ids are integers, from 1.
+        made = ok(await c.call_tool("create_entity", {"name": "neotoma", "entity_type": "repo", "aliases": "ntm",
+                                                      "description": "agent memory in Postgres",
+                                                      "observations": ["written in Rust"]}))
+        assert made["status"] == "created"
+        project = made["entity"]
+        assert (project["entity_id"], project["entity_type"], project["aliases"]) == (1, "Project", "ntm")
+        assert [o["text_content"] for o in project["observations"]] == ["written in Rust"]
+        bug = ok(await c.call_tool("create_entity", {"name": "Crash on empty query", "entity_type": "bug"}))["entity"]
+        assert bug["entity_type"] == "Issue"
+        warned = ok(await c.call_tool("create_entity", {"name": "neotoma", "entity_type": "project"}))
+        assert warned["status"] == "duplicate_warning" and warned["existing_entity"]["entity_id"] == 1
+        rel = ok(await c.call_tool("create_relation", {"from_entity_id": bug["entity_id"], "to_entity_id": 1,
+                                                       "relation_type": "part_of"}))
+        obs = ok(await c.call_tool("create_observation", {"entity_id": 1, "text_content": "serves MCP"}))
+        got = ok(await c.call_tool("get_entity", {"entity_id": 1}))
+        assert [o["text_content"] for o in got["observations"]] == ["written in Rust", "serves MCP"]
+        assert [(r["relation_id"], r["from_entity_id"], r["relation_type"]) for r in got["relations"]] == [
+            (rel["relation_id"], bug["entity_id"], "part_of")]
+        # Ids are stable: asked again, the same numbers.
+        assert ok(await c.call_tool("get_entity", {"entity_id": 1}))["observations"][1]["observation_id"] == obs["observation_id"]
+        hits = ok(await c.call_tool("search_entities", {"query": "postgres memory"}))["results"]
+        assert hits[0]["entity_id"] == 1 and "description" in hits[0]["matched_fields"]
+        # The memory set reads the same graph.
+        graph = ok(await c.call_tool("read_graph", {}))
+        assert {(e["name"], e["entityType"]) for e in graph["entities"]} == {("neotoma", "Project"), ("Crash on empty query", "Issue")}
+        assert graph["relations"] == [{"from": "Crash on empty query", "to": "neotoma", "relationType": "part_of"}]
+        # Context by project id.
+        assert ok(await c.call_tool("set_context", {"project_id": 1}))["project_name"] == "neotoma"
+        assert ok(await c.call_tool("get_context", {}))["status"] == "active"
+        assert ok(await c.call_tool("clear_context", {}))["status"] == "context_cleared"
+        assert ok(await c.call_tool("get_context", {})) == {"status": "no_context"}
+        # bulk_update: all or nothing.
+        before = admin_db.execute("SELECT count(*) FROM neotoma.entities WHERE user_id = %s", (user,)).fetchone()[0]
+        failed = await c.call_tool("bulk_update", {"entities": [{"name": "Tokio", "entity_type": "library"}],
+                                                   "relations": [{"from_entity_id": 1, "to_entity_id": 404, "relation_type": "uses"}]})
+        assert failed.is_error and failed.structured_content is None and "404" in failed.content[0].text
+        assert admin_db.execute("SELECT count(*) FROM neotoma.entities WHERE user_id = %s", (user,)).fetchone()[0] == before
+        done = ok(await c.call_tool("bulk_update", {"entities": [{"name": "Tokio", "entity_type": "library"}],
+                                                    "observations": [{"entity_id": 1, "text_content": "async"}]}))
+        assert done["operations"] == 2 and done["entities"][0]["entity_type"] == "Technology"
+        listed = ok(await c.call_tool("list_entities", {"per_page": 2}))
+        assert listed["total_count"] == 3 and listed["total_pages"] == 2
+        ok(await c.call_tool("delete_relation", {"relation_id": rel["relation_id"]}))
+        assert ok(await c.call_tool("find_relations", {})) == {"relations": []}
+        ok(await c.call_tool("delete_entity", {"entity_id": bug["entity_id"]}))
+        gone = await c.call_tool("get_entity", {"entity_id": bug["entity_id"]})
+        assert gone.is_error and gone.content[0].text == f"Entity with ID {bug['entity_id']} not found"
+    assert admin_db.execute("SELECT (neotoma.verify())->>'ok'").fetchone()[0] == "true"

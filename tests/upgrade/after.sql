@@ -32,6 +32,11 @@ SELECT string_agg(DISTINCT workspace, ',') AS stored_in FROM neotoma.entities;
 SELECT neotoma.store('{"workspace": "after", "entities": [{"entity_type": "person", "name": "Ann Lee", "email": "ann@example.com"}]}')
   ->'entities'->0->>'entity_id' <> (SELECT id FROM neotoma.entities WHERE entity_type = 'person' AND workspace = 'default') AS another_ann;
 SELECT string_agg(w->>'name' || '=' || (w->>'entities'), ' ') AS workspaces FROM jsonb_array_elements(neotoma.list_workspaces()->'workspaces') w;
+-- The other servers' tool sets read what was stored before: the person
+-- through the memory set; graphmem numbers it and canonicalizes types.
+SELECT jsonb_path_query_array(neotoma.memory_open_nodes('{"names": ["Ann Lee"]}'), '$.entities[*].entityType') AS memory_sees;
+SELECT neotoma.graphmem_create_entity('{"name": "Upgrade check", "entity_type": "repo"}')->'entity'->>'entity_type' AS canonical,
+       (SELECT count(*) FROM neotoma.entity_type_mappings WHERE variant IN ('repo', 'bug', 'widget')) AS seeded;
 SET neotoma.user_id = 'b0000000-0000-0000-0000-00000000000b';
 SELECT neotoma.retrieve_entities('{}')->'total' AS other_user_sees;
 RESET ROLE;

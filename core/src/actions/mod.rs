@@ -10,6 +10,7 @@ pub mod duplicates;
 pub mod engram;
 pub mod entities;
 pub mod graph;
+pub mod graphmem;
 pub mod legacy;
 pub mod lifecycle;
 pub mod memory_server;

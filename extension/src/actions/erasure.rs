@@ -160,6 +160,13 @@ pub fn erase_entities(user: &Uuid, ids: &[String]) -> Result<ErasedCounts, Neoto
         "DELETE FROM neotoma.entities WHERE user_id = $1 AND id = ANY($2)",
         &[u.clone(), x()],
     )?;
+    // The integer ids the graph tools showed for them go too.
+    if crate::installed::at_least(13)? {
+        db::run(
+            "DELETE FROM neotoma.graph_ids WHERE user_id = $1 AND (ref = ANY($2) OR ref = ANY($3))",
+            &[u.clone(), x(), r()],
+        )?;
+    }
     let (gone, redacted) = settle_sources(user, &scope.sources)?;
     c.sources = gone;
     c.sources_redacted = redacted;
@@ -405,6 +412,10 @@ pub fn erase_user_rows(user: &Uuid) -> Result<ErasedCounts, NeotomaError> {
     if crate::installed::at_least(12)? {
         del("contexts")?;
         del("workspaces")?;
+    }
+    if crate::installed::at_least(13)? {
+        del("graph_ids")?;
+        del("entity_type_mappings")?;
     }
     del("api_tokens")?;
     Ok(c)

@@ -182,6 +182,26 @@ fn needs_version(id: ActionId) -> u32 {
         | EngramSendMemory
         | EngramGetMemory
         | EngramCorrectMemory => 12,
+        GraphmemGetVersion
+        | GraphmemGetCurrentTime
+        | GraphmemCreateEntity
+        | GraphmemGetEntity
+        | GraphmemUpdateEntity
+        | GraphmemDeleteEntity
+        | GraphmemCreateObservation
+        | GraphmemDeleteObservation
+        | GraphmemCreateRelation
+        | GraphmemDeleteRelation
+        | GraphmemFindRelations
+        | GraphmemSearchEntities
+        | GraphmemListEntities
+        | GraphmemSearchSubgraph
+        | GraphmemGetSubgraphByIds
+        | GraphmemSetContext
+        | GraphmemGetContext
+        | GraphmemClearContext
+        | GraphmemBulkUpdate
+        | GraphmemSuggestMerges => 13,
         _ => 0,
     }
 }
@@ -370,6 +390,69 @@ fn route(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
         }
         ActionId::EngramCorrectMemory => {
             serve::<a::EngramCorrectMemory, _>(graph_servers::engram::correct_memory, args)
+        }
+        ActionId::GraphmemGetVersion => {
+            serve::<a::GraphmemGetVersion, _>(graph_servers::graphmem::get_version, args)
+        }
+        ActionId::GraphmemGetCurrentTime => {
+            serve::<a::GraphmemGetCurrentTime, _>(graph_servers::graphmem::get_current_time, args)
+        }
+        ActionId::GraphmemCreateEntity => {
+            serve::<a::GraphmemCreateEntity, _>(graph_servers::graphmem::create_entity, args)
+        }
+        ActionId::GraphmemGetEntity => {
+            serve::<a::GraphmemGetEntity, _>(graph_servers::graphmem::get_entity, args)
+        }
+        ActionId::GraphmemUpdateEntity => {
+            serve::<a::GraphmemUpdateEntity, _>(graph_servers::graphmem::update_entity, args)
+        }
+        ActionId::GraphmemDeleteEntity => {
+            serve::<a::GraphmemDeleteEntity, _>(graph_servers::graphmem::delete_entity, args)
+        }
+        ActionId::GraphmemCreateObservation => serve::<a::GraphmemCreateObservation, _>(
+            graph_servers::graphmem::create_observation,
+            args,
+        ),
+        ActionId::GraphmemDeleteObservation => serve::<a::GraphmemDeleteObservation, _>(
+            graph_servers::graphmem::delete_observation,
+            args,
+        ),
+        ActionId::GraphmemCreateRelation => {
+            serve::<a::GraphmemCreateRelation, _>(graph_servers::graphmem::create_relation, args)
+        }
+        ActionId::GraphmemDeleteRelation => {
+            serve::<a::GraphmemDeleteRelation, _>(graph_servers::graphmem::delete_relation, args)
+        }
+        ActionId::GraphmemFindRelations => {
+            serve::<a::GraphmemFindRelations, _>(graph_servers::graphmem::find_relations, args)
+        }
+        ActionId::GraphmemSearchEntities => {
+            serve::<a::GraphmemSearchEntities, _>(graph_servers::graphmem::search_entities, args)
+        }
+        ActionId::GraphmemListEntities => {
+            serve::<a::GraphmemListEntities, _>(graph_servers::graphmem::list_entities, args)
+        }
+        ActionId::GraphmemSearchSubgraph => {
+            serve::<a::GraphmemSearchSubgraph, _>(graph_servers::graphmem::search_subgraph, args)
+        }
+        ActionId::GraphmemGetSubgraphByIds => serve::<a::GraphmemGetSubgraphByIds, _>(
+            graph_servers::graphmem::get_subgraph_by_ids,
+            args,
+        ),
+        ActionId::GraphmemSetContext => {
+            serve::<a::GraphmemSetContext, _>(graph_servers::graphmem::set_context, args)
+        }
+        ActionId::GraphmemGetContext => {
+            serve::<a::GraphmemGetContext, _>(graph_servers::graphmem::get_context, args)
+        }
+        ActionId::GraphmemClearContext => {
+            serve::<a::GraphmemClearContext, _>(graph_servers::graphmem::clear_context, args)
+        }
+        ActionId::GraphmemBulkUpdate => {
+            serve::<a::GraphmemBulkUpdate, _>(graph_servers::graphmem::bulk_update, args)
+        }
+        ActionId::GraphmemSuggestMerges => {
+            serve::<a::GraphmemSuggestMerges, _>(graph_servers::graphmem::suggest_merges, args)
         }
     }
 }

@@ -366,7 +366,13 @@ pub fn search_nodes(user: Uuid, req: SearchNodesRequest) -> Result<GraphResponse
         ));
     }
     let workspace = super::context_workspace(&user)?;
-    let mut nodes = super::nodes_matching(&user, &workspace, &req.query, MAX_MATCHES + 1)?;
+    // Where the original looks: names, types, observations.
+    let fields = super::Fields {
+        aliases: false,
+        ..super::Fields::all()
+    };
+    let mut nodes =
+        super::nodes_matching(&user, &workspace, &req.query, &fields, 0, MAX_MATCHES + 1)?;
     let truncated = nodes.len() as i64 > MAX_MATCHES;
     nodes.truncate(MAX_MATCHES as usize);
     let mut g = graph_of(&user, &nodes, false)?;

@@ -10,6 +10,7 @@
 //! canonical name), so what Neotoma's tools store shows here too.
 
 pub mod engram;
+pub mod graphmem;
 pub mod memory;
 pub mod workspace;
 
@@ -169,6 +170,29 @@ pub fn parse_cursor(cursor: &str) -> Result<(i64, &str), NeotomaError> {
         .ok_or_else(|| NeotomaError::invalid_field("cursor", "not a cursor read_graph answered"))
 }
 
+/// The live entities of a workspace ($1 the user, $2 the workspace), as
+/// `e` (entities) and `s` (snapshots).
+const LIVE: &str = "FROM neotoma.entities e
+    JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
+    WHERE e.user_id = $1::uuid AND e.workspace = $2 AND e.merged_into IS NULL AND e.deleted_at IS NULL";
+
+/// Nodes in order of creation, of `LIVE` narrowed by `filter`.
+fn nodes_where(filter: &str, args: &[Arg]) -> Result<Vec<Node>, NeotomaError> {
+    let v = db::json(
+        &format!(
+            "SELECT coalesce(jsonb_agg(n ORDER BY (n->>'created')::bigint, n->>'id'), '[]') FROM (
+               SELECT {NODE} AS n {LIVE} {filter}) x"
+        ),
+        args,
+    )?;
+    nodes_of(v)
+}
+
+fn count_where(filter: &str, args: &[Arg]) -> Result<i64, NeotomaError> {
+    let v = db::json(&format!("SELECT to_jsonb(count(*)) {LIVE} {filter}"), args)?;
+    Ok(v.as_i64().unwrap_or_default())
+}
+
 /// A page of the live entities of `workspace` in order of creation, after
 /// `after` ((created, id) of the last one read).
 pub fn nodes_page(
@@ -178,16 +202,8 @@ pub fn nodes_page(
     limit: i64,
 ) -> Result<Vec<Node>, NeotomaError> {
     let (t, id) = after.unwrap_or((i64::MIN, ""));
-    let v = db::json(
-        &format!(
-            "SELECT coalesce(jsonb_agg(n ORDER BY (n->>'created')::bigint, n->>'id'), '[]') FROM (
-               SELECT {NODE} AS n
-               FROM neotoma.entities e
-               JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
-               WHERE e.user_id = $1::uuid AND e.workspace = $2 AND e.merged_into IS NULL AND e.deleted_at IS NULL
-                 AND (neotoma._micros(e.created_at), e.id) > ($3, $4)
-               ORDER BY e.created_at, e.id LIMIT $5) x"
-        ),
+    nodes_where(
+        "AND (neotoma._micros(e.created_at), e.id) > ($3, $4) ORDER BY e.created_at, e.id LIMIT $5",
         &[
             Arg::uuid(user),
             Arg::Text(workspace),
@@ -195,48 +211,144 @@ pub fn nodes_page(
             Arg::Text(id),
             Arg::Int(limit),
         ],
-    )?;
-    nodes_of(v)
+    )
 }
 
-/// The live entities of `workspace` whose name, type or one observation
-/// contains `query` (case folded), in order of creation, at most `limit`.
-pub fn nodes_matching(
+/// The live entities of `workspace` in order of creation, from `offset`.
+pub fn nodes_at(
     user: &Uuid,
     workspace: &str,
-    query: &str,
+    offset: i64,
     limit: i64,
 ) -> Result<Vec<Node>, NeotomaError> {
-    let pattern = format!(
+    nodes_where(
+        "ORDER BY e.created_at, e.id OFFSET $3 LIMIT $4",
+        &[
+            Arg::uuid(user),
+            Arg::Text(workspace),
+            Arg::Int(offset),
+            Arg::Int(limit),
+        ],
+    )
+}
+
+pub fn count_nodes(user: &Uuid, workspace: &str) -> Result<i64, NeotomaError> {
+    count_where("", &[Arg::uuid(user), Arg::Text(workspace)])
+}
+
+/// Where a text search looks.
+pub struct Fields {
+    pub name: bool,
+    /// The type as the agent named it.
+    pub label: bool,
+    pub aliases: bool,
+    pub observations: bool,
+}
+
+impl Fields {
+    pub fn all() -> Fields {
+        Fields {
+            name: true,
+            label: true,
+            aliases: true,
+            observations: true,
+        }
+    }
+}
+
+/// The condition "one of `fields` contains $3 (a LIKE pattern, folded)".
+fn matching(fields: &Fields) -> String {
+    let mut any = vec!["false".to_string()];
+    if fields.name {
+        any.push(
+            "lower(coalesce(s.snapshot->>'name', s.snapshot->>'title', e.canonical_name)) LIKE $3"
+                .into(),
+        );
+    }
+    if fields.label {
+        any.push("lower(coalesce(s.snapshot->>'entity_type_label', e.entity_type)) LIKE $3".into());
+    }
+    if fields.aliases {
+        any.push("lower(coalesce(s.snapshot->>'aliases', '')) LIKE $3".into());
+    }
+    if fields.observations {
+        any.push(
+            "(jsonb_typeof(s.snapshot->'observations') = 'array'
+              AND EXISTS (SELECT 1 FROM jsonb_array_elements_text(s.snapshot->'observations') o
+                          WHERE lower(o) LIKE $3))"
+                .into(),
+        );
+    }
+    format!("AND ({})", any.join(" OR "))
+}
+
+fn like_pattern(query: &str) -> String {
+    format!(
         "%{}%",
         query
             .to_lowercase()
             .replace('\\', "\\\\")
             .replace('%', "\\%")
             .replace('_', "\\_")
-    );
-    let v = db::json(
+    )
+}
+
+/// The live entities of `workspace` one of whose `fields` contains `query`
+/// (case folded), in order of creation, from `offset`, at most `limit`.
+pub fn nodes_matching(
+    user: &Uuid,
+    workspace: &str,
+    query: &str,
+    fields: &Fields,
+    offset: i64,
+    limit: i64,
+) -> Result<Vec<Node>, NeotomaError> {
+    let pattern = like_pattern(query);
+    nodes_where(
         &format!(
-            "SELECT coalesce(jsonb_agg(n ORDER BY (n->>'created')::bigint, n->>'id'), '[]') FROM (
-               SELECT {NODE} AS n
-               FROM neotoma.entities e
-               JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
-               WHERE e.user_id = $1::uuid AND e.workspace = $2 AND e.merged_into IS NULL AND e.deleted_at IS NULL
-                 AND (lower(coalesce(s.snapshot->>'name', s.snapshot->>'title', e.canonical_name)) LIKE $3
-                      OR lower(coalesce(s.snapshot->>'entity_type_label', e.entity_type)) LIKE $3
-                      OR (jsonb_typeof(s.snapshot->'observations') = 'array'
-                          AND EXISTS (SELECT 1 FROM jsonb_array_elements_text(s.snapshot->'observations') o
-                                      WHERE lower(o) LIKE $3)))
-               ORDER BY e.created_at, e.id LIMIT $4) x"
+            "{} ORDER BY e.created_at, e.id OFFSET $4 LIMIT $5",
+            matching(fields)
         ),
         &[
             Arg::uuid(user),
             Arg::Text(workspace),
             Arg::Text(&pattern),
+            Arg::Int(offset),
             Arg::Int(limit),
         ],
+    )
+}
+
+pub fn count_matching(
+    user: &Uuid,
+    workspace: &str,
+    query: &str,
+    fields: &Fields,
+) -> Result<i64, NeotomaError> {
+    let pattern = like_pattern(query);
+    count_where(
+        &matching(fields),
+        &[Arg::uuid(user), Arg::Text(workspace), Arg::Text(&pattern)],
+    )
+}
+
+/// The relations of the workspace's live relationships between live
+/// entities, at most `limit` relationships.
+pub fn relations_in(
+    user: &Uuid,
+    workspace: &str,
+    limit: usize,
+) -> Result<Vec<Relation>, NeotomaError> {
+    let v = db::json(
+        "SELECT coalesce(jsonb_agg(DISTINCT r.source_entity_id), '[]') FROM (
+           SELECT r.source_entity_id FROM neotoma.relationships r
+           JOIN neotoma.entities a ON a.user_id = r.user_id AND a.id = r.source_entity_id
+           WHERE r.user_id = $1::uuid AND r.merged_into IS NULL AND r.deleted_at IS NULL AND a.workspace = $2
+           ORDER BY r.source_entity_id LIMIT $3) r",
+        &[Arg::uuid(user), Arg::Text(workspace), Arg::Int(limit as i64)],
     )?;
-    nodes_of(v)
+    let starts: Vec<String> = db::from_json(v, "relationship starts")?;
+    relations_of(user, &starts, true)
 }
 
 /// The relations of the live relationships starting (`from_only`) or

@@ -211,16 +211,29 @@ pub fn add_fields_args(type_name: &str, fields: &[&str]) -> Value {
     json!({"entity_type": type_name, "user_specific": true, "fields_to_add": fields})
 }
 
-/// The metadata key of one relation type: `relation_<type_name>`, with a
-/// digest of the type when the name does not say it exactly.
+/// The metadata key of one relation type: `rel_<type>` when the type is a
+/// snake-case name that does not end like a digest, else
+/// `rel_<type_name>_<8 hex digits of its SHA-256>`. Different types never
+/// share a key (the two forms cannot meet: one never ends like a digest,
+/// the other always does), and no key is the 0.12 import's `relation_type`.
 pub fn relation_key(relation_type: &str) -> String {
     let name = type_name(relation_type);
-    if name == relation_type {
-        format!("relation_{name}")
+    let digest_like = |s: &str| {
+        s.len() > 9
+            && s.as_bytes()[s.len() - 9] == b'_'
+            && s[s.len() - 8..].bytes().all(|b| b.is_ascii_hexdigit())
+    };
+    if name == relation_type && !digest_like(&name) {
+        format!("rel_{name}")
     } else {
         let digest = crate::canonical::sha256_hex(relation_type.as_bytes());
-        format!("relation_{name}_{}", &digest[..8])
+        format!("rel_{name}_{}", &digest[..8])
     }
+}
+
+/// Whether a metadata key holds one relation type ([`relation_key`]).
+pub fn is_relation_key(key: &str) -> bool {
+    key.starts_with("rel_")
 }
 
 /// The metadata of one assertion of a relation type: active (created) or
@@ -237,7 +250,7 @@ pub fn active_relation_types(metadata: &Value) -> Vec<String> {
     };
     let mut types: Vec<String> = m
         .iter()
-        .filter(|(k, _)| k.starts_with("relation_") && k.as_str() != "relation_type")
+        .filter(|(k, _)| is_relation_key(k))
         .filter(|(_, v)| v["active"] == Value::Bool(true))
         .filter_map(|(_, v)| v["relation_type"].as_str().map(str::to_string))
         .collect();
@@ -249,6 +262,14 @@ pub fn active_relation_types(metadata: &Value) -> Vec<String> {
     types.sort();
     types.dedup();
     types
+}
+
+/// Whether the metadata holds relation types (else the relationship is one
+/// of Neotoma's own, named by its type).
+pub fn holds_relation_types(metadata: &Value) -> bool {
+    metadata
+        .as_object()
+        .is_some_and(|m| m.keys().any(|k| is_relation_key(k)) || m.contains_key("relation_type"))
 }
 
 /// Whether the metadata says anything of `relation_type` (active or not).
@@ -332,13 +353,13 @@ mod tests {
 
     #[test]
     fn relation_types_each_keep_a_key() {
-        assert_eq!(relation_key("works_on"), "relation_works_on");
+        assert_eq!(relation_key("works_on"), "rel_works_on");
         let odd = relation_key("Works On");
-        assert!(
-            odd.starts_with("relation_works_on_") && odd.len() == 26,
-            "{odd}"
-        );
+        assert!(odd.starts_with("rel_works_on_") && odd.len() == 21, "{odd}");
         assert_ne!(relation_key("works on"), relation_key("works-on"));
+        // A type spelled like another's key gets a key of its own.
+        assert_ne!(relation_key(&odd[4..]), odd);
+        assert_ne!(relation_key("type"), "relation_type");
         schema_name_ok(&relation_key(&"x".repeat(300)));
         schema_name_ok(&relation_key("人物"));
         let mut m = relation_metadata("works_on", true, "t1");

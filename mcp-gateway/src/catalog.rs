@@ -191,7 +191,13 @@ impl Catalog {
                 let own = l.tool.name.to_string();
                 let mut a = (**l).clone();
                 if taken.contains(&own) {
-                    a.tool.name = a.name.clone().into();
+                    // Its action's name; Neotoma's own are their action's
+                    // name already, so they take the set's as a prefix.
+                    a.tool.name = if a.name != own {
+                        a.name.clone().into()
+                    } else {
+                        format!("{}_{own}", set.name()).into()
+                    };
                 }
                 taken.insert(a.tool.name.to_string());
                 ordered.push(Arc::new(a));
@@ -354,5 +360,38 @@ mod tests {
         unique.sort();
         unique.dedup();
         assert_eq!(unique.len(), names.len(), "tool names are unique");
+        // A set chosen after Neotoma's yields the names both have to it;
+        // Neotoma's, chosen after, are listed as neotoma_<name>.
+        let graphmem_first =
+            Catalog::from_json(&json, &[ToolSet::Graphmem, ToolSet::Neotoma]).unwrap();
+        let names: Vec<String> = graphmem_first
+            .tools()
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "tool names are unique");
+        assert_eq!(
+            graphmem_first.get("set_context").unwrap().name,
+            "graphmem_set_context"
+        );
+        assert_eq!(
+            graphmem_first.get("neotoma_set_context").unwrap().name,
+            "set_context"
+        );
+        let neotoma_first =
+            Catalog::from_json(&json, &[ToolSet::Neotoma, ToolSet::Graphmem]).unwrap();
+        assert_eq!(
+            neotoma_first.get("set_context").unwrap().name,
+            "set_context"
+        );
+        assert!(
+            neotoma_first
+                .tools()
+                .iter()
+                .any(|t| t.name == "graphmem_set_context")
+        );
     }
 }

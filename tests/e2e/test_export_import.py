@@ -195,7 +195,7 @@ async def test_import_from_the_memory_server(database: str, tmp_path: Path) -> N
         assert refs == (3, 3)
         relations = conn.execute(
             """SELECT relationship_type, (SELECT jsonb_agg(v->'relation_type' ORDER BY v->>'relation_type')
-                                          FROM jsonb_each(snapshot) e(k, v) WHERE k LIKE 'relation%%')
+                                          FROM jsonb_each(snapshot) e(k, v) WHERE starts_with(k, 'rel_'))
                FROM neotoma.relationships WHERE user_id = %s ORDER BY 2::text""", (user,)).fetchall()
         assert relations == [("REFERS_TO", ["described", "wrote programs for"]), ("REFERS_TO", ["was described by"])]
         # The person type got the graph's fields for this user only; the global schema is unchanged.

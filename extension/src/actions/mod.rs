@@ -11,6 +11,7 @@ use crate::ingest;
 use crate::{db, scope, statistics, tenancy};
 use neotoma_core::catalog::{self, action, Action, ActionId, Request};
 use neotoma_core::request::parse;
+use neotoma_core::tool_sets::ToolSet;
 use neotoma_core::{ErrorCode, NeotomaError};
 use serde_json::Value;
 use uuid::Uuid;
@@ -127,10 +128,20 @@ pub fn dispatch(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
     if needed > 0 {
         crate::installed::require(needed, id.name())?;
     }
+    // Another server's tool makes several writes through Neotoma's actions:
+    // a failure undoes them all even when the dispatcher is called without
+    // the SQL function's raise (neotoma._invoke).
+    let whole = || {
+        if catalog::spec(id).tool_set == ToolSet::Neotoma {
+            route(id, args)
+        } else {
+            db::all_or_nothing(|| route(id, args))
+        }
+    };
     if catalog::spec(id).read_only {
-        return db::with_generic_plans(db::Work::Reads, || route(id, args));
+        return db::with_generic_plans(db::Work::Reads, whole);
     }
-    let answer = db::with_generic_plans(db::Work::Writes, || route(id, args))?;
+    let answer = db::with_generic_plans(db::Work::Writes, whole)?;
     statistics::keep_current()?;
     Ok(answer)
 }

@@ -36,6 +36,15 @@ SELECT neotoma.memory_read_graph('{"limit": 2}') - 'nextCursor' AS first_page,
        neotoma.memory_read_graph('{"limit": 2}') ? 'nextCursor' AS more;
 SELECT neotoma.memory_read_graph(jsonb_build_object('limit', 2, 'cursor',
          neotoma.memory_read_graph('{"limit": 2}')->>'nextCursor')) AS second_page;
+-- A deleted entity created again comes back, with what the call says; a
+-- name the type's identity rules fold to an existing one (person names
+-- fold case) creates nothing.
+SELECT neotoma.memory_delete_entities('{"entityNames": ["Anthropic"]}') ->> 'success' AS deleted;
+SELECT neotoma.memory_open_nodes('{"names": ["Anthropic"]}') -> 'entities' AS anthropic_gone;
+SELECT neotoma.memory_create_entities('{"entities": [{"name": "Anthropic", "entityType": "organization", "observations": ["back again"]}]}') AS recreated;
+SELECT neotoma.memory_open_nodes('{"names": ["Anthropic"]}') -> 'entities' AS anthropic_back;
+SELECT neotoma.memory_create_entities('{"entities": [{"name": "john_smith", "entityType": "person", "observations": []}]}') AS folded_name,
+       neotoma.memory_open_nodes('{"names": ["John_Smith"]}') -> 'entities' -> 0 -> 'observations' AS john_unchanged;
 -- In Neotoma's terms: typed entities whose types were registered for this
 -- user, observations with provenance, one REFERS_TO relationship.
 SELECT entity_type, snapshot FROM neotoma.entity_snapshots ORDER BY entity_type;
@@ -77,6 +86,18 @@ SELECT (neotoma.engram_correct_memory(jsonb_build_object('target_id', :'memory_i
 SELECT neotoma.engram_correct_memory(jsonb_build_object('target_id', :'memory_id', 'action', 'annotate',
           'payload', '{"note": "see the post-mortem"}'::jsonb)) ->> 'status' AS annotated,
        neotoma.engram_correct_memory('{"target_id": "ent_00000000000000000000000000000000", "action": "annotate", "payload": {"note": "x"}}') - 'target_id' AS not_found;
+-- Split: the observation the second writer gave goes to an entity of its
+-- own; reclassify: the memory becomes a Fact, its label and history kept.
+SELECT o.id AS second_observation FROM neotoma.observations o
+WHERE o.entity_id = :'memory_id' AND o.confidence = 'B3' \gset
+SELECT r->>'status' AS split, r->'details'->'observations_moved' AS moved, r->'details'->>'from_entity_id' = :'memory_id' AS from_memory
+FROM neotoma.engram_correct_memory(jsonb_build_object('target_id', :'memory_id', 'action', 'split_entity',
+       'payload', jsonb_build_object('observation_ids', jsonb_build_array(:'second_observation'), 'reason', 'two sources'))) r;
+SELECT r->>'status' AS reclassified, r->'details'->>'entity_type' AS entity_type
+FROM neotoma.engram_correct_memory(jsonb_build_object('target_id', :'memory_id', 'action', 'reclassify',
+       'payload', '{"new_type": "Fact", "reason": "verified"}'::jsonb)) r;
+SELECT m->'type' AS type, m->'confidence' AS confidence
+FROM jsonb_array_elements(neotoma.engram_get_memory('{"query": "deploy disk full"}')->'memories') m ORDER BY 1;
 -- Compact: the memory only.
 SELECT jsonb_path_query_array(neotoma.engram_get_memory('{"query": "deploy", "compact": true}'), '$.memories[*].sources') AS compact_sources;
 -- The memory tools see the memory too.

@@ -54,6 +54,14 @@ pub fn send_memory(user: Uuid, req: SendMemoryRequest) -> Result<SendMemoryResul
     let mut with = Map::new();
     with.insert("confidence".into(), json!(confidence.to_string()));
     let memory_id = super::store_node(&user, &workspace, &entity_type, fields, with)?;
+    if !known && super::node_by_id(&user, &workspace, &memory_id)?.is_none() {
+        // A memory deleted earlier, sent again: it comes back.
+        super::call(
+            ActionId::RestoreEntity,
+            json!({"entity_id": memory_id, "workspace": workspace, "user_id": user.to_string(),
+                   "reason": "sent again through send_memory"}),
+        )?;
+    }
     Ok(SendMemoryResult {
         memory_id,
         status: if known { "already_stored" } else { "stored" }.into(),

@@ -299,13 +299,14 @@ pub fn get_current_time(
     })
 }
 
-/// The fields of a new entity, its type registered or extended for the user.
-fn create_node(
+/// Creates an entity (its type registered or extended for the user), unless
+/// its type's identity rules reach one that exists ([`super::create_node`]).
+fn make_entity(
     user: &Uuid,
     workspace: &str,
     e: &NewEntity,
     types: &mut BTreeMap<String, String>,
-) -> Result<Node, NeotomaError> {
+) -> Result<super::Created, NeotomaError> {
     check_text("name", &e.name, 1000)?;
     let label = canonical_type(user, &e.entity_type)?;
     let entity_type = super::graph_type(user, &label, types)?;
@@ -319,9 +320,7 @@ fn create_node(
             fields.insert(field.into(), json!(v));
         }
     }
-    let id = super::store_node(user, workspace, &entity_type, fields, Map::new())?;
-    super::node_by_id(user, workspace, &id)?
-        .ok_or_else(|| NeotomaError::new(ErrorCode::DbInsertFailed, "the entity was not stored"))
+    super::create_node(user, workspace, &entity_type, fields, Map::new())
 }
 
 /// The closest live entity of the workspace by meaning (the built-in
@@ -358,6 +357,26 @@ fn similar_entity(
     Ok(super::node_by_id(user, workspace, id)?.map(|n| (n, distance)))
 }
 
+/// create_entity's answer when a similar entity exists: nothing created.
+fn duplicate(
+    user: &Uuid,
+    existing: &Node,
+    distance: f64,
+) -> Result<CreateEntityResponse, NeotomaError> {
+    let existing_entity = entities_out(user, std::slice::from_ref(existing))?.remove(0);
+    Ok(CreateEntityResponse {
+        status: "duplicate_warning".into(),
+        warning: Some(format!(
+            "A similar entity exists: {} (ID {}, cosine distance {distance:.3}); nothing was created. \
+             Add observations to it, or create the entity under a more distinct name.",
+            existing.name, existing_entity.entity_id
+        )),
+        existing_entity: Some(existing_entity),
+        cosine_distance: Some(distance),
+        entity: None,
+    })
+}
+
 pub fn create_entity(
     user: Uuid,
     req: CreateEntityRequest,
@@ -369,20 +388,12 @@ pub fn create_entity(
     if let Some((existing, distance)) =
         similar_entity(&user, &workspace, &e, &graph::type_name(&label))?
     {
-        let existing_entity = entities_out(&user, std::slice::from_ref(&existing))?.remove(0);
-        return Ok(CreateEntityResponse {
-            status: "duplicate_warning".into(),
-            warning: Some(format!(
-                "A similar entity exists: {} (ID {}, cosine distance {distance:.3}); nothing was created. \
-                 Add observations to it, or create the entity under a more distinct name.",
-                existing.name, existing_entity.entity_id
-            )),
-            existing_entity: Some(existing_entity),
-            cosine_distance: Some(distance),
-            entity: None,
-        });
+        return duplicate(&user, &existing, distance);
     }
-    let node = create_node(&user, &workspace, &e, &mut BTreeMap::new())?;
+    let node = match make_entity(&user, &workspace, &e, &mut BTreeMap::new())? {
+        super::Created::Existing(existing) => return duplicate(&user, &existing, 0.0),
+        super::Created::New(node) | super::Created::Restored(node) => node,
+    };
     Ok(CreateEntityResponse {
         status: "created".into(),
         entity: Some(detail_of(&user, &node)?),
@@ -635,7 +646,7 @@ pub fn find_relations(
     let mut relations = match (&from, &to) {
         (Some(f), _) => super::relations_of(&user, std::slice::from_ref(f), true)?,
         (None, Some(t)) => super::relations_of(&user, std::slice::from_ref(t), false)?,
-        (None, None) => super::relations_in(&user, &workspace, MAX_RELATIONS)?,
+        (None, None) => super::relations_in(&user, &workspace)?,
     };
     relations.retain(|r| {
         to.as_ref().is_none_or(|t| &r.to_id == t)
@@ -900,7 +911,10 @@ pub fn bulk_update(user: Uuid, req: BulkUpdateRequest) -> Result<BulkUpdateRespo
     let mut types = BTreeMap::new();
     let mut created = Vec::new();
     for e in &entities {
-        created.push(create_node(&user, &workspace, e, &mut types)?);
+        // An entity that exists already is answered as it is.
+        created.push(match make_entity(&user, &workspace, e, &mut types)? {
+            super::Created::New(n) | super::Created::Existing(n) | super::Created::Restored(n) => n,
+        });
     }
     let mut added = Vec::new();
     for o in &observations {
@@ -934,16 +948,19 @@ pub fn suggest_merges(
         return Err(NeotomaError::invalid_field("limit", "limit is 1 to 100"));
     }
     let workspace = super::context_workspace(&user)?;
-    let entity_type = req
+    // Of one type as the agents name it (its label), wherever it is stored.
+    let label = req
         .entity_type
         .as_deref()
-        .map(|t| canonical_type(&user, t).map(|c| graph::type_name(&c)))
+        .map(|t| canonical_type(&user, t))
         .transpose()?;
     let v = db::json(
         "WITH c AS (SELECT x.entity_id, x.embedding FROM neotoma.entity_embeddings x
                     JOIN neotoma.entities e ON e.user_id = x.user_id AND e.id = x.entity_id
+                    JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
                     WHERE x.user_id = $1::uuid AND x.model = neotoma._embedding_model() AND e.workspace = $2
-                      AND e.merged_into IS NULL AND e.deleted_at IS NULL AND ($3::text IS NULL OR e.entity_type = $3)
+                      AND e.merged_into IS NULL AND e.deleted_at IS NULL
+                      AND ($3::text IS NULL OR lower(coalesce(s.snapshot->>'entity_type_label', e.entity_type)) = lower($3))
                     ORDER BY e.created_at DESC, e.id LIMIT $6),
               p AS (SELECT a.entity_id AS a, b.entity_id AS b, 1 - neotoma._cosine(a.embedding, b.embedding) AS d
                     FROM c a JOIN c b ON a.entity_id < b.entity_id)
@@ -952,7 +969,7 @@ pub fn suggest_merges(
         &[
             Arg::uuid(user),
             Arg::Text(&workspace),
-            Arg::OptText(entity_type.as_deref()),
+            Arg::OptText(label.as_deref()),
             Arg::Text(&req.threshold.to_string()),
             Arg::Int(req.limit),
             Arg::Int(MERGE_CANDIDATES),

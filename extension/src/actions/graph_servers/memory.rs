@@ -122,7 +122,12 @@ pub fn create_entities(
         if let Some(p) = &req.provenance {
             with.insert("provenance".into(), p.clone());
         }
-        super::store_node(&user, &workspace, &entity_type, fields, with)?;
+        if let super::Created::Existing(_) =
+            super::create_node(&user, &workspace, &entity_type, fields, with)?
+        {
+            // The same entity by its type's identity rules: there already.
+            continue;
+        }
         created.push(MemoryEntity { observations, ..e });
     }
     Ok(CreateEntitiesResponse { entities: created })

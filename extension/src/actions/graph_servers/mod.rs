@@ -332,20 +332,20 @@ pub fn count_matching(
     )
 }
 
+/// Relationships one read shows at most: a hub's relations are read
+/// whole up to this many, never without bound.
+pub const RELATIONSHIPS_READ: i64 = 10_000;
+
 /// The relations of the workspace's live relationships between live
-/// entities, at most `limit` relationships.
-pub fn relations_in(
-    user: &Uuid,
-    workspace: &str,
-    limit: usize,
-) -> Result<Vec<Relation>, NeotomaError> {
+/// entities (at most [`RELATIONSHIPS_READ`] relationships).
+pub fn relations_in(user: &Uuid, workspace: &str) -> Result<Vec<Relation>, NeotomaError> {
     let v = db::json(
         "SELECT coalesce(jsonb_agg(DISTINCT r.source_entity_id), '[]') FROM (
            SELECT r.source_entity_id FROM neotoma.relationships r
            JOIN neotoma.entities a ON a.user_id = r.user_id AND a.id = r.source_entity_id
            WHERE r.user_id = $1::uuid AND r.merged_into IS NULL AND r.deleted_at IS NULL AND a.workspace = $2
            ORDER BY r.source_entity_id LIMIT $3) r",
-        &[Arg::uuid(user), Arg::Text(workspace), Arg::Int(limit as i64)],
+        &[Arg::uuid(user), Arg::Text(workspace), Arg::Int(RELATIONSHIPS_READ)],
     )?;
     let starts: Vec<String> = db::from_json(v, "relationship starts")?;
     relations_of(user, &starts, true)
@@ -354,7 +354,8 @@ pub fn relations_in(
 /// The relations of the live relationships starting (`from_only`) or
 /// starting or ending at one of `ids`, both ends live: a `REFERS_TO`
 /// relationship gives one relation per active type of its metadata, any
-/// other one relation named by its type.
+/// other one relation named by its type. At most [`RELATIONSHIPS_READ`]
+/// relationships (by their ends' ids).
 pub fn relations_of(
     user: &Uuid,
     ids: &[String],
@@ -372,27 +373,31 @@ pub fn relations_of(
         metadata: Value,
     }
     let v = db::json(
-        "SELECT coalesce(jsonb_agg(jsonb_build_object('id', r.id, 'relationship_type', r.relationship_type,
+        "SELECT coalesce(jsonb_agg(x ORDER BY x->>'source_entity_id', x->>'target_entity_id', x->>'relationship_type'), '[]')
+         FROM (SELECT jsonb_build_object('id', r.id, 'relationship_type', r.relationship_type,
                   'source_entity_id', r.source_entity_id, 'target_entity_id', r.target_entity_id,
-                  'metadata', r.snapshot) ORDER BY r.source_entity_id, r.target_entity_id, r.relationship_type), '[]')
-         FROM neotoma.relationships r
-         JOIN neotoma.entities a ON a.user_id = r.user_id AND a.id = r.source_entity_id
-         JOIN neotoma.entities b ON b.user_id = r.user_id AND b.id = r.target_entity_id
-         WHERE r.user_id = $1::uuid AND r.merged_into IS NULL AND r.deleted_at IS NULL
-           AND (r.source_entity_id = ANY($2) OR (NOT $3 AND r.target_entity_id = ANY($2)))
-           AND a.merged_into IS NULL AND a.deleted_at IS NULL
-           AND b.merged_into IS NULL AND b.deleted_at IS NULL",
-        &[Arg::uuid(user), Arg::Texts(ids.to_vec()), Arg::Bool(from_only)],
+                  'metadata', r.snapshot) AS x
+               FROM neotoma.relationships r
+               JOIN neotoma.entities a ON a.user_id = r.user_id AND a.id = r.source_entity_id
+               JOIN neotoma.entities b ON b.user_id = r.user_id AND b.id = r.target_entity_id
+               WHERE r.user_id = $1::uuid AND r.merged_into IS NULL AND r.deleted_at IS NULL
+                 AND (r.source_entity_id = ANY($2) OR (NOT $3 AND r.target_entity_id = ANY($2)))
+                 AND a.merged_into IS NULL AND a.deleted_at IS NULL
+                 AND b.merged_into IS NULL AND b.deleted_at IS NULL
+               ORDER BY r.source_entity_id, r.target_entity_id, r.relationship_type LIMIT $4) y",
+        &[
+            Arg::uuid(user),
+            Arg::Texts(ids.to_vec()),
+            Arg::Bool(from_only),
+            Arg::Int(RELATIONSHIPS_READ),
+        ],
     )?;
     let rows: Vec<Row> = db::from_json(v, "relationships")?;
     let mut out = Vec::new();
     for r in rows {
         let types = if r.relationship_type == graph::RELATIONSHIP_TYPE
-            && r.metadata.as_object().is_some_and(|m| {
-                m.keys()
-                    .any(|k| k.starts_with("relation_") && k.as_str() != "relation_type")
-                    || m.contains_key("relation_type")
-            }) {
+            && graph::holds_relation_types(&r.metadata)
+        {
             graph::active_relation_types(&r.metadata)
         } else {
             vec![r.relationship_type.clone()]
@@ -553,6 +558,69 @@ pub fn store_node(
         .as_str()
         .map(str::to_string)
         .ok_or_else(|| NeotomaError::new(ErrorCode::DbInsertFailed, "the entity was not stored"))
+}
+
+/// What creating a graph entity came to.
+pub enum Created {
+    /// A new entity.
+    New(Node),
+    /// The type's identity rules make the same entity of these fields (a
+    /// name differing only in spacing, or in case where the type folds
+    /// it): that one, unchanged.
+    Existing(Node),
+    /// That entity was deleted: it is restored, with these fields stated.
+    Restored(Node),
+}
+
+/// Creates a graph entity of `entity_type` with `fields` in `workspace`
+/// (`store`'s other arguments `with`), unless the type's identity rules
+/// reach an entity that exists: a live one is answered as it is, a deleted
+/// one is restored and given the fields.
+pub fn create_node(
+    user: &Uuid,
+    workspace: &str,
+    entity_type: &str,
+    fields: Map<String, Value>,
+    with: Map<String, Value>,
+) -> Result<Created, NeotomaError> {
+    let reached = match active_schema(user, entity_type)? {
+        Some(schema) => {
+            let id =
+                neotoma_core::identity::resolve_in(user, workspace, &schema, &fields).entity_id;
+            db::json(
+                "SELECT jsonb_build_object('id', coalesce(merged_into, id), 'deleted', deleted_at IS NOT NULL)
+                 FROM neotoma.entities WHERE user_id = $1::uuid AND id = $2",
+                &[Arg::uuid(user), Arg::Text(&id)],
+            )?
+        }
+        None => Value::Null,
+    };
+    let gone = || NeotomaError::new(ErrorCode::DbInsertFailed, "the entity was not stored");
+    if reached["deleted"] == Value::Bool(false) {
+        let id = reached["id"].as_str().unwrap_or_default();
+        return node_by_id(user, workspace, id)?
+            .map(Created::Existing)
+            .ok_or_else(gone);
+    }
+    let id = store_node(user, workspace, entity_type, fields.clone(), with)?;
+    if reached["deleted"] != Value::Bool(true) {
+        return node_by_id(user, workspace, &id)?
+            .map(Created::New)
+            .ok_or_else(gone);
+    }
+    call(
+        ActionId::RestoreEntity,
+        json!({"entity_id": id, "workspace": workspace, "user_id": user.to_string(),
+               "reason": "created again through a graph tool"}),
+    )?;
+    let node = node_by_id(user, workspace, &id)?.ok_or_else(gone)?;
+    // What is stated now wins over what was stated before the deletion.
+    for (field, value) in fields.into_iter().filter(|(f, _)| f != "name") {
+        set_field(user, workspace, &node, &field, value)?;
+    }
+    node_by_id(user, workspace, &id)?
+        .map(Created::Restored)
+        .ok_or_else(gone)
 }
 
 /// States one field of an existing entity (a correction, so it wins over

@@ -103,6 +103,7 @@ pub fn upsert_entity(
     let workspace = workspace_of(&req.workspace_name)?;
     super::lock_graph(&user)?;
     let id = match super::node_named(&user, &workspace, &req.name)? {
+        Some(node) => update_node(&user, &workspace, node, &req)?,
         None => {
             let entity_type = super::graph_type(&user, &req.entity_type, &mut BTreeMap::new())?;
             let mut fields = Map::new();
@@ -114,30 +115,11 @@ pub fn upsert_entity(
             if let Some(m) = &req.metadata {
                 fields.insert("metadata".into(), json!(m));
             }
-            super::store_node(&user, &workspace, &entity_type, fields, Map::new())?
-        }
-        Some(node) => {
-            if node.label != req.entity_type {
-                super::set_field(
-                    &user,
-                    &workspace,
-                    &node,
-                    graph::LABEL,
-                    json!(req.entity_type),
-                )?;
+            match super::create_node(&user, &workspace, &entity_type, fields, Map::new())? {
+                // The same entity by its type's identity rules: updated.
+                super::Created::Existing(node) => update_node(&user, &workspace, node, &req)?,
+                super::Created::New(node) | super::Created::Restored(node) => node.id,
             }
-            if let Some(list) = &req.observations {
-                let (list, _) = graph::with_added(&[], list);
-                if list != node.observations {
-                    super::set_observations(&user, &workspace, &node, &list)?;
-                }
-            }
-            if let Some(m) = &req.metadata {
-                if metadata_of(&node).as_ref() != Some(m) {
-                    super::set_field(&user, &workspace, &node, "metadata", json!(m))?;
-                }
-            }
-            node.id
         }
     };
     Ok(UpsertEntityResponse {
@@ -146,6 +128,31 @@ pub fn upsert_entity(
         workspace: req.workspace_name,
         name: req.name,
     })
+}
+
+/// Upserts what the request says into an existing entity: its label, its
+/// observations and metadata when given. Answers its id.
+fn update_node(
+    user: &Uuid,
+    workspace: &str,
+    node: Node,
+    req: &UpsertEntityRequest,
+) -> Result<String, NeotomaError> {
+    if node.label != req.entity_type {
+        super::set_field(user, workspace, &node, graph::LABEL, json!(req.entity_type))?;
+    }
+    if let Some(list) = &req.observations {
+        let (list, _) = graph::with_added(&[], list);
+        if list != node.observations {
+            super::set_observations(user, workspace, &node, &list)?;
+        }
+    }
+    if let Some(m) = &req.metadata {
+        if metadata_of(&node).as_ref() != Some(m) {
+            super::set_field(user, workspace, &node, "metadata", json!(m))?;
+        }
+    }
+    Ok(node.id)
 }
 
 fn invalid_relation() -> NeotomaError {

@@ -117,6 +117,14 @@ SELECT error_code(try_action('store', '{"workspace": "*", "entities": [{"entity_
        error_code(try_action('store', '{"workspace": ["work"], "entities": [{"entity_type": "note", "title": "x"}]}')) AS store_list,
        error_code(try_action('set_context', '{}')) AS context_nothing,
        error_code(try_action('set_context', jsonb_build_object('workspace', 'work', 'project_entity_id', :'home_ada'))) AS context_both;
+-- A token id the gateway's role says the call came with must be one of
+-- the user's tokens: another answers FORBIDDEN (a malformed one
+-- VALIDATION_ERROR), not a foreign-key error.
+SET neotoma.token_id = '43000000-0000-0000-0000-0000000000ff';
+SELECT error_code(try_action('set_context', '{"workspace": "work", "level": "token"}')) AS unknown_token;
+SET neotoma.token_id = 'not-a-uuid';
+SELECT error_code(try_action('set_context', '{"workspace": "work", "level": "token"}')) AS malformed_token;
+RESET neotoma.token_id;
 SELECT count(*) AS no_workspace_from_bad_input FROM neotoma.workspaces WHERE name NOT IN ('work', 'play');
 
 -- Another user sees none of it.

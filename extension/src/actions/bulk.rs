@@ -12,7 +12,7 @@ use neotoma_core::actions::bulk::{
 };
 use neotoma_core::catalog;
 use neotoma_core::NeotomaError;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::collections::HashMap;
 use uuid::Uuid;
 
@@ -84,13 +84,7 @@ fn run_operations(req: BulkRequest, total: usize) -> Result<BulkResponse, Neotom
         if let (Some(w), Some(map)) = (&req_workspace, args.as_object_mut()) {
             map.entry("workspace").or_insert_with(|| json!(w));
         }
-        let answer: Value = super::route(id, &args)
-            .and_then(|text| {
-                serde_json::from_str(&text).map_err(|e| {
-                    NeotomaError::validation(format!("an answer that is no JSON: {e}"))
-                })
-            })
-            .map_err(failed)?;
+        let answer = super::call(id, args).map_err(failed)?;
         let entity_id = bulk::yielded_entity(id.name(), &answer);
         if let Some(name) = &op.reference {
             let Some(entity) = &entity_id else {

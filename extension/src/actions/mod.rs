@@ -120,6 +120,14 @@ fn serve<A: Action, U: Tenant>(
     })
 }
 
+/// Runs a catalog action as a step of another (its own validation,
+/// tenancy and audit) and answers its response.
+pub(crate) fn call(id: ActionId, args: Value) -> Result<Value, NeotomaError> {
+    let text = route(id, &args)?;
+    serde_json::from_str(&text)
+        .map_err(|e| NeotomaError::new(ErrorCode::DbQueryFailed, format!("unreadable answer: {e}")))
+}
+
 /// Runs action `id` with the request `args`; answers the response as JSON
 /// text. Actions run with generic plans (see [`db::with_generic_plans`]);
 /// writes then keep the planner's statistics current with what they wrote.

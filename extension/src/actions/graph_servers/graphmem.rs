@@ -293,9 +293,8 @@ pub fn get_current_time(
     _user: Option<Uuid>,
     _req: GetCurrentTimeRequest,
 ) -> Result<CurrentTimeResponse, NeotomaError> {
-    let v = db::json("SELECT to_jsonb(neotoma._iso(clock_timestamp()))", &[])?;
     Ok(CurrentTimeResponse {
-        current_time: v.as_str().unwrap_or_default().to_string(),
+        current_time: super::now()?,
     })
 }
 

@@ -18,11 +18,13 @@ use crate::db::{self, Arg};
 use crate::scope;
 use neotoma_core::catalog::ActionId;
 use neotoma_core::memory_graph::{self as graph, Fit};
+use neotoma_core::schema::EntitySchema;
 use neotoma_core::workspace::Requested;
 use neotoma_core::{ErrorCode, NeotomaError};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
+use std::rc::Rc;
 use uuid::Uuid;
 
 /// One entity as the graph servers see it.
@@ -65,13 +67,7 @@ pub fn context_workspace(user: &Uuid) -> Result<String, NeotomaError> {
         .unwrap_or_else(|| neotoma_core::workspace::DEFAULT.to_string()))
 }
 
-/// Runs a catalog action as a step of this one (its own validation,
-/// tenancy and audit) and answers its response.
-pub fn call(id: ActionId, args: Value) -> Result<Value, NeotomaError> {
-    let text = super::route(id, &args)?;
-    serde_json::from_str(&text)
-        .map_err(|e| NeotomaError::new(ErrorCode::DbQueryFailed, format!("unreadable answer: {e}")))
-}
+pub(crate) use super::call;
 
 /// The columns every node query answers, from `e` (entities) and `s`
 /// (snapshots).
@@ -464,7 +460,7 @@ pub fn graph_type(
     }
     let base = graph::type_name(label);
     for name in [base.clone(), graph::fallback_type_name(&base)] {
-        match graph::fit(active_schema(user, &name)?.as_ref()) {
+        match graph::fit(active_schema(user, &name)?.as_deref()) {
             Fit::Missing => {
                 let mut args = graph::register_args(&name, label);
                 args["user_id"] = json!(user.to_string());
@@ -488,33 +484,24 @@ pub fn graph_type(
 }
 
 /// The active schema of `entity_type` the user stores with: theirs, else
-/// the global one.
-pub fn active_schema(
-    user: &Uuid,
-    entity_type: &str,
-) -> Result<Option<neotoma_core::schema::EntitySchema>, NeotomaError> {
-    let v = db::json(
-        "SELECT definition FROM neotoma.entity_schemas
-         WHERE entity_type = $1 AND active AND user_id IN ($2::uuid, neotoma.global_user_id())
-         ORDER BY user_id = $2::uuid DESC LIMIT 1",
-        &[Arg::Text(entity_type), Arg::uuid(user)],
-    )?;
-    if v.is_null() {
-        Ok(None)
-    } else {
-        db::from_json(v, "schema").map(Some)
-    }
+/// the global one (the registry's, parsed once per backend).
+fn active_schema(user: &Uuid, entity_type: &str) -> Result<Option<Rc<EntitySchema>>, NeotomaError> {
+    Ok(crate::registry::active(*user, &[entity_type.to_string()])?
+        .remove(entity_type)
+        .map(|a| a.schema))
 }
 
-/// Gives the type the fields of `fields` its schema lacks (for this user;
-/// a text is a string field, a list an array field), so they are kept in
-/// the snapshot rather than waiting for promotion.
+/// Gives the type (whose active schema is `schema`) the fields of `fields`
+/// it lacks (for this user; a text is a string field, a list an array
+/// field), so they are kept in the snapshot rather than waiting for
+/// promotion.
 fn ensure_fields(
     user: &Uuid,
     entity_type: &str,
+    schema: Option<&EntitySchema>,
     fields: &Map<String, Value>,
 ) -> Result<(), NeotomaError> {
-    let Some(schema) = active_schema(user, entity_type)? else {
+    let Some(schema) = schema else {
         return Ok(());
     };
     let missing: Vec<Value> = fields
@@ -545,7 +532,27 @@ pub fn store_node(
     fields: Map<String, Value>,
     with: Map<String, Value>,
 ) -> Result<String, NeotomaError> {
-    ensure_fields(user, entity_type, &fields)?;
+    let schema = active_schema(user, entity_type)?;
+    store_with(
+        user,
+        workspace,
+        entity_type,
+        schema.as_deref(),
+        fields,
+        with,
+    )
+}
+
+/// [`store_node`], the type's active schema read already.
+fn store_with(
+    user: &Uuid,
+    workspace: &str,
+    entity_type: &str,
+    schema: Option<&EntitySchema>,
+    fields: Map<String, Value>,
+    with: Map<String, Value>,
+) -> Result<String, NeotomaError> {
+    ensure_fields(user, entity_type, schema, &fields)?;
     let mut object = fields;
     object.insert("entity_type".into(), json!(entity_type));
     let mut args =
@@ -583,10 +590,10 @@ pub fn create_node(
     fields: Map<String, Value>,
     with: Map<String, Value>,
 ) -> Result<Created, NeotomaError> {
-    let reached = match active_schema(user, entity_type)? {
+    let schema = active_schema(user, entity_type)?;
+    let reached = match schema.as_deref() {
         Some(schema) => {
-            let id =
-                neotoma_core::identity::resolve_in(user, workspace, &schema, &fields).entity_id;
+            let id = neotoma_core::identity::resolve_in(user, workspace, schema, &fields).entity_id;
             db::json(
                 "SELECT jsonb_build_object('id', coalesce(merged_into, id), 'deleted', deleted_at IS NOT NULL)
                  FROM neotoma.entities WHERE user_id = $1::uuid AND id = $2",
@@ -602,7 +609,14 @@ pub fn create_node(
             .map(Created::Existing)
             .ok_or_else(gone);
     }
-    let id = store_node(user, workspace, entity_type, fields.clone(), with)?;
+    let id = store_with(
+        user,
+        workspace,
+        entity_type,
+        schema.as_deref(),
+        fields.clone(),
+        with,
+    )?;
     if reached["deleted"] != Value::Bool(true) {
         return node_by_id(user, workspace, &id)?
             .map(Created::New)
@@ -632,9 +646,22 @@ pub fn set_field(
     field: &str,
     value: Value,
 ) -> Result<(), NeotomaError> {
+    let schema = active_schema(user, &node.entity_type)?;
+    set_field_with(user, workspace, node, schema.as_deref(), field, value)
+}
+
+/// [`set_field`], the type's active schema read already.
+fn set_field_with(
+    user: &Uuid,
+    workspace: &str,
+    node: &Node,
+    schema: Option<&EntitySchema>,
+    field: &str,
+    value: Value,
+) -> Result<(), NeotomaError> {
     let mut f = Map::new();
     f.insert(field.to_string(), value.clone());
-    ensure_fields(user, &node.entity_type, &f)?;
+    ensure_fields(user, &node.entity_type, schema, &f)?;
     call(
         ActionId::Correct,
         json!({"entity_id": node.id, "entity_type": node.entity_type, "field": field,
@@ -652,7 +679,19 @@ pub fn set_observations(
     node: &Node,
     list: &[String],
 ) -> Result<(), NeotomaError> {
-    set_field(user, workspace, node, graph::OBSERVATIONS, json!(list))?;
+    let schema = active_schema(user, &node.entity_type)?;
+    set_field_with(
+        user,
+        workspace,
+        node,
+        schema.as_deref(),
+        graph::OBSERVATIONS,
+        json!(list),
+    )?;
+    // A list merged as a union can keep a text; any other is the list stated.
+    if !schema.as_deref().is_some_and(graph::observations_by_union) {
+        return Ok(());
+    }
     let now = node_by_id(user, workspace, &node.id)?;
     let kept = now.map(|n| n.observations).unwrap_or_default();
     if let Some(stale) = kept.iter().find(|o| !list.contains(o)) {
@@ -670,9 +709,14 @@ pub fn set_observations(
 /// The time an assertion is made at: the provenance's (so an import made
 /// again asserts nothing new), else now.
 pub fn assertion_time(provenance: Option<&Value>) -> Result<String, NeotomaError> {
-    if let Some(t) = provenance.and_then(|p| p["extracted_at"].as_str()) {
-        return Ok(t.to_string());
+    match provenance.and_then(|p| p["extracted_at"].as_str()) {
+        Some(t) => Ok(t.to_string()),
+        None => now(),
     }
+}
+
+/// The time now, as Neotoma writes times (ISO 8601, UTC, microseconds).
+pub fn now() -> Result<String, NeotomaError> {
     let v = db::json("SELECT to_jsonb(neotoma._iso(clock_timestamp()))", &[])?;
     Ok(v.as_str().unwrap_or_default().to_string())
 }

@@ -24,6 +24,16 @@
 --    a session sees the rows of neotoma.current_user_id() only (superusers
 --    bypass RLS);
 --  * sources and observations are append-only; snapshots are derived data.
+-- SECURITY DEFINER functions (those that run as the extension's owner:
+-- triggers writing derived data, tokens, signing keys, embeddings for the
+-- gateway) live in neotoma_private, a schema no API should expose (on
+-- Supabase, leave it out of PostgREST's schemas), each with a pinned
+-- search_path. Those callers name in `neotoma` keep a SECURITY INVOKER
+-- wrapper there, granted to the same roles (security.sql).
+CREATE SCHEMA neotoma_private;
+COMMENT ON SCHEMA neotoma_private IS
+  'Neotoma''s SECURITY DEFINER functions: not for an API to expose; call them through schema neotoma.';
+
 -- Raises a Neotoma action error: SQLSTATE NT001, message "CODE: message",
 -- detail = the envelope body {code, message, details} as JSON.
 CREATE FUNCTION neotoma._raise(err jsonb) RETURNS void

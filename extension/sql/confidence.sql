@@ -20,7 +20,7 @@ COMMENT ON TABLE neotoma.observation_contests IS
 -- an import, plain SQL, a split copying them), the snapshots of the
 -- entities their observations count for are rebuilt in the same statement,
 -- and the change feed says so.
-CREATE FUNCTION neotoma._contests_inserted() RETURNS trigger
+CREATE FUNCTION neotoma_private._contests_inserted() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 DECLARE
   r record;
@@ -31,13 +31,13 @@ BEGIN
     GROUP BY o.user_id ORDER BY o.user_id
   LOOP
     -- Refolds them and tells the change feed.
-    PERFORM neotoma._recompute_targets(r.user_id, r.ids);
+    PERFORM neotoma_private._recompute_targets(r.user_id, r.ids);
   END LOOP;
   RETURN NULL;
 END $$;
 CREATE TRIGGER observation_contests_refold AFTER INSERT ON neotoma.observation_contests
   REFERENCING NEW TABLE AS new_contests
-  FOR EACH STATEMENT EXECUTE FUNCTION neotoma._contests_inserted();
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma_private._contests_inserted();
 -- Kept as they are: erasure alone removes them (with their observation).
 CREATE TRIGGER observation_contests_append_only BEFORE UPDATE OR DELETE ON neotoma.observation_contests
   FOR EACH ROW EXECUTE FUNCTION neotoma._refuse_change();

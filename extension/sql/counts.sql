@@ -20,7 +20,7 @@ CREATE INDEX entity_counts_type ON neotoma.entity_counts (user_id, entity_type);
 -- it touched that have many rows; truncated entities (maintenance, with
 -- every table that refers to them) leave no counts. Runs as the extension's owner: users
 -- read the counts, never write them.
-CREATE FUNCTION neotoma._count_entities() RETURNS trigger
+CREATE FUNCTION neotoma_private._count_entities() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 DECLARE
   users uuid[];
@@ -82,15 +82,15 @@ END $$;
 
 CREATE TRIGGER entities_counted_insert AFTER INSERT ON neotoma.entities
   REFERENCING NEW TABLE AS new_entities
-  FOR EACH STATEMENT EXECUTE FUNCTION neotoma._count_entities();
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma_private._count_entities();
 CREATE TRIGGER entities_counted_update AFTER UPDATE ON neotoma.entities
   REFERENCING OLD TABLE AS old_entities NEW TABLE AS new_entities
-  FOR EACH STATEMENT EXECUTE FUNCTION neotoma._count_entities();
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma_private._count_entities();
 CREATE TRIGGER entities_counted_delete AFTER DELETE ON neotoma.entities
   REFERENCING OLD TABLE AS old_entities
-  FOR EACH STATEMENT EXECUTE FUNCTION neotoma._count_entities();
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma_private._count_entities();
 CREATE TRIGGER entities_counted_truncate AFTER TRUNCATE ON neotoma.entities
-  FOR EACH STATEMENT EXECUTE FUNCTION neotoma._count_entities();
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma_private._count_entities();
 
 -- Rebuilds the count rows from the entities (verify(repair => true)): the
 -- session's user's, or, for a superuser session without a user, every
@@ -98,7 +98,7 @@ CREATE TRIGGER entities_counted_truncate AFTER TRUNCATE ON neotoma.entities
 -- owner, usually a superuser, whom row level security does not restrict.
 -- One statement, so the rows it deletes and the entities it counts are seen
 -- at the same moment: a writer committing in between adds its delta after.
-CREATE FUNCTION neotoma._recount_entities() RETURNS void
+CREATE FUNCTION neotoma_private._recount_entities() RETURNS void
 LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
   WITH scope AS (
     SELECT (SELECT neotoma.current_user_id()) AS user_id,

@@ -23,7 +23,7 @@ CREATE TABLE neotoma.entity_embeddings (
 -- A snapshot written or changed: every embedding of it dropped, the server
 -- model's recomputed (when it can be); a snapshot deleted: its embeddings
 -- too.
-CREATE FUNCTION neotoma._embedding_changed() RETURNS trigger
+CREATE FUNCTION neotoma_private._embedding_changed() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 DECLARE
   v real[];
@@ -44,25 +44,25 @@ BEGIN
   END IF;
   RETURN NULL;
 END $$;
-CREATE FUNCTION neotoma._embeddings_truncated() RETURNS trigger
+CREATE FUNCTION neotoma_private._embeddings_truncated() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 BEGIN
   TRUNCATE neotoma.entity_embeddings;
   RETURN NULL;
 END $$;
 CREATE TRIGGER entity_snapshots_embedding AFTER INSERT OR DELETE ON neotoma.entity_snapshots
-  FOR EACH ROW EXECUTE FUNCTION neotoma._embedding_changed();
+  FOR EACH ROW EXECUTE FUNCTION neotoma_private._embedding_changed();
 CREATE TRIGGER entity_snapshots_embedding_changed AFTER UPDATE ON neotoma.entity_snapshots
   FOR EACH ROW WHEN (OLD.snapshot IS DISTINCT FROM NEW.snapshot OR OLD.entity_type IS DISTINCT FROM NEW.entity_type)
-  EXECUTE FUNCTION neotoma._embedding_changed();
+  EXECUTE FUNCTION neotoma_private._embedding_changed();
 CREATE TRIGGER entity_snapshots_embeddings_truncated AFTER TRUNCATE ON neotoma.entity_snapshots
-  FOR EACH STATEMENT EXECUTE FUNCTION neotoma._embeddings_truncated();
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma_private._embeddings_truncated();
 
 -- For a gateway's remote embeddings provider (neotoma_service only: it
 -- serves every user). The entities without an embedding by `model`, with
 -- the text to embed, in key order, at most `max_rows` (1–1,000), leaving out
 -- the `skip` keys ('<user id> <entity id>': texts the provider refused).
-CREATE FUNCTION neotoma.pending_embeddings(model text, max_rows integer DEFAULT 64, skip text[] DEFAULT '{}')
+CREATE FUNCTION neotoma_private.pending_embeddings(model text, max_rows integer DEFAULT 64, skip text[] DEFAULT '{}')
 RETURNS jsonb
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
   SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', p.user_id, 'entity_id', p.entity_id, 'text', p.text)
@@ -75,12 +75,16 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_t
         ORDER BY s.user_id, s.entity_id
         LIMIT greatest(1, least(coalesce($2, 64), 1000))) p
 $$;
+CREATE FUNCTION neotoma.pending_embeddings(model text, max_rows integer DEFAULT 64, skip text[] DEFAULT '{}')
+RETURNS jsonb
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT neotoma_private.pending_embeddings(model, max_rows, skip) $$;
 
 -- The same for the entities one transaction changed, as a notification on
 -- neotoma_changes names it ('<user id> <xid>'): those of its entries in the
 -- change feed without an embedding by `model`, in key order, at most
 -- `max_rows`. Reads a transaction's entries, not every snapshot.
-CREATE FUNCTION neotoma.pending_embeddings_of(model text, user_id uuid, xid xid8, max_rows integer DEFAULT 64,
+CREATE FUNCTION neotoma_private.pending_embeddings_of(model text, user_id uuid, xid xid8, max_rows integer DEFAULT 64,
                                               skip text[] DEFAULT '{}')
 RETURNS jsonb
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
@@ -96,13 +100,18 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_t
         LIMIT greatest(1, least(coalesce($4, 64), 1000))) c
   JOIN neotoma.entity_snapshots s ON s.user_id = $2 AND s.entity_id = c.entity_id
 $$;
+CREATE FUNCTION neotoma.pending_embeddings_of(model text, user_id uuid, xid xid8, max_rows integer DEFAULT 64,
+                                              skip text[] DEFAULT '{}')
+RETURNS jsonb
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT neotoma_private.pending_embeddings_of(model, user_id, xid, max_rows, skip) $$;
 
 -- Writes the embeddings a remote provider computed by `model`: `rows` is
 -- [{user_id, entity_id, text, embedding: [numbers]}], each written only if
 -- the entity's text is still `text` (read with its snapshot locked, so a
 -- change committing meanwhile leaves it pending rather than stale). Returns
 -- how many were written.
-CREATE FUNCTION neotoma.put_embeddings(model text, rows jsonb) RETURNS integer
+CREATE FUNCTION neotoma_private.put_embeddings(model text, rows jsonb) RETURNS integer
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 #variable_conflict use_column
 DECLARE
@@ -134,12 +143,15 @@ BEGIN
   SELECT count(*) INTO written FROM ins;
   RETURN written;
 END $$;
+CREATE FUNCTION neotoma.put_embeddings(model text, rows jsonb) RETURNS integer
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+  SELECT neotoma_private.put_embeddings(model, rows) $$;
 
 -- Drops every embedding by `model` (not the server's own, which the
 -- triggers keep): the rows of a remote model no gateway uses any more
 -- (changing --embeddings-model starts a new set). Returns how many went.
 -- For operators.
-CREATE FUNCTION neotoma.drop_embeddings(model text) RETURNS bigint
+CREATE FUNCTION neotoma_private.drop_embeddings(model text) RETURNS bigint
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 DECLARE
   dropped bigint;
@@ -151,3 +163,6 @@ BEGIN
   GET DIAGNOSTICS dropped = ROW_COUNT;
   RETURN dropped;
 END $$;
+CREATE FUNCTION neotoma.drop_embeddings(model text) RETURNS bigint
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+  SELECT neotoma_private.drop_embeddings(model) $$;

@@ -145,7 +145,7 @@ CREATE TRIGGER observations_append_only BEFORE UPDATE OR DELETE ON neotoma.obser
 -- (SECURITY DEFINER): users insert observations, never snapshots. The rows
 -- folded are exactly the statement's new rows, which row level security
 -- already checked on insert.
-CREATE FUNCTION neotoma._observations_inserted() RETURNS trigger
+CREATE FUNCTION neotoma_private._observations_inserted() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 BEGIN
   PERFORM neotoma._apply_observations((
@@ -176,4 +176,4 @@ END $$;
 CREATE TRIGGER observations_reduce AFTER INSERT ON neotoma.observations
   REFERENCING NEW TABLE AS new_observations
   FOR EACH STATEMENT WHEN (NOT neotoma._store_folding())
-  EXECUTE FUNCTION neotoma._observations_inserted();
+  EXECUTE FUNCTION neotoma_private._observations_inserted();

@@ -30,7 +30,7 @@ CREATE TABLE neotoma.signing_keys (
 INSERT INTO neotoma.signing_keys (user_id, id, secret)
 VALUES (neotoma.global_user_id(), gen_random_uuid(), neotoma._random_bytes(32));
 
-CREATE FUNCTION neotoma._sign_file(source_id uuid, expires bigint) RETURNS jsonb
+CREATE FUNCTION neotoma_private._sign_file(source_id uuid, expires bigint) RETURNS jsonb
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
   SELECT jsonb_build_object('user_id', s.user_id, 'kid', k.id,
            'sig', neotoma._hmac_sha256(k.secret, s.user_id || ':' || s.id || ':' || expires))
@@ -39,7 +39,7 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_t
                 WHERE retired_at IS NULL AND revoked_at IS NULL ORDER BY created_at DESC, id LIMIT 1) k
   WHERE s.id = _sign_file.source_id AND s.user_id = neotoma.current_user_id() AND s.source_type = 'file' $$;
 
-CREATE FUNCTION neotoma.signed_file(user_id uuid, source_id uuid, expires bigint, kid uuid, sig text)
+CREATE FUNCTION neotoma_private.signed_file(user_id uuid, source_id uuid, expires bigint, kid uuid, sig text)
 RETURNS TABLE (mime_type text, original_filename text, content bytea)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
   SELECT s.mime_type, s.original_filename, f.content
@@ -49,8 +49,12 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_t
   WHERE k.id = signed_file.kid AND k.revoked_at IS NULL
     AND signed_file.expires >= extract(epoch FROM clock_timestamp())
     AND neotoma._hmac_sha256_verify(k.secret, signed_file.user_id || ':' || signed_file.source_id || ':' || signed_file.expires, signed_file.sig) $$;
+CREATE FUNCTION neotoma.signed_file(user_id uuid, source_id uuid, expires bigint, kid uuid, sig text)
+RETURNS TABLE (mime_type text, original_filename text, content bytea)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT * FROM neotoma_private.signed_file(user_id, source_id, expires, kid, sig) $$;
 
-CREATE FUNCTION neotoma.rotate_signing_key(revoke_previous boolean DEFAULT false) RETURNS uuid
+CREATE FUNCTION neotoma_private.rotate_signing_key(revoke_previous boolean DEFAULT false) RETURNS uuid
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 DECLARE k uuid := gen_random_uuid();
 BEGIN
@@ -61,3 +65,6 @@ BEGIN
   INSERT INTO neotoma.signing_keys (user_id, id, secret) VALUES (neotoma.global_user_id(), k, neotoma._random_bytes(32));
   RETURN k;
 END $$;
+CREATE FUNCTION neotoma.rotate_signing_key(revoke_previous boolean DEFAULT false) RETURNS uuid
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+  SELECT neotoma_private.rotate_signing_key(revoke_previous) $$;

@@ -65,7 +65,7 @@ CREATE TRIGGER relationship_observations_append_only BEFORE UPDATE OR DELETE ON 
 -- Entities (not merged away, not deleted) that no live relationship links
 -- to another such entity, across every user: the gateway exports the count
 -- as neotoma_graph_orphan_nodes_total. A number only, for the gateway's role.
-CREATE FUNCTION neotoma.graph_orphan_count() RETURNS bigint
+CREATE FUNCTION neotoma_private.graph_orphan_count() RETURNS bigint
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
   SELECT count(*) FROM neotoma.entities e
   WHERE e.merged_into IS NULL AND e.deleted_at IS NULL
@@ -78,3 +78,6 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_t
                     WHERE r.user_id = e.user_id AND r.target_entity_id = e.id AND r.merged_into IS NULL AND r.deleted_at IS NULL
                       AND o.deleted_at IS NULL)
 $$;
+CREATE FUNCTION neotoma.graph_orphan_count() RETURNS bigint
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT neotoma_private.graph_orphan_count() $$;

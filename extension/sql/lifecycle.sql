@@ -58,7 +58,7 @@ CREATE TABLE neotoma.changes (
   PRIMARY KEY (user_id, xid, seq)
 );
 
-CREATE FUNCTION neotoma._observations_changed() RETURNS trigger
+CREATE FUNCTION neotoma_private._observations_changed() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 BEGIN
   INSERT INTO neotoma.changes (user_id, kind, operation, entity_id, entity_type, source_id)
@@ -74,9 +74,9 @@ END $$;
 CREATE TRIGGER observations_changes AFTER INSERT ON neotoma.observations
   REFERENCING NEW TABLE AS new_observations
   FOR EACH STATEMENT WHEN (NOT neotoma._store_folding())
-  EXECUTE FUNCTION neotoma._observations_changed();
+  EXECUTE FUNCTION neotoma_private._observations_changed();
 
-CREATE FUNCTION neotoma._relationship_observations_changed() RETURNS trigger
+CREATE FUNCTION neotoma_private._relationship_observations_changed() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 BEGIN
   INSERT INTO neotoma.changes (user_id, kind, operation, relationship_id, source_id)
@@ -89,21 +89,21 @@ BEGIN
 END $$;
 CREATE TRIGGER relationship_observations_changes AFTER INSERT ON neotoma.relationship_observations
   REFERENCING NEW TABLE AS new_observations
-  FOR EACH STATEMENT EXECUTE FUNCTION neotoma._relationship_observations_changed();
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma_private._relationship_observations_changed();
 
 -- One row per source (a statement inserts one source, at most a few); a
 -- structured store writes its source's row itself, with its entities'.
-CREATE FUNCTION neotoma._source_created() RETURNS trigger
+CREATE FUNCTION neotoma_private._source_created() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 BEGIN
   INSERT INTO neotoma.changes (user_id, kind, operation, source_id) VALUES (NEW.user_id, 'source', 'created', NEW.id);
   RETURN NULL;
 END $$;
 CREATE TRIGGER sources_changes AFTER INSERT ON neotoma.sources
-  FOR EACH ROW WHEN (NEW.source_type <> 'structured') EXECUTE FUNCTION neotoma._source_created();
+  FOR EACH ROW WHEN (NEW.source_type <> 'structured') EXECUTE FUNCTION neotoma_private._source_created();
 
 -- A merge changes both entities: the one merged away and its target.
-CREATE FUNCTION neotoma._merges_changed() RETURNS trigger
+CREATE FUNCTION neotoma_private._merges_changed() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 BEGIN
   INSERT INTO neotoma.changes (user_id, kind, operation, entity_id, entity_type)
@@ -116,10 +116,10 @@ BEGIN
 END $$;
 CREATE TRIGGER entity_merges_changes AFTER INSERT ON neotoma.entity_merges
   REFERENCING NEW TABLE AS new_merges
-  FOR EACH STATEMENT EXECUTE FUNCTION neotoma._merges_changed();
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma_private._merges_changed();
 
 -- A user's own schemas (global ones belong to no user's feed).
-CREATE FUNCTION neotoma._schemas_changed() RETURNS trigger
+CREATE FUNCTION neotoma_private._schemas_changed() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 BEGIN
   INSERT INTO neotoma.changes (user_id, kind, operation, entity_type)
@@ -129,13 +129,13 @@ BEGIN
 END $$;
 CREATE TRIGGER entity_schemas_inserted_changes AFTER INSERT ON neotoma.entity_schemas
   REFERENCING NEW TABLE AS new_schemas
-  FOR EACH STATEMENT EXECUTE FUNCTION neotoma._schemas_changed();
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma_private._schemas_changed();
 CREATE TRIGGER entity_schemas_updated_changes AFTER UPDATE ON neotoma.entity_schemas
   REFERENCING NEW TABLE AS new_schemas
-  FOR EACH STATEMENT EXECUTE FUNCTION neotoma._schemas_changed();
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma_private._schemas_changed();
 
 -- A split changes both entities: the one split and its target.
-CREATE FUNCTION neotoma._splits_changed() RETURNS trigger
+CREATE FUNCTION neotoma_private._splits_changed() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 BEGIN
   INSERT INTO neotoma.changes (user_id, kind, operation, entity_id, entity_type)
@@ -148,9 +148,9 @@ BEGIN
 END $$;
 CREATE TRIGGER entity_splits_changes AFTER INSERT ON neotoma.entity_splits
   REFERENCING NEW TABLE AS new_splits
-  FOR EACH STATEMENT EXECUTE FUNCTION neotoma._splits_changed();
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma_private._splits_changed();
 
-CREATE FUNCTION neotoma._erasures_changed() RETURNS trigger
+CREATE FUNCTION neotoma_private._erasures_changed() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 BEGIN
   INSERT INTO neotoma.changes (user_id, kind, operation)
@@ -159,7 +159,7 @@ BEGIN
 END $$;
 CREATE TRIGGER erasures_changes AFTER INSERT ON neotoma.erasures
   REFERENCING NEW TABLE AS new_erasures
-  FOR EACH STATEMENT EXECUTE FUNCTION neotoma._erasures_changed();
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma_private._erasures_changed();
 
 -- Subscriptions: a transaction that adds to a user's feed says so on the
 -- channel neotoma_changes when it commits (NOTIFY is transactional; equal
@@ -307,7 +307,7 @@ $$;
 -- changed (re-importing adds nothing). Answers the rows written per table.
 -- For the gateway's role (neotoma-mcp import), which recomputes the
 -- snapshots afterwards (neotoma._recompute).
-CREATE FUNCTION neotoma.import_lines(lines jsonb[]) RETURNS jsonb
+CREATE FUNCTION neotoma_private.import_lines(lines jsonb[]) RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 DECLARE
   u uuid := neotoma.current_user_id();
@@ -360,3 +360,6 @@ BEGIN
   ON CONFLICT DO NOTHING;
   RETURN counts;
 END $$;
+CREATE FUNCTION neotoma.import_lines(lines jsonb[]) RETURNS jsonb
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+  SELECT neotoma_private.import_lines(lines) $$;

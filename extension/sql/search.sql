@@ -30,7 +30,7 @@ CREATE TABLE neotoma.entity_name_trigrams (
 );
 -- Row triggers, by key: a snapshot's rows are found through its own
 -- trigrams (no foreign key: its check per row cost more than the rows).
-CREATE FUNCTION neotoma._name_trigrams_changed() RETURNS trigger
+CREATE FUNCTION neotoma_private._name_trigrams_changed() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 BEGIN
   IF TG_OP IN ('UPDATE', 'DELETE') THEN
@@ -46,19 +46,19 @@ BEGIN
   RETURN NULL;
 END $$;
 -- Emptying the snapshots (TRUNCATE, also by CASCADE from entities) empties it.
-CREATE FUNCTION neotoma._name_trigrams_truncated() RETURNS trigger
+CREATE FUNCTION neotoma_private._name_trigrams_truncated() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 BEGIN
   TRUNCATE neotoma.entity_name_trigrams;
   RETURN NULL;
 END $$;
 CREATE TRIGGER entity_snapshots_name_trigrams AFTER INSERT OR DELETE ON neotoma.entity_snapshots
-  FOR EACH ROW EXECUTE FUNCTION neotoma._name_trigrams_changed();
+  FOR EACH ROW EXECUTE FUNCTION neotoma_private._name_trigrams_changed();
 CREATE TRIGGER entity_snapshots_name_trigrams_changed AFTER UPDATE ON neotoma.entity_snapshots
   FOR EACH ROW WHEN (OLD.name_trigrams IS DISTINCT FROM NEW.name_trigrams)
-  EXECUTE FUNCTION neotoma._name_trigrams_changed();
+  EXECUTE FUNCTION neotoma_private._name_trigrams_changed();
 CREATE TRIGGER entity_snapshots_truncated AFTER TRUNCATE ON neotoma.entity_snapshots
-  FOR EACH STATEMENT EXECUTE FUNCTION neotoma._name_trigrams_truncated();
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma_private._name_trigrams_truncated();
 
 -- The words of an observation's values (as search_vector reads a
 -- snapshot's), indexed: retrieve_entities {search, include_observations}

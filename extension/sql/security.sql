@@ -84,33 +84,112 @@ GRANT INSERT, UPDATE, DELETE ON neotoma.entity_type_mappings TO neotoma_user;
 GRANT UPDATE ON neotoma.entities, neotoma.interpretation_runs, neotoma.raw_fragments, neotoma.entity_schemas,
   neotoma.relationships, neotoma.schema_recommendations, neotoma.graph_write_locks TO neotoma_user;
 
+-- Platforms whose API roles are NOINHERIT (Supabase: anon, authenticated,
+-- service_role) give such a role none of neotoma_user's privileges by
+-- granting it neotoma_user. So the platform's roles get them directly:
+-- authenticated neotoma_user's, service_role neotoma_user's and
+-- neotoma_service's (it acts for any user, as Supabase intends), anon none.
+-- Each run starts them from nothing on Neotoma's objects and copies the
+-- current grants, so it is run at install, at the end of every upgrade, and
+-- by a superuser after creating these roles later (docs/supabase.md).
+-- Answers the roles it granted to.
+CREATE FUNCTION neotoma_private.grant_platform_roles() RETURNS text[]
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  schemas oid[] := ARRAY['neotoma'::regnamespace, 'neotoma_private'::regnamespace];
+  target text;
+  sources oid[];
+  granted text[] := '{}';
+  r record;
+BEGIN
+  FOR target, sources IN
+    SELECT p.role, array_agg(s.oid) FILTER (WHERE s.oid IS NOT NULL)
+    FROM (VALUES ('anon', NULL), ('authenticated', 'neotoma_user'),
+                 ('service_role', 'neotoma_user'), ('service_role', 'neotoma_service')) p(role, source)
+    JOIN pg_roles t ON t.rolname = p.role
+    LEFT JOIN pg_roles s ON s.rolname = p.source
+    GROUP BY p.role ORDER BY p.role
+  LOOP
+    EXECUTE format('REVOKE ALL ON ALL TABLES IN SCHEMA neotoma, neotoma_private FROM %I', target);
+    EXECUTE format('REVOKE ALL ON ALL SEQUENCES IN SCHEMA neotoma, neotoma_private FROM %I', target);
+    EXECUTE format('REVOKE ALL ON ALL FUNCTIONS IN SCHEMA neotoma, neotoma_private FROM %I', target);
+    EXECUTE format('REVOKE ALL ON SCHEMA neotoma, neotoma_private FROM %I', target);
+    FOR r IN SELECT DISTINCT p.parname FROM pg_parameter_acl p, aclexplode(p.paracl) a
+             WHERE p.parname LIKE 'neotoma.%' AND a.grantee = target::regrole LOOP
+      EXECUTE format('REVOKE ALL ON PARAMETER %s FROM %I', r.parname, target);
+    END LOOP;
+    CONTINUE WHEN sources IS NULL;
+    FOR r IN SELECT DISTINCT n.nspname, a.privilege_type FROM pg_namespace n, aclexplode(n.nspacl) a
+             WHERE n.oid = ANY (schemas) AND a.grantee = ANY (sources) ORDER BY 1, 2 LOOP
+      EXECUTE format('GRANT %s ON SCHEMA %I TO %I', r.privilege_type, r.nspname, target);
+    END LOOP;
+    FOR r IN SELECT DISTINCT c.oid::regclass::text AS rel, c.relkind = 'S' AS seq, a.privilege_type
+             FROM pg_class c, aclexplode(c.relacl) a
+             WHERE c.relnamespace = ANY (schemas) AND a.grantee = ANY (sources) ORDER BY 1, 3 LOOP
+      EXECUTE format('GRANT %s ON %s %s TO %I', r.privilege_type,
+                     CASE WHEN r.seq THEN 'SEQUENCE' ELSE 'TABLE' END, r.rel, target);
+    END LOOP;
+    FOR r IN SELECT DISTINCT c.oid::regclass::text AS rel, t.attname, a.privilege_type
+             FROM pg_attribute t JOIN pg_class c ON c.oid = t.attrelid, aclexplode(t.attacl) a
+             WHERE c.relnamespace = ANY (schemas) AND NOT t.attisdropped AND a.grantee = ANY (sources)
+             ORDER BY 1, 2, 3 LOOP
+      EXECUTE format('GRANT %s (%I) ON TABLE %s TO %I', r.privilege_type, r.attname, r.rel, target);
+    END LOOP;
+    FOR r IN SELECT DISTINCT p.oid::regprocedure::text AS fn FROM pg_proc p, aclexplode(p.proacl) a
+             WHERE p.pronamespace = ANY (schemas) AND a.grantee = ANY (sources) ORDER BY 1 LOOP
+      EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %I', r.fn, target);
+    END LOOP;
+    FOR r IN SELECT DISTINCT p.parname, a.privilege_type FROM pg_parameter_acl p, aclexplode(p.paracl) a
+             WHERE p.parname LIKE 'neotoma.%' AND a.grantee = ANY (sources) ORDER BY 1, 2 LOOP
+      EXECUTE format('GRANT %s ON PARAMETER %s TO %I', r.privilege_type, r.parname, target);
+    END LOOP;
+    granted := granted || target;
+  END LOOP;
+  RETURN granted;
+END $$;
+REVOKE ALL ON FUNCTION neotoma_private.grant_platform_roles() FROM PUBLIC;
+COMMENT ON FUNCTION neotoma_private.grant_platform_roles() IS
+  'Gives Supabase''s NOINHERIT roles their privileges on Neotoma directly: authenticated neotoma_user''s, '
+  'service_role neotoma_user''s and neotoma_service''s, anon none. Run by a superuser after creating them.';
+
 -- Functions: the actions and what they call, for users; the gateway's
 -- entry points for services; token and key management for operators;
--- internals for nobody but the owner.
-REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA neotoma FROM PUBLIC;
+-- internals for nobody but the owner. The SECURITY DEFINER functions are in
+-- neotoma_private (base.sql); a caller reaches those its role may call,
+-- through their wrappers in neotoma or (the library) directly.
+REVOKE ALL ON SCHEMA neotoma_private FROM PUBLIC;
+GRANT USAGE ON SCHEMA neotoma_private TO neotoma_user;
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA neotoma, neotoma_private FROM PUBLIC;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA neotoma TO neotoma_user;
-REVOKE EXECUTE ON FUNCTION neotoma._apply_observations(text), neotoma._observations_inserted(),
-  neotoma._observations_changed(), neotoma._relationship_observations_changed(), neotoma._source_created(),
-  neotoma._merges_changed(), neotoma._schemas_changed(), neotoma._erasures_changed(), neotoma._splits_changed(),
-  neotoma._changes_notify(), neotoma._name_trigrams_changed(), neotoma._name_trigrams_truncated(),
-  neotoma._embedding_changed(), neotoma._embeddings_truncated(),
-  neotoma.pending_embeddings(text, integer, text[]), neotoma.put_embeddings(text, jsonb),
-  neotoma.pending_embeddings_of(text, uuid, xid8, integer, text[]), neotoma.drop_embeddings(text),
-  neotoma._count_entities(), neotoma._contests_inserted(),
+GRANT EXECUTE ON FUNCTION neotoma_private._recompute(uuid, text[]), neotoma_private._recompute_type(text, uuid),
+  neotoma_private._sign_file(uuid, bigint), neotoma_private._recount_entities(),
+  neotoma_private._refresh_statistics() TO neotoma_user;
+REVOKE EXECUTE ON FUNCTION neotoma._apply_observations(text), neotoma._changes_notify(),
   neotoma.authenticate_token(text),
   neotoma.signed_file(uuid, uuid, bigint, uuid, text), neotoma.rotate_signing_key(boolean),
   neotoma.create_api_token(uuid, text, text, text, double precision), neotoma.revoke_api_token(uuid),
-  neotoma.list_api_tokens(), neotoma.graph_orphan_count(), neotoma.erase_user(uuid, boolean), neotoma.import_lines(jsonb[]) FROM neotoma_user;
-GRANT EXECUTE ON FUNCTION neotoma.authenticate_token(text), neotoma.signed_file(uuid, uuid, bigint, uuid, text),
-  neotoma.graph_orphan_count(), neotoma.import_lines(jsonb[]),
+  neotoma.list_api_tokens(), neotoma.graph_orphan_count(), neotoma.erase_user(uuid, boolean), neotoma.import_lines(jsonb[]),
   neotoma.pending_embeddings(text, integer, text[]), neotoma.put_embeddings(text, jsonb),
-  neotoma.pending_embeddings_of(text, uuid, xid8, integer, text[]) TO neotoma_service;
-GRANT EXECUTE ON FUNCTION neotoma.rotate_signing_key(boolean),
-  neotoma.create_api_token(uuid, text, text, text, double precision), neotoma.revoke_api_token(uuid),
-  neotoma.list_api_tokens(), neotoma.erase_user(uuid, boolean), neotoma.drop_embeddings(text) TO neotoma_operator;
+  neotoma.pending_embeddings_of(text, uuid, xid8, integer, text[]), neotoma.drop_embeddings(text) FROM neotoma_user;
+GRANT EXECUTE ON FUNCTION neotoma.authenticate_token(text), neotoma_private.authenticate_token(text),
+  neotoma.signed_file(uuid, uuid, bigint, uuid, text), neotoma_private.signed_file(uuid, uuid, bigint, uuid, text),
+  neotoma.graph_orphan_count(), neotoma_private.graph_orphan_count(),
+  neotoma.import_lines(jsonb[]), neotoma_private.import_lines(jsonb[]),
+  neotoma.pending_embeddings(text, integer, text[]), neotoma_private.pending_embeddings(text, integer, text[]),
+  neotoma.put_embeddings(text, jsonb), neotoma_private.put_embeddings(text, jsonb),
+  neotoma.pending_embeddings_of(text, uuid, xid8, integer, text[]),
+  neotoma_private.pending_embeddings_of(text, uuid, xid8, integer, text[]) TO neotoma_service;
+GRANT EXECUTE ON FUNCTION neotoma.rotate_signing_key(boolean), neotoma_private.rotate_signing_key(boolean),
+  neotoma.create_api_token(uuid, text, text, text, double precision),
+  neotoma_private.create_api_token(uuid, text, text, text, double precision),
+  neotoma.revoke_api_token(uuid), neotoma_private.revoke_api_token(uuid),
+  neotoma.list_api_tokens(), neotoma_private.list_api_tokens(), neotoma.erase_user(uuid, boolean),
+  neotoma.drop_embeddings(text), neotoma_private.drop_embeddings(text) TO neotoma_operator;
 
 COMMENT ON FUNCTION neotoma.current_user_id() IS
   'The user this session acts for: neotoma.user_id (settable by neotoma_service), else the JWT claims'' sub, else NULL.';
 COMMENT ON SCHEMA neotoma IS
   'Neotoma: a memory for AI agents. One function per action (neotoma.<action>(jsonb)); '
   'see neotoma.action_catalog().';
+
+SELECT neotoma_private.grant_platform_roles();

@@ -4,7 +4,7 @@
 -- any) are analysed, which also renews every backend's kept plans over
 -- them. SKIP_LOCKED: a table another transaction is analysing is left to it.
 -- Runs as the tables' owner; answers how many tables it analysed.
-CREATE FUNCTION neotoma._refresh_statistics() RETURNS integer
+CREATE FUNCTION neotoma_private._refresh_statistics() RETURNS integer
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, neotoma, pg_temp SET client_min_messages = error AS $$
 DECLARE

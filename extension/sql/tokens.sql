@@ -22,14 +22,18 @@ CREATE TABLE neotoma.api_tokens (
 CREATE UNIQUE INDEX api_tokens_hash ON neotoma.api_tokens (token_hash);
 
 -- The token's id (from 0.12.0) names its context (set_context).
-CREATE FUNCTION neotoma.authenticate_token(token_hash text)
+CREATE FUNCTION neotoma_private.authenticate_token(token_hash text)
 RETURNS TABLE (user_id uuid, scope text, expires_at timestamptz, id uuid)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
   SELECT t.user_id, t.scope, t.expires_at, t.id FROM neotoma.api_tokens t
   WHERE t.token_hash = authenticate_token.token_hash AND t.revoked_at IS NULL
     AND (t.expires_at IS NULL OR t.expires_at > now()) $$;
+CREATE FUNCTION neotoma.authenticate_token(token_hash text)
+RETURNS TABLE (user_id uuid, scope text, expires_at timestamptz, id uuid)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT * FROM neotoma_private.authenticate_token(token_hash) $$;
 
-CREATE FUNCTION neotoma.create_api_token(user_id uuid, token_hash text, name text DEFAULT NULL,
+CREATE FUNCTION neotoma_private.create_api_token(user_id uuid, token_hash text, name text DEFAULT NULL,
                                          scope text DEFAULT 'user', expires_in_seconds double precision DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
@@ -47,8 +51,13 @@ BEGIN
   RETURN jsonb_build_object('id', t.id, 'user_id', t.user_id, 'scope', t.scope,
                             'expires_at', neotoma._iso(t.expires_at));
 END $$;
+CREATE FUNCTION neotoma.create_api_token(user_id uuid, token_hash text, name text DEFAULT NULL,
+                                         scope text DEFAULT 'user', expires_in_seconds double precision DEFAULT NULL)
+RETURNS jsonb
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+  SELECT neotoma_private.create_api_token(user_id, token_hash, name, scope, expires_in_seconds) $$;
 
-CREATE FUNCTION neotoma.revoke_api_token(token_id uuid) RETURNS boolean
+CREATE FUNCTION neotoma_private.revoke_api_token(token_id uuid) RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 DECLARE
   h text;
@@ -64,10 +73,16 @@ BEGIN
   PERFORM pg_notify('neotoma_tokens', h);
   RETURN true;
 END $$;
+CREATE FUNCTION neotoma.revoke_api_token(token_id uuid) RETURNS boolean
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+  SELECT neotoma_private.revoke_api_token(token_id) $$;
 
-CREATE FUNCTION neotoma.list_api_tokens() RETURNS jsonb
+CREATE FUNCTION neotoma_private.list_api_tokens() RETURNS jsonb
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
   SELECT coalesce(jsonb_agg(jsonb_build_object('id', id, 'user_id', user_id, 'name', name, 'scope', scope,
            'created_at', created_at, 'expires_at', expires_at, 'revoked_at', revoked_at)
            ORDER BY created_at, id), '[]')
   FROM neotoma.api_tokens $$;
+CREATE FUNCTION neotoma.list_api_tokens() RETURNS jsonb
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT neotoma_private.list_api_tokens() $$;

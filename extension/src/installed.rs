@@ -51,6 +51,11 @@ pub fn at_least_0_5() -> Result<bool, NeotomaError> {
 /// for one of its columns. Columns, not functions: 0.1 and 0.2 make a
 /// function for every action the library knows.
 const MARKED: &[(u32, &str)] = &[
+    // SECURITY DEFINER functions live in neotoma_private.
+    (
+        14,
+        "SELECT to_jsonb(to_regnamespace('neotoma_private') IS NOT NULL)",
+    ),
     // The graph servers' integer ids and type mappings.
     (
         13,

@@ -27,6 +27,11 @@ mod snapshots;
 mod statistics;
 mod tenancy;
 
+/// The schema of the SECURITY DEFINER functions (base.sql creates it, first):
+/// declared so that `#[pg_extern(schema = "neotoma_private")]` can name it.
+#[pg_schema]
+mod neotoma_private {}
+
 // The DDL, one file per concern (extension/sql/base.sql lists them), in
 // dependency order: tables before the SQL functions and views that read
 // them, the Rust functions a file calls before it, security.sql last.

@@ -14,14 +14,14 @@ thread_local! {
     static OWNER: Cell<Option<pg_sys::Oid>> = const { Cell::new(None) };
 }
 
-/// The extension's owner: the owner of its functions.
+/// The extension's owner: the owner of its tables.
 fn owner() -> Result<pg_sys::Oid, NeotomaError> {
     if let Some(oid) = OWNER.get() {
         return Ok(oid);
     }
     let v = db::json(
-        "SELECT to_jsonb(proowner::bigint) FROM pg_catalog.pg_proc
-         WHERE oid = 'neotoma._observations_inserted()'::pg_catalog.regprocedure",
+        "SELECT to_jsonb(relowner::bigint) FROM pg_catalog.pg_class
+         WHERE oid = 'neotoma.entities'::pg_catalog.regclass",
         &[],
     )?;
     let oid = v

@@ -240,11 +240,20 @@ fn has_role(role: &CStr, outer: bool) -> bool {
     }
 }
 
-/// Trusted to name the user it acts for (`user_id` argument or
-/// `neotoma.user_id`): superusers and members of `neotoma_service` (which
-/// includes `neotoma_operator`).
+/// Trusted to name the user it acts for (`user_id` argument): a role that
+/// may set `neotoma.user_id`, which could name any user anyway. That is
+/// superusers and `neotoma_service` (with `neotoma_operator`), and roles
+/// granted the privilege directly: Supabase's NOINHERIT `service_role`
+/// (security.sql, `grant_platform_roles`).
 pub fn trusted() -> bool {
-    has_role(c"neotoma_service", false)
+    // SAFETY: a catalog lookup of a parameter's ACL for the current role.
+    unsafe {
+        pg_sys::pg_parameter_aclcheck(
+            c"neotoma.user_id".as_ptr(),
+            pg_sys::GetUserId(),
+            pg_sys::ACL_SET as pg_sys::AclMode,
+        ) == pg_sys::AclResult::ACLCHECK_OK
+    }
 }
 
 /// Acts as an operator: may change what all users share (global schemas).

@@ -713,7 +713,13 @@ fn rebuild(user: &Uuid, entity_ids: &[String]) -> Result<i64, NeotomaError> {
 /// their observations. Runs as the extension's owner (derived data is
 /// written by nobody else), for the session's own user only, unless the
 /// caller is an operator.
-#[pg_extern(volatile, parallel_unsafe, security_definer, name = "_recompute")]
+#[pg_extern(
+    volatile,
+    parallel_unsafe,
+    security_definer,
+    name = "_recompute",
+    schema = "neotoma_private"
+)]
 #[search_path(pg_catalog, neotoma, pg_temp)]
 fn recompute_sql(user_id: pgrx::datum::Uuid, entity_ids: Vec<String>) -> i64 {
     let user = own_user(user_id);
@@ -758,7 +764,8 @@ pub fn entities_recomputed(user: &Uuid, ids: &[String]) -> Result<(), NeotomaErr
     volatile,
     parallel_unsafe,
     security_definer,
-    name = "_recompute_targets"
+    name = "_recompute_targets",
+    schema = "neotoma_private"
 )]
 #[search_path(pg_catalog, neotoma, pg_temp)]
 fn recompute_targets_sql(user_id: pgrx::datum::Uuid, entity_ids: Vec<String>) -> i64 {
@@ -789,7 +796,10 @@ fn recompute_targets_sql(user_id: pgrx::datum::Uuid, entity_ids: Vec<String>) ->
 /// Rebuilds the snapshots of these entities of `user` (see `_recompute`).
 pub fn recompute(user: &Uuid, entity_ids: &[String]) -> Result<i64, NeotomaError> {
     let n = db::json(
-        "SELECT to_jsonb(neotoma._recompute($1::uuid, $2))",
+        &crate::installed::adapt(
+            "SELECT to_jsonb(neotoma_private._recompute($1::uuid, $2)) -- 0.14
+             SELECT to_jsonb(neotoma._recompute($1::uuid, $2)) -- <0.14",
+        )?,
         &[Arg::uuid(user), Arg::Texts(entity_ids.to_vec())],
     )?;
     Ok(n.as_i64().unwrap_or(0))
@@ -800,7 +810,13 @@ pub fn recompute(user: &Uuid, entity_ids: &[String]) -> Result<i64, NeotomaError
 /// that alters what the reducer or the timeline makes. Runs as the
 /// extension's owner, so an operator's global change reaches every user;
 /// anyone else may only recompute their own user's.
-#[pg_extern(volatile, parallel_unsafe, security_definer, name = "_recompute_type")]
+#[pg_extern(
+    volatile,
+    parallel_unsafe,
+    security_definer,
+    name = "_recompute_type",
+    schema = "neotoma_private"
+)]
 #[search_path(pg_catalog, neotoma, pg_temp)]
 fn recompute_type_sql(entity_type: &str, only_user: Option<pgrx::datum::Uuid>) -> i64 {
     let only = only_user.map(|u| Uuid::from_bytes(*u.as_bytes()));
@@ -851,7 +867,10 @@ fn rebuild_type(entity_type: &str, only_user: Option<&Uuid>) -> Result<i64, Neot
 /// `_recompute_type`); answers how many.
 pub fn recompute_type(entity_type: &str, only_user: Option<&Uuid>) -> Result<i64, NeotomaError> {
     let n = db::json(
-        "SELECT to_jsonb(neotoma._recompute_type($1, $2::uuid))",
+        &crate::installed::adapt(
+            "SELECT to_jsonb(neotoma_private._recompute_type($1, $2::uuid)) -- 0.14
+             SELECT to_jsonb(neotoma._recompute_type($1, $2::uuid)) -- <0.14",
+        )?,
         &[
             Arg::Text(entity_type),
             Arg::OptText(only_user.map(|u| u.to_string()).as_deref()),
@@ -966,7 +985,13 @@ fn verify_counts(repair: bool) -> Result<Vec<Value>, NeotomaError> {
     )?;
     let mismatches: Vec<Value> = db::from_json(v, "entity counts")?;
     if repair && !mismatches.is_empty() {
-        db::run("SELECT neotoma._recount_entities()", &[])?;
+        db::run(
+            &crate::installed::adapt(
+                "SELECT neotoma_private._recount_entities() -- 0.14
+                 SELECT neotoma._recount_entities() -- <0.14",
+            )?,
+            &[],
+        )?;
     }
     Ok(mismatches)
 }

@@ -32,7 +32,7 @@ pub fn note_rows(rows: usize) {
 }
 
 /// After a write action: analyses the tables that outgrew their statistics
-/// (`neotoma._refresh_statistics()`, which runs as the tables' owner), when
+/// (`neotoma_private._refresh_statistics()`, which runs as the tables' owner), when
 /// it is time to look.
 pub fn keep_current() -> Result<(), NeotomaError> {
     match SINCE.get() {
@@ -45,7 +45,13 @@ pub fn keep_current() -> Result<(), NeotomaError> {
             if !crate::installed::at_least_0_4()? {
                 return Ok(());
             }
-            db::run("SELECT neotoma._refresh_statistics()", &[])
+            db::run(
+                &crate::installed::adapt(
+                    "SELECT neotoma_private._refresh_statistics() -- 0.14
+                     SELECT neotoma._refresh_statistics() -- <0.14",
+                )?,
+                &[],
+            )
         }
     }
 }

@@ -1,19 +1,19 @@
 //! Which user an action acts for, and whether the session is trusted.
 //!
 //! The user is *established* by the session: the setting `neotoma.user_id`
-//! (which only superusers and `neotoma_service` members may set: the MCP
-//! gateway sets it per transaction), else the `sub` of the request's JWT
+//! (which only roles granted SET on it may set: superusers, `neotoma_service`
+//! and Supabase's `service_role`; the MCP gateway sets it per transaction), else the `sub` of the request's JWT
 //! claims (`request.jwt.claims`, as PostgREST and Supabase set them for
 //! `authenticated`). A `user_id` argument that differs is refused.
 //!
-//! With no established user, a *trusted* session (superuser, or a member of
-//! `neotoma_service`) may name the user with the `user_id` argument; the
+//! With no established user, a *trusted* session (one that may set
+//! `neotoma.user_id`, see [`settings::trusted`]) may name the user with the `user_id` argument; the
 //! action then sets `neotoma.user_id` for its own duration so that row level
 //! security applies to everything it reads and writes. Any other session is
 //! refused: it is never trusted to say whom it acts for.
 //!
 //! Nothing here runs code a caller could have defined: the JWT claims are
-//! read as settings, not through `auth.uid()`.
+//! read as settings, as Supabase's `auth.uid()` reads them, not through it.
 
 use crate::db;
 use crate::settings;

@@ -160,10 +160,19 @@ pub async fn import(url: &str, user: Uuid, file: &Path) -> anyhow::Result<()> {
         .iter()
         .map(|r| r.get(0))
         .collect();
+    // In neotoma_private from 0.14.0 (SECURITY DEFINER functions), before in neotoma.
+    let recompute: String = tx
+        .query_one(
+            "SELECT coalesce(to_regprocedure('neotoma_private._recompute(uuid,text[])'),
+                             to_regprocedure('neotoma._recompute(uuid,text[])'))::oid::regproc::text",
+            &[],
+        )
+        .await?
+        .get(0);
     let bar = progress(ids.len() as u64, "recomputing");
     for chunk in ids.chunks(BATCH) {
         tx.execute(
-            "SELECT neotoma._recompute($1, $2)",
+            &format!("SELECT {recompute}($1, $2)"),
             &[&user, &chunk.to_vec()],
         )
         .await

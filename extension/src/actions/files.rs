@@ -43,8 +43,12 @@ pub fn retrieve_file_url(
     }
     // The expiry is computed once: the URL carries exactly what was signed.
     let signed = db::json(
-        "SELECT neotoma._sign_file($1::uuid, e.expires) || jsonb_build_object('expires', e.expires)
+        &crate::installed::adapt(
+            "SELECT neotoma_private._sign_file($1::uuid, e.expires) -- 0.14
+             SELECT neotoma._sign_file($1::uuid, e.expires) -- <0.14
+               || jsonb_build_object('expires', e.expires)
          FROM (SELECT $2::bigint + floor(extract(epoch FROM clock_timestamp()))::bigint AS expires) e",
+        )?,
         &[Arg::uuid(source), Arg::Int(expires_in)],
     )?;
     let (Some(user), Some(kid), Some(sig), Some(expires)) = (

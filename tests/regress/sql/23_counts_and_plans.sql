@@ -49,7 +49,7 @@ SELECT (neotoma.verify(repair => true))->'repaired' AS repaired, (neotoma.verify
 RESET ROLE;
 INSERT INTO neotoma.entity_counts VALUES ('23000000-0000-0000-0000-0000000000ff', 'person', 7, 7);
 SET ROLE neotoma_regress_agent;
-SELECT neotoma._recount_entities();
+SELECT neotoma_private._recount_entities();
 RESET ROLE;
 SELECT current, total FROM neotoma.entity_counts WHERE user_id = '23000000-0000-0000-0000-0000000000ff';
 DELETE FROM neotoma.entity_counts WHERE user_id = '23000000-0000-0000-0000-0000000000ff';
@@ -65,8 +65,8 @@ SHOW enable_seqscan;
 
 -- Right after a look, no table has outgrown its statistics: a second look
 -- analyses nothing; and the tables written have statistics.
-SELECT neotoma._refresh_statistics() >= 0 AS looked;
-SELECT neotoma._refresh_statistics() AS analysed_again;
+SELECT neotoma_private._refresh_statistics() >= 0 AS looked;
+SELECT neotoma_private._refresh_statistics() AS analysed_again;
 SELECT relname, relpages > 0 AS has_statistics FROM pg_class
 WHERE oid IN ('neotoma.entities'::regclass, 'neotoma.observations'::regclass, 'neotoma.entity_snapshots'::regclass)
 ORDER BY relname;

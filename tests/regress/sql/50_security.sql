@@ -15,26 +15,36 @@ SELECT p.proname,
        (SELECT string_agg(r.rolname, ',' ORDER BY r.rolname) FROM pg_roles r
         WHERE r.rolname IN ('neotoma_user', 'neotoma_service', 'neotoma_operator')
           AND has_function_privilege(r.oid, p.oid, 'EXECUTE')) AS executable_by
-FROM pg_proc p WHERE p.pronamespace = 'neotoma'::regnamespace AND p.prosecdef
+FROM pg_proc p WHERE p.pronamespace = 'neotoma_private'::regnamespace AND p.prosecdef
 ORDER BY 1;
 
 -- Nothing in the schema is PUBLIC: no function, table or view, not the schema.
 SELECT count(*) AS public_functions FROM pg_proc p
-WHERE p.pronamespace = 'neotoma'::regnamespace AND has_function_privilege('public', p.oid, 'EXECUTE');
+WHERE p.pronamespace IN ('neotoma'::regnamespace, 'neotoma_private'::regnamespace)
+  AND has_function_privilege('public', p.oid, 'EXECUTE');
 SELECT count(*) AS public_relations FROM pg_class c
 WHERE c.relnamespace = 'neotoma'::regnamespace AND c.relkind IN ('r', 'v')
   AND has_table_privilege('public', c.oid, 'SELECT,INSERT,UPDATE,DELETE');
 SELECT has_schema_privilege('public', 'neotoma', 'USAGE') AS public_uses_schema;
+SELECT has_schema_privilege('public', 'neotoma_private', 'USAGE') AS public_uses_private_schema;
+-- SECURITY DEFINER functions are in neotoma_private only (a schema no API
+-- exposes): none elsewhere.
+SELECT p.oid::regprocedure AS definer_outside_private FROM pg_proc p
+WHERE p.prosecdef AND p.pronamespace <> 'neotoma_private'::regnamespace
+  AND EXISTS (SELECT FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid
+              WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND e.extname = 'neotoma');
 -- The internals are the owner's alone.
 SELECT p.proname, has_function_privilege('neotoma_operator', p.oid, 'EXECUTE') AS operator_can_execute
-FROM pg_proc p WHERE p.pronamespace = 'neotoma'::regnamespace
+FROM pg_proc p WHERE p.pronamespace IN ('neotoma'::regnamespace, 'neotoma_private'::regnamespace)
   AND p.proname IN ('_apply_observations', '_observations_inserted')
 ORDER BY 1;
 -- Derived data is written by the definer functions only.
 SELECT t, has_table_privilege('neotoma_user', 'neotoma.' || t, 'INSERT,UPDATE,DELETE') AS users_write
 FROM unnest(ARRAY['entity_snapshots', 'entity_identifiers', 'timeline_events', 'api_tokens', 'signing_keys']) t;
 -- Settings that decide what users reach are not theirs to set.
-SELECT parname, paracl FROM pg_parameter_acl WHERE parname LIKE 'neotoma.%' ORDER BY 1;
+-- (Supabase's roles, which 51_supabase leaves in the cluster, left out.)
+SELECT parname, array(SELECT a FROM unnest(paracl) a WHERE a::text !~ '^(anon|authenticated|service_role)=') AS paracl
+FROM pg_parameter_acl WHERE parname LIKE 'neotoma.%' ORDER BY 1;
 
 -- A stranger: a role the extension was never granted to reaches nothing.
 DO $$ BEGIN
@@ -69,10 +79,10 @@ SELECT neotoma.store('{"entities": [{"entity_type": "note", "content": "mine"}]}
 SELECT neotoma.retrieve_entities('{}')->'total' AS sees;
 SELECT error_code(try_action('retrieve_entities', '{"user_id": "a0000000-0000-0000-0000-00000000000a"}')) AS names_another;
 -- Signing a file URL runs as the owner and still never calls auth.uid().
-SELECT neotoma._sign_file(gen_random_uuid(), 1) AS sign_unknown_file;
+SELECT neotoma_private._sign_file(gen_random_uuid(), 1) AS sign_unknown_file;
 -- Recomputing someone else's snapshots is refused.
-SELECT neotoma._recompute('a0000000-0000-0000-0000-00000000000a', ARRAY['ent_00000000000000000000000000000000']);
-SELECT neotoma._recompute_type('note', NULL);
+SELECT neotoma_private._recompute('a0000000-0000-0000-0000-00000000000a', ARRAY['ent_00000000000000000000000000000000']);
+SELECT neotoma_private._recompute_type('note', NULL);
 -- Derived data and shared rows cannot be written directly.
 UPDATE neotoma.entity_snapshots SET snapshot = '{}';
 SELECT * FROM neotoma.signing_keys;

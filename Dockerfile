@@ -1,10 +1,11 @@
-# Postgres 15 with the neotoma extension installed, plus the neotoma-mcp
-# gateway. Build:  docker build -t neotoma .
-# Run Postgres:    docker run -e POSTGRES_PASSWORD=secret -p 5432:5432 neotoma
-#   then `CREATE EXTENSION neotoma;` in your database, a login role for the
-#   gateway with `GRANT neotoma_service TO <role>` (and `neotoma_operator` for
-#   operator tokens), and point the gateway at it:
-#   docker run --rm -i --network host neotoma neotoma-mcp --database-url postgres://...
+# Postgres 15 with the neotoma extension installed from its Debian package
+# (scripts/package), plus the neotoma-mcp gateway. compose.yaml runs both.
+# Build:  docker build -t neotoma .
+# Run Postgres:    docker run -e POSTGRES_PASSWORD=secret -p 127.0.0.1:5432:5432 neotoma
+#   The database the image creates ($POSTGRES_DB) gets the extension on first
+#   start, and, with NEOTOMA_APP_PASSWORD set, a login role neotoma_app for
+#   the gateway (granted neotoma_service). Then:
+#   docker run --rm -i --network host neotoma neotoma-mcp --database-url postgres://neotoma_app:...@127.0.0.1/postgres
 
 FROM debian:bookworm AS build
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
@@ -17,18 +18,14 @@ RUN cargo install cargo-pgrx --version 0.18.0 --locked \
     && cargo pgrx init --pg15=/usr/lib/postgresql/15/bin/pg_config
 WORKDIR /src
 COPY . .
-RUN cd extension && cargo pgrx package --pg-config /usr/lib/postgresql/15/bin/pg_config --out-dir /out \
-    && cargo build --release -p neotoma-mcp && cp target/release/neotoma-mcp /out/ \
-    && PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config scripts/install-model \
-    && mkdir -p /out/usr/share/postgresql/15 && cp -r /usr/share/postgresql/15/neotoma /out/usr/share/postgresql/15/
+# The package (target/packages/neotoma-pg15_<version>_<arch>.deb) and the gateway.
+RUN scripts/package 15 && cargo build --release -p neotoma-mcp
 
 FROM postgres:15-bookworm
-COPY --from=build /out/usr/share/postgresql/15/extension/ /usr/share/postgresql/15/extension/
-# Released versions and the upgrades from them (ALTER EXTENSION neotoma UPDATE).
-COPY extension/sql/releases/ extension/sql/upgrades/ /usr/share/postgresql/15/extension/
-COPY --from=build /out/usr/lib/postgresql/15/lib/ /usr/lib/postgresql/15/lib/
-# The built-in embedding model (semantic search), from scripts/install-model.
-COPY --from=build /out/usr/share/postgresql/15/neotoma/ /usr/share/postgresql/15/neotoma/
-COPY --from=build /out/neotoma-mcp /usr/local/bin/neotoma-mcp
-# On first start, the database the image creates ($POSTGRES_DB) gets the extension.
-RUN echo "CREATE EXTENSION IF NOT EXISTS neotoma;" > /docker-entrypoint-initdb.d/10-neotoma.sql
+COPY --from=build /src/target/packages/ /tmp/packages/
+# apt installs it as any Debian 12 with postgresql-15 does (tests/package/run).
+RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      /tmp/packages/neotoma-pg15_*.deb \
+    && rm -rf /var/lib/apt/lists/* /tmp/packages
+COPY --from=build /src/target/release/neotoma-mcp /usr/local/bin/neotoma-mcp
+COPY scripts/docker-init.sh /docker-entrypoint-initdb.d/10-neotoma.sh

@@ -671,9 +671,46 @@ fn major_minor(v: &str) -> Option<(u64, u64)> {
     Some((parts.next()??, parts.next()??))
 }
 
+/// Whether this gateway can serve a database whose extension is `installed`:
+/// the same major version, and not a newer minor (whose actions and SQL this
+/// gateway does not know). An older minor is served: the actions it lacks
+/// answer SERVICE_UNAVAILABLE, asking for `ALTER EXTENSION neotoma UPDATE`.
+pub fn supports_extension(installed: &str) -> Result<(), String> {
+    let refuse = |why: &str| {
+        Err(format!(
+            "neotoma-mcp {SERVER_VERSION} cannot serve this database: its neotoma extension is              {installed:?}, {why}"
+        ))
+    };
+    match (major_minor(installed), major_minor(SERVER_VERSION)) {
+        (None, _) | (_, None) => refuse("not a version this gateway can read"),
+        (Some((m, _)), Some((g, _))) if m != g => refuse(&format!(
+            "another major version: use the neotoma-mcp of version {m}"
+        )),
+        (Some((_, m)), Some((_, g))) if m > g => {
+            refuse("newer than this gateway: use the neotoma-mcp of the same version (or newer)")
+        }
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn serves_its_own_and_older_minors_of_its_major_only() {
+        let (major, minor) = major_minor(SERVER_VERSION).unwrap();
+        assert!(supports_extension(SERVER_VERSION).is_ok());
+        assert!(supports_extension(&format!("{major}.{minor}.99")).is_ok());
+        if minor > 0 {
+            assert!(supports_extension(&format!("{major}.{}.0", minor - 1)).is_ok());
+        }
+        let newer = supports_extension(&format!("{major}.{}.0", minor + 1)).unwrap_err();
+        assert!(newer.contains("newer than this gateway"), "{newer}");
+        let other = supports_extension(&format!("{}.0.0", major + 1)).unwrap_err();
+        assert!(other.contains("another major version"), "{other}");
+        assert!(supports_extension("").is_err());
+    }
 
     #[test]
     fn versions_compare_by_major_and_minor() {

@@ -8,8 +8,11 @@ import subprocess
 
 import httpx2 as httpx
 import pytest
+import psycopg
 from conftest import (
+    DATABASE,
     Client,
+    admin_dsn,
     authed_client,
     create_token,
     error,
@@ -228,3 +231,29 @@ def test_help_documents_flags_and_environment() -> None:
         assert flag in out and env in out, flag
     tokens = subprocess.run([mcp_bin(), "token", "--help"], capture_output=True, text=True, env=gateway_env(), check=True).stdout
     assert "create" in tokens and "revoke" in tokens
+
+
+def test_an_extension_the_gateway_does_not_know_is_refused_at_start(database: str) -> None:
+    """A database whose extension is of a newer minor or another major than
+    the gateway: the gateway stops at start, saying which version it found
+    and what to do, instead of serving it."""
+    name = "neotoma_e2e_versions"
+    with psycopg.connect(admin_dsn(), autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {name}")
+    try:
+        with psycopg.connect(admin_dsn(name), autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION neotoma")
+            own = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'neotoma'").fetchone()[0]
+            major, minor = (int(p) for p in own.split(".")[:2])
+            dsn = database.replace(f"dbname={DATABASE}", f"dbname={name}")
+            for fake, why in ((f"{major}.{minor + 1}.0", "newer than this gateway"),
+                              (f"{major + 1}.0.0", "another major version")):
+                conn.execute("UPDATE pg_extension SET extversion = %s WHERE extname = 'neotoma'", (fake,))
+                run = subprocess.run([mcp_bin()], env=gateway_env(DATABASE_URL=dsn), capture_output=True,
+                                     text=True, timeout=60, stdin=subprocess.DEVNULL)
+                assert run.returncode != 0, run.stderr
+                assert why in run.stderr and fake in run.stderr, run.stderr
+    finally:
+        with psycopg.connect(admin_dsn(), autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

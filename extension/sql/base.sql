@@ -85,3 +85,21 @@ BEGIN
     'details', jsonb_build_object('table', TG_TABLE_NAME, 'operation', TG_OP)));
   RETURN NULL;
 END $$;
+
+-- Rows every user shares (user_id = the nil UUID: global schemas, entity
+-- type mappings) are written by operators only. Row level security says so
+-- for ordinary roles; this trigger says it also to roles that bypass row
+-- level security (Supabase's service_role), which fire triggers all the same.
+CREATE FUNCTION neotoma._refuse_shared_write() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF ((TG_OP <> 'INSERT' AND OLD.user_id = neotoma.global_user_id())
+      OR (TG_OP <> 'DELETE' AND NEW.user_id = neotoma.global_user_id()))
+     AND NOT neotoma.session_is_operator() THEN
+    PERFORM neotoma._raise(jsonb_build_object(
+      'code', 'FORBIDDEN',
+      'message', format('only an operator changes what all users share (the global rows of %s)', TG_TABLE_NAME),
+      'details', jsonb_build_object('table', TG_TABLE_NAME, 'operation', TG_OP)));
+  END IF;
+  RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+END $$;

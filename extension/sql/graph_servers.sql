@@ -65,3 +65,5 @@ CREATE POLICY entity_type_mappings_own ON neotoma.entity_type_mappings
 CREATE POLICY entity_type_mappings_global ON neotoma.entity_type_mappings
   USING (user_id = neotoma.global_user_id() AND (SELECT neotoma.session_is_operator()))
   WITH CHECK (user_id = neotoma.global_user_id() AND (SELECT neotoma.session_is_operator()));
+CREATE TRIGGER entity_type_mappings_shared BEFORE INSERT OR UPDATE OR DELETE ON neotoma.entity_type_mappings
+  FOR EACH ROW EXECUTE FUNCTION neotoma._refuse_shared_write();

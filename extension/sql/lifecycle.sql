@@ -306,7 +306,7 @@ $$;
 -- written for that user (whatever the file says), nothing that exists is
 -- changed (re-importing adds nothing). Answers the rows written per table.
 -- For the gateway's role (neotoma-mcp import), which recomputes the
--- snapshots afterwards (neotoma._recompute).
+-- snapshots afterwards (neotoma_private._recompute).
 CREATE FUNCTION neotoma_private.import_lines(lines jsonb[]) RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 DECLARE

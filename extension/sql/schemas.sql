@@ -56,3 +56,5 @@ CREATE POLICY entity_schemas_own ON neotoma.entity_schemas
 CREATE POLICY entity_schemas_global ON neotoma.entity_schemas
   USING (user_id = neotoma.global_user_id() AND (SELECT neotoma.session_is_operator()))
   WITH CHECK (user_id = neotoma.global_user_id() AND (SELECT neotoma.session_is_operator()));
+CREATE TRIGGER entity_schemas_shared BEFORE INSERT OR UPDATE OR DELETE ON neotoma.entity_schemas
+  FOR EACH ROW EXECUTE FUNCTION neotoma._refuse_shared_write();

@@ -46,6 +46,8 @@ BEGIN
   IF NOT pg_has_role('neotoma_operator', 'neotoma_service', 'MEMBER') THEN
     GRANT neotoma_service TO neotoma_operator;
   END IF;
+  -- (Supabase makes authenticated NOINHERIT, so this membership alone gives
+  -- it nothing: grant_platform_roles() below grants it directly.)
   IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'authenticated')
      AND NOT pg_has_role('authenticated', 'neotoma_user', 'MEMBER') THEN
     GRANT neotoma_user TO authenticated;
@@ -93,6 +95,12 @@ GRANT UPDATE ON neotoma.entities, neotoma.interpretation_runs, neotoma.raw_fragm
 -- current grants, so it is run at install, at the end of every upgrade, and
 -- by a superuser after creating these roles later (docs/supabase.md).
 -- Answers the roles it granted to.
+-- A setting's name as SQL names it: each dot-separated part quoted as needed.
+CREATE FUNCTION neotoma_private._parameter_name(name text) RETURNS text
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT string_agg(quote_ident(part), '.' ORDER BY n) FROM unnest(string_to_array(name, '.')) WITH ORDINALITY u(part, n) $$;
+REVOKE ALL ON FUNCTION neotoma_private._parameter_name(text) FROM PUBLIC;
+
 CREATE FUNCTION neotoma_private.grant_platform_roles() RETURNS text[]
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -114,7 +122,8 @@ BEGIN
     EXECUTE format('REVOKE ALL ON ALL SEQUENCES IN SCHEMA neotoma, neotoma_private FROM %I', target);
     EXECUTE format('REVOKE ALL ON ALL FUNCTIONS IN SCHEMA neotoma, neotoma_private FROM %I', target);
     EXECUTE format('REVOKE ALL ON SCHEMA neotoma, neotoma_private FROM %I', target);
-    FOR r IN SELECT DISTINCT p.parname FROM pg_parameter_acl p, aclexplode(p.paracl) a
+    FOR r IN SELECT DISTINCT neotoma_private._parameter_name(p.parname) AS parname
+             FROM pg_parameter_acl p, aclexplode(p.paracl) a
              WHERE p.parname LIKE 'neotoma.%' AND a.grantee = target::regrole LOOP
       EXECUTE format('REVOKE ALL ON PARAMETER %s FROM %I', r.parname, target);
     END LOOP;
@@ -139,7 +148,8 @@ BEGIN
              WHERE p.pronamespace = ANY (schemas) AND a.grantee = ANY (sources) ORDER BY 1 LOOP
       EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %I', r.fn, target);
     END LOOP;
-    FOR r IN SELECT DISTINCT p.parname, a.privilege_type FROM pg_parameter_acl p, aclexplode(p.paracl) a
+    FOR r IN SELECT DISTINCT neotoma_private._parameter_name(p.parname) AS parname, a.privilege_type
+             FROM pg_parameter_acl p, aclexplode(p.paracl) a
              WHERE p.parname LIKE 'neotoma.%' AND a.grantee = ANY (sources) ORDER BY 1, 2 LOOP
       EXECUTE format('GRANT %s ON PARAMETER %s TO %I', r.privilege_type, r.parname, target);
     END LOOP;

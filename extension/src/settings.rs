@@ -256,6 +256,14 @@ pub fn trusted() -> bool {
     }
 }
 
+/// Is the MCP gateway (or runs as it): a superuser or a member of
+/// `neotoma_service`. Narrower than [`trusted`]: Supabase's `service_role`
+/// may name users but is not the gateway, so it gets no connector secrets
+/// and cannot record what a provider answered.
+pub fn gateway() -> bool {
+    has_role(c"neotoma_service", false)
+}
+
 /// Acts as an operator: may change what all users share (global schemas).
 /// The setting `neotoma.operator`, when set (only operators can), decides;
 /// otherwise membership of `neotoma_operator`. With `outer`, the role that

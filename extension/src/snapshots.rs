@@ -15,7 +15,7 @@
 //! taken in the same order: the user, entity types, then entities by id.
 //!
 //! Snapshots, identifiers and timeline events are derived data: only the
-//! trigger and `neotoma._recompute` (both running as the extension's owner)
+//! trigger and `neotoma_private._recompute` (both running as the extension's owner)
 //! write them; users may read them, never write them.
 
 use crate::db::{self, Arg};
@@ -709,7 +709,7 @@ fn rebuild(user: &Uuid, entity_ids: &[String]) -> Result<i64, NeotomaError> {
     Ok(locked.len() as i64)
 }
 
-/// `neotoma._recompute(user_id, entity_ids)`: rebuilds these snapshots from
+/// `neotoma_private._recompute(user_id, entity_ids)`: rebuilds these snapshots from
 /// their observations. Runs as the extension's owner (derived data is
 /// written by nobody else), for the session's own user only, unless the
 /// caller is an operator.
@@ -755,7 +755,7 @@ pub fn entities_recomputed(user: &Uuid, ids: &[String]) -> Result<(), NeotomaErr
     )
 }
 
-/// `neotoma._recompute_targets(user_id, entity_ids)`: rebuilds the
+/// `neotoma_private._recompute_targets(user_id, entity_ids)`: rebuilds the
 /// snapshots these entities' observations count for (each entity, or the
 /// entity it was merged into), as `_recompute` does, and tells the change
 /// feed. The contests trigger calls it: a contest changes how its
@@ -805,7 +805,7 @@ pub fn recompute(user: &Uuid, entity_ids: &[String]) -> Result<i64, NeotomaError
     Ok(n.as_i64().unwrap_or(0))
 }
 
-/// `neotoma._recompute_type(entity_type, only_user)`: rebuilds the snapshots
+/// `neotoma_private._recompute_type(entity_type, only_user)`: rebuilds the snapshots
 /// of every entity of a type, of every user or of one, after a schema change
 /// that alters what the reducer or the timeline makes. Runs as the
 /// extension's owner, so an operator's global change reaches every user;

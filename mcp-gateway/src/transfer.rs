@@ -161,14 +161,18 @@ pub async fn import(url: &str, user: Uuid, file: &Path) -> anyhow::Result<()> {
         .map(|r| r.get(0))
         .collect();
     // In neotoma_private from 0.14.0 (SECURITY DEFINER functions), before in neotoma.
-    let recompute: String = tx
+    let private: bool = tx
         .query_one(
-            "SELECT coalesce(to_regprocedure('neotoma_private._recompute(uuid,text[])'),
-                             to_regprocedure('neotoma._recompute(uuid,text[])'))::oid::regproc::text",
+            "SELECT to_regprocedure('neotoma_private._recompute(uuid,text[])') IS NOT NULL",
             &[],
         )
         .await?
         .get(0);
+    let recompute = if private {
+        "neotoma_private._recompute"
+    } else {
+        "neotoma._recompute"
+    };
     let bar = progress(ids.len() as u64, "recomputing");
     for chunk in ids.chunks(BATCH) {
         tx.execute(

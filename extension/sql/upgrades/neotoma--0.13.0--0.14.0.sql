@@ -3,7 +3,9 @@
 -- API should expose; those callers name in neotoma keep a SECURITY INVOKER
 -- wrapper there. Supabase's NOINHERIT roles get their privileges directly
 -- (neotoma_private.grant_platform_roles()), and a role that may set
--- neotoma.user_id is trusted to name users (Supabase's service_role).
+-- neotoma.user_id is trusted to name users (Supabase's service_role). The
+-- global rows of entity_schemas and entity_type_mappings refuse writes by
+-- any non-operator, also by roles that bypass row level security.
 
 -- SECURITY DEFINER functions (those that run as the extension's owner:
 -- triggers writing derived data, tokens, signing keys, embeddings for the
@@ -110,6 +112,29 @@ CREATE FUNCTION neotoma.import_lines(lines jsonb[]) RETURNS jsonb
 LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
   SELECT neotoma_private.import_lines(lines) $$;
 
+-- Rows every user shares (user_id = the nil UUID: global schemas, entity
+-- type mappings) are written by operators only. Row level security says so
+-- for ordinary roles; this trigger says it also to roles that bypass row
+-- level security (Supabase's service_role), which fire triggers all the same.
+CREATE FUNCTION neotoma._refuse_shared_write() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF ((TG_OP <> 'INSERT' AND OLD.user_id = neotoma.global_user_id())
+      OR (TG_OP <> 'DELETE' AND NEW.user_id = neotoma.global_user_id()))
+     AND NOT neotoma.session_is_operator() THEN
+    PERFORM neotoma._raise(jsonb_build_object(
+      'code', 'FORBIDDEN',
+      'message', format('only an operator changes what all users share (the global rows of %s)', TG_TABLE_NAME),
+      'details', jsonb_build_object('table', TG_TABLE_NAME, 'operation', TG_OP)));
+  END IF;
+  RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+END $$;
+
+CREATE TRIGGER entity_schemas_shared BEFORE INSERT OR UPDATE OR DELETE ON neotoma.entity_schemas
+  FOR EACH ROW EXECUTE FUNCTION neotoma._refuse_shared_write();
+CREATE TRIGGER entity_type_mappings_shared BEFORE INSERT OR UPDATE OR DELETE ON neotoma.entity_type_mappings
+  FOR EACH ROW EXECUTE FUNCTION neotoma._refuse_shared_write();
+
 -- Platforms whose API roles are NOINHERIT (Supabase: anon, authenticated,
 -- service_role) give such a role none of neotoma_user's privileges by
 -- granting it neotoma_user. So the platform's roles get them directly:
@@ -119,6 +144,12 @@ LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
 -- current grants, so it is run at install, at the end of every upgrade, and
 -- by a superuser after creating these roles later (docs/supabase.md).
 -- Answers the roles it granted to.
+-- A setting's name as SQL names it: each dot-separated part quoted as needed.
+CREATE FUNCTION neotoma_private._parameter_name(name text) RETURNS text
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT string_agg(quote_ident(part), '.' ORDER BY n) FROM unnest(string_to_array(name, '.')) WITH ORDINALITY u(part, n) $$;
+REVOKE ALL ON FUNCTION neotoma_private._parameter_name(text) FROM PUBLIC;
+
 CREATE FUNCTION neotoma_private.grant_platform_roles() RETURNS text[]
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -140,7 +171,8 @@ BEGIN
     EXECUTE format('REVOKE ALL ON ALL SEQUENCES IN SCHEMA neotoma, neotoma_private FROM %I', target);
     EXECUTE format('REVOKE ALL ON ALL FUNCTIONS IN SCHEMA neotoma, neotoma_private FROM %I', target);
     EXECUTE format('REVOKE ALL ON SCHEMA neotoma, neotoma_private FROM %I', target);
-    FOR r IN SELECT DISTINCT p.parname FROM pg_parameter_acl p, aclexplode(p.paracl) a
+    FOR r IN SELECT DISTINCT neotoma_private._parameter_name(p.parname) AS parname
+             FROM pg_parameter_acl p, aclexplode(p.paracl) a
              WHERE p.parname LIKE 'neotoma.%' AND a.grantee = target::regrole LOOP
       EXECUTE format('REVOKE ALL ON PARAMETER %s FROM %I', r.parname, target);
     END LOOP;
@@ -165,7 +197,8 @@ BEGIN
              WHERE p.pronamespace = ANY (schemas) AND a.grantee = ANY (sources) ORDER BY 1 LOOP
       EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %I', r.fn, target);
     END LOOP;
-    FOR r IN SELECT DISTINCT p.parname, a.privilege_type FROM pg_parameter_acl p, aclexplode(p.paracl) a
+    FOR r IN SELECT DISTINCT neotoma_private._parameter_name(p.parname) AS parname, a.privilege_type
+             FROM pg_parameter_acl p, aclexplode(p.paracl) a
              WHERE p.parname LIKE 'neotoma.%' AND a.grantee = ANY (sources) ORDER BY 1, 2 LOOP
       EXECUTE format('GRANT %s ON PARAMETER %s TO %I', r.privilege_type, r.parname, target);
     END LOOP;

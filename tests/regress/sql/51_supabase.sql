@@ -155,6 +155,15 @@ SELECT count(*) AS service_reads_rows FROM neotoma.entities;
 SELECT (neotoma.retrieve_entities(jsonb_build_object('entity_type', 'note', 'user_id', :user_b))->>'total')::int AS for_b,
        (neotoma.retrieve_entities(jsonb_build_object('entity_type', 'note', 'user_id', :user_a))->>'total')::int AS for_a;
 SELECT error_code(try_action('retrieve_entities', '{}')) AS names_nobody;
+-- Bypassing row level security does not reach what all users share: the
+-- global rows are an operator's (a trigger, which fires for it too).
+SAVEPOINT shared;
+UPDATE neotoma.entity_schemas SET description = 'rewritten' WHERE user_id = neotoma.global_user_id();
+ROLLBACK TO SAVEPOINT shared;
+INSERT INTO neotoma.entity_type_mappings (user_id, variant, canonical) VALUES (neotoma.global_user_id(), 'planted', 'Project');
+ROLLBACK TO SAVEPOINT shared;
+DELETE FROM neotoma.entity_type_mappings WHERE user_id = neotoma.global_user_id();
+ROLLBACK TO SAVEPOINT shared;
 SELECT jsonb_array_length(neotoma.store(jsonb_build_object('user_id', :user_a,
          'entities', jsonb_build_array(jsonb_build_object('entity_type', 'note', 'title', 'for A, by the server'))))->'entities')
   AS stored_for_a;

@@ -207,16 +207,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .context(
             "could not read neotoma.action_catalog(); is the extension created in this database?",
         )?;
-    // The version of the extension's SQL objects in this database (the
-    // catalog reports the library's, which may be newer until the update).
-    let installed = db
-        .query_json(
-            "SELECT to_jsonb((SELECT extversion FROM pg_extension WHERE extname = 'neotoma'))",
-        )
+    let installed = server::installed_extension_version(&db)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    server::supports_extension(installed.as_str().unwrap_or_default())
-        .map_err(anyhow::Error::msg)?;
+    server::supports_extension(&installed).map_err(anyhow::Error::msg)?;
     let catalog = catalog::Catalog::from_json(&catalog_json, &args.tools.0)?;
     for set in &args.tools.0 {
         anyhow::ensure!(

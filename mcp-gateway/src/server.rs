@@ -648,14 +648,9 @@ fn nested_actions<'a>(action: &str, args: &'a Value) -> Vec<&'a str> {
 /// Readiness: the database answers and the installed extension has the same
 /// major.minor version as this gateway.
 pub async fn check_ready(state: &AppState) -> Result<Value, Value> {
-    let installed = state
-        .db
-        .query_json(
-            "SELECT to_jsonb((SELECT extversion FROM pg_extension WHERE extname = 'neotoma'))",
-        )
+    let installed = installed_extension_version(&state.db)
         .await
         .map_err(|e| json!({"status": "unavailable", "error": e.to_json()}))?;
-    let installed = installed.as_str().unwrap_or_default().to_string();
     let compatible = major_minor(&installed) == major_minor(SERVER_VERSION);
     let body = json!({
         "status": if compatible { "ready" } else { "incompatible" },
@@ -664,6 +659,18 @@ pub async fn check_ready(state: &AppState) -> Result<Value, Value> {
         "catalog_version": state.catalog.version,
     });
     if compatible { Ok(body) } else { Err(body) }
+}
+
+/// The version of the extension's SQL objects in this database (empty when
+/// it has none): the catalog reports the library's, which is newer until
+/// `ALTER EXTENSION neotoma UPDATE`.
+pub async fn installed_extension_version(db: &Database) -> Result<String, NeotomaError> {
+    let v = db
+        .query_json(
+            "SELECT to_jsonb((SELECT extversion FROM pg_extension WHERE extname = 'neotoma'))",
+        )
+        .await?;
+    Ok(v.as_str().unwrap_or_default().to_string())
 }
 
 fn major_minor(v: &str) -> Option<(u64, u64)> {

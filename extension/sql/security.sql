@@ -12,7 +12,8 @@ BEGIN
                            'schema_recommendations', 'api_tokens', 'files', 'signing_keys',
                            'graph_write_locks', 'entity_counts', 'connectors', 'sync_runs', 'erasures', 'changes', 'entity_splits',
                            'observation_moves', 'entity_name_trigrams', 'entity_embeddings', 'annotations',
-                           'observation_contests', 'workspaces', 'contexts', 'graph_ids'] LOOP
+                           'observation_contests', 'workspaces', 'contexts', 'graph_ids', 'logins', 'login_codes',
+                           'oauth_grants', 'oauth_refresh_tokens'] LOOP
     EXECUTE format('ALTER TABLE neotoma.%I ENABLE ROW LEVEL SECURITY', t);
     EXECUTE format('ALTER TABLE neotoma.%I FORCE ROW LEVEL SECURITY', t);
     EXECUTE format('CREATE POLICY %I ON neotoma.%I USING (user_id = (SELECT neotoma.current_user_id())) '
@@ -68,6 +69,10 @@ GRANT USAGE ON SCHEMA neotoma TO neotoma_user;
 REVOKE ALL ON ALL TABLES IN SCHEMA neotoma FROM PUBLIC;
 GRANT SELECT ON ALL TABLES IN SCHEMA neotoma TO neotoma_user;
 REVOKE ALL ON neotoma.api_tokens, neotoma.signing_keys FROM neotoma_user;
+-- OAuth's clients, logins, grants and refresh tokens: only through the
+-- functions of oauth.sql.
+REVOKE ALL ON neotoma.oauth_clients, neotoma.logins, neotoma.login_codes, neotoma.oauth_grants,
+  neotoma.oauth_refresh_tokens FROM neotoma_user;
 -- Connectors: users read every column but the secret and update a sync's
 -- outcome; the extension's owner writes the rest (save_connector).
 REVOKE ALL ON neotoma.connectors FROM neotoma_user;
@@ -195,6 +200,19 @@ GRANT EXECUTE ON FUNCTION neotoma.rotate_signing_key(boolean), neotoma_private.r
   neotoma.revoke_api_token(uuid), neotoma_private.revoke_api_token(uuid),
   neotoma.list_api_tokens(), neotoma_private.list_api_tokens(), neotoma.erase_user(uuid, boolean),
   neotoma.drop_embeddings(text), neotoma_private.drop_embeddings(text) TO neotoma_operator;
+
+-- OAuth (oauth.sql): the gateway runs the flow; operators set up logins.
+GRANT EXECUTE ON FUNCTION neotoma_private.oauth_register_client(text, jsonb, text),
+  neotoma_private.oauth_client(text), neotoma_private.oauth_login(text),
+  neotoma_private.oauth_use_login_code(text),
+  neotoma_private.oauth_authorize(uuid, text, text, text, text, text, text),
+  neotoma_private.oauth_exchange_code(text, text, text, text, text, text, double precision, text,
+                                      double precision, text),
+  neotoma_private.oauth_refresh(text, text, text, text, double precision, text, double precision, text),
+  neotoma_private.oauth_revoke(text, text) TO neotoma_service;
+GRANT EXECUTE ON FUNCTION neotoma_private.oauth_set_login(uuid, text, text),
+  neotoma_private.oauth_create_login_code(uuid, text, double precision),
+  neotoma_private.oauth_remove_login(uuid) TO neotoma_operator;
 
 COMMENT ON FUNCTION neotoma.current_user_id() IS
   'The user this session acts for: neotoma.user_id (settable by neotoma_service), else the JWT claims'' sub, else NULL.';

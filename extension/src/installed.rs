@@ -51,6 +51,11 @@ pub fn at_least_0_5() -> Result<bool, NeotomaError> {
 /// for one of its columns. Columns, not functions: 0.1 and 0.2 make a
 /// function for every action the library knows.
 const MARKED: &[(u32, &str)] = &[
+    // The gateway is an OAuth authorization server.
+    (
+        15,
+        "SELECT to_jsonb(to_regclass('neotoma.oauth_grants') IS NOT NULL)",
+    ),
     // SECURITY DEFINER functions live in neotoma_private.
     (
         14,
@@ -148,7 +153,7 @@ fn minor() -> Result<u32, NeotomaError> {
 }
 
 /// Whether the installed SQL is 0.`minor`.0 or newer (for a marked
-/// version: 6 to 12).
+/// version: 6 to 15).
 pub fn at_least(minor_version: u32) -> Result<bool, NeotomaError> {
     debug_assert!(MARKED.iter().any(|(m, _)| *m == minor_version));
     Ok(minor()? >= minor_version)

@@ -167,6 +167,11 @@ extension_sql_file!(
     name = "graph_servers",
     requires = ["entities", "schemas", "workspaces"]
 );
+extension_sql_file!(
+    "../sql/oauth.sql",
+    name = "oauth",
+    requires = ["tokens", "workspaces"]
+);
 extension_sql_file!("../sql/security.sql", name = "security", finalize);
 
 /// Runs once per backend, when the library is loaded: defines the settings.

@@ -73,9 +73,14 @@ const FAILURES_PER_MINUTE: u32 = 30;
 /// A new random token: `ntm_` and 64 hex digits (256 bits from the
 /// operating system's generator).
 pub fn new_token() -> anyhow::Result<String> {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("random generator: {e}"))?;
-    Ok(format!("ntm_{}", neotoma_core::canonical::hex(&bytes)))
+    Ok(format!("ntm_{}", random_hex(32)?))
+}
+
+/// `bytes` random bytes from the operating system's generator, in hex.
+pub fn random_hex(bytes: usize) -> anyhow::Result<String> {
+    let mut buf = vec![0u8; bytes];
+    getrandom::fill(&mut buf).map_err(|e| anyhow::anyhow!("random generator: {e}"))?;
+    Ok(neotoma_core::canonical::hex(&buf))
 }
 
 pub fn hash_token(token: &str) -> String {
@@ -83,13 +88,16 @@ pub fn hash_token(token: &str) -> String {
 }
 
 /// What the database says a valid token stands for.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TokenIdentity {
     pub user: Uuid,
     pub operator: bool,
     pub expires_at: Option<SystemTime>,
     /// The token's id (None from an extension before 0.12.0).
     pub id: Option<Uuid>,
+    /// The resource an OAuth access token is bound to (None: a static
+    /// token, good for any gateway of the database).
+    pub resource: Option<String>,
 }
 
 impl TokenIdentity {
@@ -98,7 +106,7 @@ impl TokenIdentity {
     }
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Cached {
     identity: Option<TokenIdentity>,
     at: Instant,
@@ -170,7 +178,9 @@ impl TokenCache {
             return None;
         }
         let m = self.entries.lock().ok()?;
-        m.get(hash).filter(|c| c.fresh()).map(|c| c.identity)
+        m.get(hash)
+            .filter(|c| c.fresh())
+            .map(|c| c.identity.clone())
     }
 
     /// Caches what a lookup begun at `generation` found, unless something
@@ -209,7 +219,7 @@ impl TokenCache {
             None => {
                 let generation = self.generation.load(Ordering::SeqCst);
                 let found = db.authenticate(&hash).await?;
-                self.remember(hash, found, generation);
+                self.remember(hash, found.clone(), generation);
                 found
             }
         };
@@ -217,11 +227,19 @@ impl TokenCache {
     }
 }
 
-fn unauthorized(error: Option<&str>, message: &str) -> Response {
-    let challenge = match error {
-        Some(e) => format!("Bearer realm=\"neotoma\", error=\"{e}\""),
-        None => "Bearer realm=\"neotoma\"".to_string(),
-    };
+/// A 401 whose challenge says, where OAuth is served, where to learn how
+/// to get a token (RFC 9728 5.1).
+fn unauthorized(state: &AppState, error: Option<&str>, message: &str) -> Response {
+    let mut challenge = "Bearer realm=\"neotoma\"".to_string();
+    if let Some(oauth) = &state.oauth {
+        challenge.push_str(&format!(
+            ", resource_metadata=\"{}\", scope=\"memory\"",
+            oauth.resource_metadata_url()
+        ));
+    }
+    if let Some(e) = error {
+        challenge.push_str(&format!(", error=\"{e}\""));
+    }
     let mut r = refuse(
         StatusCode::UNAUTHORIZED,
         NeotomaError::new(ErrorCode::Unauthorized, message),
@@ -277,11 +295,24 @@ pub async fn require_token(
     let Some(token) = presented else {
         failed();
         return unauthorized(
+            &state,
             None,
-            "a bearer token is required (neotoma-mcp token create)",
+            "a bearer token is required (neotoma-mcp token create, or OAuth: docs/oauth.md)",
         );
     };
     match state.tokens.identity(&state.db, &token).await {
+        // An OAuth token is good for the resource it was issued for only.
+        Ok(Some(TokenIdentity {
+            resource: Some(resource),
+            ..
+        })) if state.oauth.as_ref().is_none_or(|o| o.resource != resource) => {
+            failed();
+            unauthorized(
+                &state,
+                Some("invalid_token"),
+                "the bearer token was issued for another resource",
+            )
+        }
         Ok(Some(identity)) => {
             request.extensions_mut().insert(Caller {
                 user: identity.user,
@@ -294,6 +325,7 @@ pub async fn require_token(
         Ok(None) => {
             failed();
             unauthorized(
+                &state,
                 Some("invalid_token"),
                 "the bearer token is unknown, expired or revoked",
             )
@@ -355,19 +387,20 @@ mod tests {
             operator: false,
             expires_at: None,
             id: None,
+            resource: None,
         };
         let generation = |c: &TokenCache| c.generation.load(Ordering::SeqCst);
-        cache.remember("h".into(), Some(id), generation(&cache));
+        cache.remember("h".into(), Some(id.clone()), generation(&cache));
         assert_eq!(cache.cached("h"), None);
         cache.set_listening(true);
-        cache.remember("h".into(), Some(id), generation(&cache));
-        assert_eq!(cache.cached("h"), Some(Some(id)));
+        cache.remember("h".into(), Some(id.clone()), generation(&cache));
+        assert_eq!(cache.cached("h"), Some(Some(id.clone())));
         cache.forget("h");
         assert_eq!(cache.cached("h"), None);
         // A lookup that began before a change does not cache its answer.
         let before = generation(&cache);
         cache.forget("other");
-        cache.remember("h".into(), Some(id), before);
+        cache.remember("h".into(), Some(id.clone()), before);
         assert_eq!(cache.cached("h"), None);
         cache.remember("h".into(), Some(id), generation(&cache));
         cache.set_listening(false);
@@ -381,11 +414,12 @@ mod tests {
             operator: false,
             expires_at: Some(SystemTime::now() - Duration::from_secs(1)),
             id: None,
+            resource: None,
         };
         assert!(!past.valid_now());
         let later = TokenIdentity {
             expires_at: Some(SystemTime::now() + Duration::from_secs(60)),
-            ..past
+            ..past.clone()
         };
         assert!(later.valid_now());
     }

@@ -48,6 +48,11 @@ pub enum Command {
     /// without --database-url).
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Set up who may authorize OAuth clients (ChatGPT, claude.ai) for a
+    /// user: a username and password, or a one-time code (docs/oauth.md).
+    /// Needs an operator's database connection, like `token`.
+    #[command(subcommand)]
+    Login(LoginCommand),
     /// Write a user's memory to a JSON Lines file (sources with their bytes,
     /// observations, relationships, corrections, schemas, merges, splits):
     /// enough to rebuild it with `import`.
@@ -126,6 +131,48 @@ pub enum TokenCommand {
         #[command(flatten)]
         db: DbArgs,
     },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum LoginCommand {
+    /// Set (or replace) a user's username and password. The password is
+    /// read from NEOTOMA_LOGIN_PASSWORD, else a line of standard input.
+    Set {
+        /// The user the login authorizes clients for.
+        #[arg(long = "user")]
+        user: Uuid,
+        #[arg(long)]
+        username: String,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+    /// Print a one-time code that logs the user in once on the consent page.
+    Code {
+        #[arg(long = "user")]
+        user: Uuid,
+        /// How long the code is good for, e.g. 15m, 1h.
+        #[arg(long, value_parser = parse_duration, default_value = "15m")]
+        expires_in: std::time::Duration,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+    /// Remove a user's login and unused codes (grants stay until revoked).
+    Remove {
+        #[arg(long = "user")]
+        user: Uuid,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+}
+
+impl LoginCommand {
+    pub fn db(&self) -> &DbArgs {
+        match self {
+            LoginCommand::Set { db, .. }
+            | LoginCommand::Code { db, .. }
+            | LoginCommand::Remove { db, .. } => db,
+        }
+    }
 }
 
 /// Where the database is: a URL, or the embedded cluster.
@@ -297,6 +344,13 @@ pub struct ServeArgs {
     /// must not make this server reach its own network).
     #[arg(long, env = "NEOTOMA_ALLOW_PRIVATE_HOSTS")]
     pub allow_private_hosts: bool,
+    /// How long an OAuth access token lives, in seconds.
+    #[arg(long, env = "NEOTOMA_OAUTH_ACCESS_TOKEN_SECS", default_value_t = 3600)]
+    pub oauth_access_token_secs: u64,
+    /// How long an OAuth refresh token lives, in seconds (each use issues a
+    /// new one).
+    #[arg(long, env = "NEOTOMA_OAUTH_REFRESH_TOKEN_SECS", default_value_t = 30 * 86400)]
+    pub oauth_refresh_token_secs: u64,
     /// Longest wait for an outside service (Plaid, IMAP, Prometheus), in seconds.
     #[arg(long, env = "NEOTOMA_SERVICE_TIMEOUT_SECS", default_value_t = 30)]
     pub service_timeout_secs: u64,

@@ -212,7 +212,7 @@ impl Database {
         let statement = client
             .prepare_cached(
                 "SELECT t.user_id, t.scope, extract(epoch FROM t.expires_at)::float8, \
-                        (to_jsonb(t) ->> 'id')::uuid \
+                        (to_jsonb(t) ->> 'id')::uuid, to_jsonb(t) ->> 'resource' \
                  FROM neotoma.authenticate_token($1) t",
             )
             .await
@@ -227,9 +227,11 @@ impl Database {
         let scope: String = row.try_get(1).map_err(read)?;
         let expires: Option<f64> = row.try_get(2).map_err(read)?;
         let id: Option<Uuid> = row.try_get(3).map_err(read)?;
+        let resource: Option<String> = row.try_get(4).map_err(read)?;
         Ok(Some(TokenIdentity {
             user,
             id,
+            resource,
             operator: scope == "operator",
             expires_at: expires
                 .map(|s| SystemTime::UNIX_EPOCH + Duration::from_secs_f64(s.max(0.0))),

@@ -13,6 +13,7 @@ mod http;
 mod interpreter;
 mod limits;
 mod metrics;
+mod oauth;
 mod server;
 mod services;
 mod sessions;
@@ -60,6 +61,10 @@ async fn main() -> anyhow::Result<()> {
             embedded::Embedded::new(&args.options())?.stop()
         }
         Command::Token(command) => token(command).await,
+        Command::Login(command) => {
+            let url = database_url(command.db(), true).await?;
+            oauth::logins::command(command, &url).await
+        }
         Command::Export { user, out, db } => {
             let url = database_url(&db, false).await?;
             transfer::export(&url, user, &out).await
@@ -172,6 +177,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .public_url
         .clone()
         .or_else(|| args.http.map(|addr| format!("http://{addr}")));
+    let oauth_url = public_url.clone();
     let model = match &args.model_url {
         Some(url) => Some(interpreter::ModelInterpreter::new(
             interpreter::ModelOptions {
@@ -211,6 +217,19 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     server::supports_extension(&installed).map_err(anyhow::Error::msg)?;
+    let oauth = match oauth_url {
+        Some(public_url)
+            if args.http.is_some() && !args.no_auth && server::keeps_oauth(&installed) =>
+        {
+            Some(Arc::new(oauth::OAuth::new(&oauth::OAuthOptions {
+                public_url,
+                access_token_secs: args.oauth_access_token_secs,
+                refresh_token_secs: args.oauth_refresh_token_secs,
+                allow_private_hosts: args.allow_private_hosts,
+            })))
+        }
+        _ => None,
+    };
     let catalog = catalog::Catalog::from_json(&catalog_json, &args.tools.0)?;
     for set in &args.tools.0 {
         anyhow::ensure!(
@@ -289,6 +308,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         })?,
         large_calls: tokio::sync::Semaphore::new(args.max_large_requests.max(1)),
         hub,
+        oauth,
     });
     let shutdown = CancellationToken::new();
     tokio::spawn(cancel_on_signal(shutdown.clone()));

@@ -66,6 +66,9 @@ pub struct AppState {
     pub large_calls: tokio::sync::Semaphore,
     /// Resource subscriptions, fed by the database's change notifications.
     pub hub: Arc<Hub>,
+    /// The OAuth authorization server, over HTTP with tokens required and
+    /// an extension that keeps its state (0.15.0 or newer).
+    pub oauth: Option<Arc<crate::oauth::OAuth>>,
 }
 
 #[derive(Clone)]
@@ -671,6 +674,11 @@ pub async fn installed_extension_version(db: &Database) -> Result<String, Neotom
         )
         .await?;
     Ok(v.as_str().unwrap_or_default().to_string())
+}
+
+/// Whether an installed extension keeps OAuth's state (0.15.0 or newer).
+pub fn keeps_oauth(installed: &str) -> bool {
+    major_minor(installed).is_some_and(|v| v >= (0, 15))
 }
 
 fn major_minor(v: &str) -> Option<(u64, u64)> {

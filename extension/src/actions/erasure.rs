@@ -417,6 +417,12 @@ pub fn erase_user_rows(user: &Uuid) -> Result<ErasedCounts, NeotomaError> {
         del("graph_ids")?;
         del("entity_type_mappings")?;
     }
+    if crate::installed::at_least(15)? {
+        del("oauth_refresh_tokens")?;
+        del("oauth_grants")?;
+        del("login_codes")?;
+        del("logins")?;
+    }
     del("api_tokens")?;
     Ok(c)
 }

@@ -34,8 +34,10 @@ FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = 'neotoma' AND c.relkind = 'r'
 ORDER BY 1;
 
--- Every primary key and unique key leads with user_id.
+-- Every primary key and unique key leads with user_id (but OAuth's
+-- clients', which register before any user is known).
 SELECT conrelid::regclass AS tbl, conname
 FROM pg_constraint
 WHERE connamespace = 'neotoma'::regnamespace AND contype IN ('p', 'u')
-  AND (SELECT attname FROM pg_attribute WHERE attrelid = conrelid AND attnum = conkey[1]) <> 'user_id';
+  AND (SELECT attname FROM pg_attribute WHERE attrelid = conrelid AND attnum = conkey[1]) <> 'user_id'
+  AND conrelid <> 'neotoma.oauth_clients'::regclass;

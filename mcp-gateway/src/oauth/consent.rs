@@ -1,0 +1,150 @@
+//! The consent page: the owner logs in (a password or a one-time code) and
+//! allows or denies a client. Plain HTML, no script; every value written
+//! into it is escaped.
+
+use serde::Deserialize;
+
+/// The parameters of an authorization request (RFC 6749 4.1.1 with PKCE
+/// and RFC 8707's `resource`), carried from the query to the form.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct AuthorizeParams {
+    pub response_type: Option<String>,
+    pub client_id: Option<String>,
+    pub redirect_uri: Option<String>,
+    pub state: Option<String>,
+    pub code_challenge: Option<String>,
+    pub code_challenge_method: Option<String>,
+    pub resource: Option<String>,
+    pub scope: Option<String>,
+}
+
+/// What the owner typed and pressed (the POST of the form).
+#[derive(Debug, Default, Deserialize)]
+pub struct ConsentForm {
+    #[serde(flatten)]
+    pub params: AuthorizeParams,
+    pub username: Option<String>,
+    pub password: Option<String>,
+    /// A one-time code instead of a username and password.
+    pub code: Option<String>,
+    /// `allow` or `deny`.
+    pub decision: Option<String>,
+}
+
+/// `s` safe inside HTML text and attribute values.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#222}\
+h1{font-size:1.4rem}fieldset{border:1px solid #ccc;border-radius:6px;margin:1rem 0;padding:.5rem 1rem 1rem}\
+label{display:block;margin-top:.5rem}input[type=text],input[type=password]{width:100%;padding:.4rem;box-sizing:border-box}\
+button{padding:.5rem 1.2rem;margin:1rem .5rem 0 0}.error{color:#a00;font-weight:600}.where{color:#555;word-break:break-all}";
+
+fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+         <title>{}</title><style>{STYLE}</style></head><body>{body}</body></html>",
+        escape(title)
+    )
+}
+
+/// The login and consent form for `client_name`, which will be sent to
+/// `redirect_uri`; `error` says why the last attempt failed.
+pub fn consent_page(params: &AuthorizeParams, client_name: &str, error: Option<&str>) -> String {
+    let hidden = [
+        ("response_type", &params.response_type),
+        ("client_id", &params.client_id),
+        ("redirect_uri", &params.redirect_uri),
+        ("state", &params.state),
+        ("code_challenge", &params.code_challenge),
+        ("code_challenge_method", &params.code_challenge_method),
+        ("resource", &params.resource),
+        ("scope", &params.scope),
+    ]
+    .iter()
+    .filter_map(|(name, value)| {
+        value.as_ref().map(|v| {
+            format!(
+                "<input type=\"hidden\" name=\"{name}\" value=\"{}\">",
+                escape(v)
+            )
+        })
+    })
+    .collect::<String>();
+    let error = error
+        .map(|e| format!("<p class=\"error\" role=\"alert\">{}</p>", escape(e)))
+        .unwrap_or_default();
+    let body = format!(
+        "<h1>Allow {client} to use your Neotoma memory?</h1>\
+         <p><strong>{client}</strong> asks to read and write your memory (entities, observations, \
+         relationships, files) as you. It will be sent back to:</p>\
+         <p class=\"where\">{redirect}</p>{error}\
+         <form method=\"post\" action=\"/authorize\">{hidden}\
+         <fieldset><legend>Log in with your username and password</legend>\
+         <label for=\"username\">Username</label>\
+         <input type=\"text\" id=\"username\" name=\"username\" autocomplete=\"username\" autofocus>\
+         <label for=\"password\">Password</label>\
+         <input type=\"password\" id=\"password\" name=\"password\" autocomplete=\"current-password\">\
+         </fieldset>\
+         <fieldset><legend>or with a one-time code from your operator</legend>\
+         <label for=\"code\">One-time code</label>\
+         <input type=\"text\" id=\"code\" name=\"code\" autocomplete=\"one-time-code\">\
+         </fieldset>\
+         <button type=\"submit\" name=\"decision\" value=\"allow\">Allow</button>\
+         <button type=\"submit\" name=\"decision\" value=\"deny\">Deny</button>\
+         </form>",
+        client = escape(client_name),
+        redirect = escape(params.redirect_uri.as_deref().unwrap_or_default()),
+    );
+    page("Authorize access to Neotoma", &body)
+}
+
+/// An authorization request that cannot go back to its client (unknown
+/// client, unregistered redirect URI): said to the person, not redirected.
+pub fn error_page(message: &str) -> String {
+    page(
+        "Authorization failed",
+        &format!(
+            "<h1>This authorization request cannot be served</h1><p class=\"error\" role=\"alert\">{}</p>",
+            escape(message)
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn everything_written_into_the_page_is_escaped() {
+        let params = AuthorizeParams {
+            client_id: Some("\"><script>x</script>".into()),
+            redirect_uri: Some("https://a.example/cb?x=<b>".into()),
+            state: Some("s'1".into()),
+            ..Default::default()
+        };
+        let html = consent_page(&params, "<img src=x onerror=y>", Some("<bad>"));
+        assert!(!html.contains("<script>"));
+        assert!(!html.contains("<img"));
+        assert!(!html.contains("<bad>"));
+        assert!(html.contains("value=\"s&#39;1\""));
+        assert!(html.contains("&lt;img src=x onerror=y&gt;"));
+        assert!(
+            !html.contains("name=\"resource\""),
+            "absent parameters are not carried"
+        );
+    }
+}

@@ -1,0 +1,860 @@
+//! OAuth 2.1 for remote agents (docs/oauth.md): over HTTP the gateway is
+//! its own authorization server, as the MCP authorization specification
+//! describes. Protected resource metadata (RFC 9728), authorization server
+//! metadata (RFC 8414), dynamic client registration (RFC 7591) and client ID
+//! metadata documents, the authorization code grant with PKCE S256 and
+//! audience-bound tokens (RFC 8707), refresh with rotation, revocation
+//! (RFC 7009). Access tokens are API tokens bound to this gateway's
+//! resource, so `/mcp` authenticates them as it does static ones.
+
+pub mod clients;
+pub mod consent;
+pub mod logins;
+mod store;
+
+use crate::auth::{hash_token, random_hex};
+use crate::limits::{SlidingWindow, retry_after_seconds};
+use crate::server::AppState;
+use axum::Json;
+use axum::extract::rejection::{FormRejection, QueryRejection};
+use axum::extract::{ConnectInfo, Form, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use base64::Engine;
+use clients::Client;
+use consent::{AuthorizeParams, ConsentForm};
+use neotoma_core::NeotomaError;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+/// How the gateway serves OAuth (from the command line).
+pub struct OAuthOptions {
+    /// The gateway's public URL: the issuer; `/mcp` under it is the resource.
+    pub public_url: String,
+    pub access_token_secs: u64,
+    pub refresh_token_secs: u64,
+    /// Client metadata documents may be fetched from private addresses.
+    pub allow_private_hosts: bool,
+}
+
+pub struct OAuth {
+    pub issuer: String,
+    /// What every access token is bound to: `<issuer>/mcp`.
+    pub resource: String,
+    access_token_secs: u64,
+    refresh_token_secs: u64,
+    allow_private_hosts: bool,
+    login_failures: SlidingWindow<IpAddr>,
+    registrations: SlidingWindow<IpAddr>,
+}
+
+/// The scopes a client may ask for: its user's memory, and refresh tokens.
+const SCOPES: [&str; 2] = ["memory", "offline_access"];
+const LOGIN_FAILURES_PER_MINUTE: u32 = 10;
+const REGISTRATIONS_PER_HOUR: u32 = 20;
+const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl OAuth {
+    pub fn new(opts: &OAuthOptions) -> OAuth {
+        let issuer = opts.public_url.trim_end_matches('/').to_string();
+        OAuth {
+            resource: format!("{issuer}/mcp"),
+            issuer,
+            access_token_secs: opts.access_token_secs.max(1),
+            refresh_token_secs: opts.refresh_token_secs.max(1),
+            allow_private_hosts: opts.allow_private_hosts,
+            login_failures: SlidingWindow::new(LOGIN_FAILURES_PER_MINUTE, Duration::from_secs(60)),
+            registrations: SlidingWindow::new(REGISTRATIONS_PER_HOUR, Duration::from_secs(3600)),
+        }
+    }
+
+    /// Where a client learns how to get a token for `/mcp` (401 answers
+    /// point there).
+    pub fn resource_metadata_url(&self) -> String {
+        format!("{}/.well-known/oauth-protected-resource/mcp", self.issuer)
+    }
+}
+
+/// The routes of the authorization server (served when tokens are required).
+pub fn routes() -> axum::Router<Arc<AppState>> {
+    axum::Router::new()
+        .route(
+            "/.well-known/oauth-protected-resource",
+            get(protected_resource),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource/mcp",
+            get(protected_resource),
+        )
+        .route(
+            "/.well-known/oauth-authorization-server",
+            get(authorization_server),
+        )
+        .route("/register", post(register))
+        .route("/authorize", get(authorize_page).post(authorize_decision))
+        .route("/token", post(token))
+        .route("/revoke", post(revoke))
+        .layer(axum::extract::DefaultBodyLimit::max(
+            clients::MAX_METADATA_BYTES,
+        ))
+}
+
+/// The authorization server's settings (the routes exist only with them).
+fn oauth(state: &AppState) -> Option<&OAuth> {
+    state.oauth.as_deref()
+}
+
+/// An OAuth error answer (`{error, error_description}`), never cached.
+fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
+    no_store(
+        (
+            status,
+            Json(json!({"error": error, "error_description": description})),
+        )
+            .into_response(),
+    )
+}
+
+/// A token or revocation request that is not a form of strings.
+fn unreadable_form() -> Response {
+    oauth_error(
+        StatusCode::BAD_REQUEST,
+        "invalid_request",
+        "the body must be application/x-www-form-urlencoded parameters, each given once",
+    )
+}
+
+fn no_store(mut r: Response) -> Response {
+    let h = r.headers_mut();
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
+    r
+}
+
+fn unavailable(e: NeotomaError) -> Response {
+    tracing::warn!(error = %e, "OAuth: the database failed");
+    oauth_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "temporarily_unavailable",
+        "the database is unavailable; try again",
+    )
+}
+
+async fn protected_resource(State(state): State<Arc<AppState>>) -> Response {
+    let Some(o) = oauth(&state) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    Json(json!({
+        "resource": o.resource,
+        "authorization_servers": [o.issuer],
+        "scopes_supported": ["memory"],
+        "bearer_methods_supported": ["header"],
+        "resource_name": "Neotoma",
+    }))
+    .into_response()
+}
+
+async fn authorization_server(State(state): State<Arc<AppState>>) -> Response {
+    let Some(o) = oauth(&state) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let at = |path: &str| format!("{}{path}", o.issuer);
+    Json(json!({
+        "issuer": o.issuer,
+        "authorization_endpoint": at("/authorize"),
+        "token_endpoint": at("/token"),
+        "registration_endpoint": at("/register"),
+        "revocation_endpoint": at("/revoke"),
+        "response_types_supported": ["code"],
+        "response_modes_supported": ["query"],
+        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "code_challenge_methods_supported": ["S256"],
+        "token_endpoint_auth_methods_supported": clients::AUTH_METHODS,
+        "revocation_endpoint_auth_methods_supported": clients::AUTH_METHODS,
+        "scopes_supported": SCOPES,
+        "client_id_metadata_document_supported": true,
+        "authorization_response_iss_parameter_supported": true,
+    }))
+    .into_response()
+}
+
+/// Dynamic client registration (RFC 7591).
+async fn register(
+    State(state): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    body: axum::body::Bytes,
+) -> Response {
+    let Some(o) = oauth(&state) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    if let Err(wait) = o.registrations.try_acquire(&peer.ip()) {
+        let mut r = oauth_error(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_requests",
+            &format!(
+                "this address registered {REGISTRATIONS_PER_HOUR} clients in the last hour; retry later"
+            ),
+        );
+        r.headers_mut().insert(
+            header::RETRY_AFTER,
+            HeaderValue::from(retry_after_seconds(wait)),
+        );
+        return r;
+    }
+    let request: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => {
+            return oauth_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_client_metadata",
+                &format!("the body is not JSON: {e}"),
+            );
+        }
+    };
+    let metadata = match clients::register(&request) {
+        Ok(m) => m,
+        Err(refused) => {
+            return oauth_error(StatusCode::BAD_REQUEST, refused.error, &refused.description);
+        }
+    };
+    let (Ok(client_id), Ok(secret)) = (random_hex(16), random_hex(32)) else {
+        return oauth_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "server_error",
+            "no randomness",
+        );
+    };
+    let client_id = format!("ntc_{client_id}");
+    let secret =
+        (metadata["token_endpoint_auth_method"] != "none").then(|| format!("nts_{secret}"));
+    let secret_hash = secret.as_deref().map(hash_token);
+    if let Err(e) =
+        store::register_client(&state.db, &client_id, &metadata, secret_hash.as_deref()).await
+    {
+        return unavailable(e);
+    }
+    let mut answer = metadata;
+    answer["client_id"] = json!(client_id);
+    answer["client_id_issued_at"] = json!(unix_now());
+    if let Some(secret) = secret {
+        answer["client_secret"] = json!(secret);
+        answer["client_secret_expires_at"] = json!(0);
+    }
+    no_store((StatusCode::CREATED, Json(answer)).into_response())
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The client a `client_id` names: registered, or its metadata document.
+async fn find_client(state: &AppState, o: &OAuth, client_id: &str) -> Result<Client, String> {
+    if clients::is_metadata_url(client_id) {
+        let document =
+            clients::fetch_document(client_id, o.allow_private_hosts, FETCH_TIMEOUT).await?;
+        return clients::from_document(client_id, &document).map_err(|r| r.description);
+    }
+    let stored = store::client(&state.db, client_id)
+        .await
+        .map_err(|e| format!("the database is unavailable: {e}"))?;
+    if stored.is_null() {
+        return Err(format!("unknown client_id {client_id:?}"));
+    }
+    Ok(clients::from_registration(client_id, &stored))
+}
+
+/// Whether `given` is one of the client's redirect URIs: exactly, except
+/// that a loopback one may use any port (RFC 8252 7.3).
+fn registered_redirect(client: &Client, given: &str) -> bool {
+    let without_port = |u: &str| {
+        let mut url = url::Url::parse(u).ok()?;
+        let loopback =
+            url.scheme() == "http" && matches!(url.host_str(), Some("127.0.0.1" | "[::1]"));
+        (loopback && url.set_port(None).is_ok()).then_some(url)
+    };
+    client
+        .redirect_uris
+        .iter()
+        .any(|r| r == given || without_port(r).is_some_and(|a| Some(a) == without_port(given)))
+}
+
+/// A checked authorization request.
+struct Request {
+    client: Client,
+    redirect_uri: String,
+    state: Option<String>,
+    code_challenge: String,
+    scope: String,
+}
+
+/// Back to the client with `pairs` (and `state`, `iss`).
+fn back_to_client(
+    o: &OAuth,
+    redirect_uri: &str,
+    state: Option<&str>,
+    pairs: &[(&str, &str)],
+) -> Response {
+    let Ok(mut url) = url::Url::parse(redirect_uri) else {
+        return consent_error(StatusCode::BAD_REQUEST, "the redirect URI is not a URL");
+    };
+    {
+        let mut q = url.query_pairs_mut();
+        for (k, v) in pairs {
+            q.append_pair(k, v);
+        }
+        if let Some(s) = state {
+            q.append_pair("state", s);
+        }
+        q.append_pair("iss", &o.issuer);
+    }
+    no_store(Redirect::to(url.as_str()).into_response())
+}
+
+fn page(status: StatusCode, html: String) -> Response {
+    let mut r = (status, Html(html)).into_response();
+    let h = r.headers_mut();
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    no_store(r)
+}
+
+fn consent_error(status: StatusCode, message: &str) -> Response {
+    page(status, consent::error_page(message))
+}
+
+/// Checks an authorization request: errors about the client or its
+/// redirect URI are told to the person; the others go back to the client.
+async fn check_request(
+    state: &AppState,
+    o: &OAuth,
+    p: &AuthorizeParams,
+) -> Result<Request, Response> {
+    let Some(client_id) = p.client_id.as_deref().filter(|c| !c.is_empty()) else {
+        return Err(consent_error(
+            StatusCode::BAD_REQUEST,
+            "client_id is missing",
+        ));
+    };
+    let client = find_client(state, o, client_id)
+        .await
+        .map_err(|e| consent_error(StatusCode::BAD_REQUEST, &e))?;
+    let redirect_uri = match (&p.redirect_uri, client.redirect_uris.as_slice()) {
+        (Some(given), _) if registered_redirect(&client, given) => given.clone(),
+        (None, [only]) => only.clone(),
+        (Some(given), _) => {
+            return Err(consent_error(
+                StatusCode::BAD_REQUEST,
+                &format!("{given:?} is not a redirect URI this client registered"),
+            ));
+        }
+        (None, _) => {
+            return Err(consent_error(
+                StatusCode::BAD_REQUEST,
+                "redirect_uri is missing and the client registered several",
+            ));
+        }
+    };
+    let back = |error: &str, description: &str| {
+        back_to_client(
+            o,
+            &redirect_uri,
+            p.state.as_deref(),
+            &[("error", error), ("error_description", description)],
+        )
+    };
+    if p.response_type.as_deref() != Some("code") {
+        return Err(back(
+            "unsupported_response_type",
+            "response_type must be \"code\"",
+        ));
+    }
+    let Some(challenge) = p.code_challenge.as_deref() else {
+        return Err(back(
+            "invalid_request",
+            "code_challenge is required (PKCE with S256)",
+        ));
+    };
+    if p.code_challenge_method.as_deref() != Some("S256") {
+        return Err(back(
+            "invalid_request",
+            "code_challenge_method must be S256",
+        ));
+    }
+    if !pkce_value(challenge) {
+        return Err(back(
+            "invalid_request",
+            "code_challenge must be 43 to 128 characters of base64url",
+        ));
+    }
+    if p.resource.as_deref().is_some_and(|r| r != o.resource) {
+        return Err(back(
+            "invalid_target",
+            &format!("this server issues tokens for {} only", o.resource),
+        ));
+    }
+    let scope = granted_scope(p.scope.as_deref())
+        .map_err(|s| back("invalid_scope", &format!("unknown scope {s:?}")))?;
+    Ok(Request {
+        client,
+        redirect_uri,
+        state: p.state.clone(),
+        code_challenge: challenge.to_string(),
+        scope,
+    })
+}
+
+/// The scope granted for a requested one: `memory`, plus `offline_access`
+/// when asked; an unknown scope is refused (its name).
+fn granted_scope(requested: Option<&str>) -> Result<String, String> {
+    let asked: Vec<&str> = requested.unwrap_or_default().split_whitespace().collect();
+    if let Some(unknown) = asked.iter().find(|s| !SCOPES.contains(s)) {
+        return Err(unknown.to_string());
+    }
+    Ok(if asked.contains(&"offline_access") {
+        "memory offline_access".into()
+    } else {
+        "memory".into()
+    })
+}
+
+/// A PKCE code verifier or challenge: 43 to 128 unreserved characters.
+fn pkce_value(s: &str) -> bool {
+    (43..=128).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'))
+}
+
+/// The S256 challenge of a verifier: BASE64URL(SHA256(verifier)).
+fn s256(verifier: &str) -> String {
+    use sha2::Digest;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(sha2::Sha256::digest(verifier.as_bytes()))
+}
+
+async fn authorize_page(
+    State(state): State<Arc<AppState>>,
+    params: Result<Query<AuthorizeParams>, QueryRejection>,
+) -> Response {
+    let Ok(Query(params)) = params else {
+        return consent_error(
+            StatusCode::BAD_REQUEST,
+            "the request's parameters cannot be read",
+        );
+    };
+    let Some(o) = oauth(&state) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    match check_request(&state, o, &params).await {
+        Ok(req) => page(
+            StatusCode::OK,
+            consent::consent_page(&params, req.client.display_name(), None),
+        ),
+        Err(r) => r,
+    }
+}
+
+/// Who the form's credentials log in: a one-time code, else a username and
+/// password.
+async fn log_in(state: &AppState, form: &ConsentForm) -> Result<Option<uuid::Uuid>, NeotomaError> {
+    if let Some(code) = form
+        .code
+        .as_deref()
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+    {
+        return store::use_login_code(&state.db, &hash_token(code)).await;
+    }
+    let (Some(username), Some(password)) = (form.username.as_deref(), form.password.as_deref())
+    else {
+        return Ok(None);
+    };
+    let login = store::login(&state.db, username.trim()).await?;
+    let password = password.to_string();
+    // Argon2 takes tens of milliseconds of CPU: off the async threads. An
+    // unknown name is checked against a decoy so it takes as long.
+    let (user, hash) = match login {
+        Some((user, hash)) => (Some(user), hash),
+        None => (None, logins::decoy_hash().to_string()),
+    };
+    let matches = tokio::task::spawn_blocking(move || logins::verify_password(&password, &hash))
+        .await
+        .unwrap_or(false);
+    Ok(user.filter(|_| matches))
+}
+
+async fn authorize_decision(
+    State(state): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    form: Result<Form<ConsentForm>, FormRejection>,
+) -> Response {
+    let Ok(Form(form)) = form else {
+        return consent_error(StatusCode::BAD_REQUEST, "the form cannot be read");
+    };
+    let Some(o) = oauth(&state) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let req = match check_request(&state, o, &form.params).await {
+        Ok(req) => req,
+        Err(r) => return r,
+    };
+    if form.decision.as_deref() != Some("allow") {
+        return back_to_client(
+            o,
+            &req.redirect_uri,
+            req.state.as_deref(),
+            &[
+                ("error", "access_denied"),
+                ("error_description", "the owner denied access"),
+            ],
+        );
+    }
+    let address = peer.ip();
+    if let Some(wait) = o.login_failures.blocked(&address) {
+        let page_html = consent::consent_page(
+            &form.params,
+            req.client.display_name(),
+            Some(&format!(
+                "Too many failed logins from this address: try again in {} seconds.",
+                retry_after_seconds(wait)
+            )),
+        );
+        return page(StatusCode::TOO_MANY_REQUESTS, page_html);
+    }
+    let user = match log_in(&state, &form).await {
+        Ok(Some(user)) => user,
+        Ok(None) => {
+            o.login_failures.record(&address);
+            state.metrics.unauthorized.inc();
+            return page(
+                StatusCode::UNAUTHORIZED,
+                consent::consent_page(
+                    &form.params,
+                    req.client.display_name(),
+                    Some("The username and password, or the one-time code, are not right."),
+                ),
+            );
+        }
+        Err(e) => return unavailable(e),
+    };
+    let Ok(code) = random_hex(32) else {
+        return consent_error(StatusCode::INTERNAL_SERVER_ERROR, "no randomness");
+    };
+    let code_hash = hash_token(&code);
+    let authorization = store::Authorization {
+        user,
+        client_id: &req.client.client_id,
+        redirect_uri: &req.redirect_uri,
+        code_challenge: &req.code_challenge,
+        resource: &o.resource,
+        scope: &req.scope,
+        code_hash: &code_hash,
+    };
+    if let Err(e) = store::authorize(&state.db, &authorization).await {
+        return unavailable(e);
+    }
+    tracing::info!(%user, client = %req.client.client_id, "OAuth: the owner allowed a client");
+    back_to_client(
+        o,
+        &req.redirect_uri,
+        req.state.as_deref(),
+        &[("code", &code)],
+    )
+}
+
+/// A token or revocation request (form-encoded).
+#[derive(Debug, Default, Deserialize)]
+struct TokenRequest {
+    grant_type: Option<String>,
+    code: Option<String>,
+    redirect_uri: Option<String>,
+    code_verifier: Option<String>,
+    refresh_token: Option<String>,
+    resource: Option<String>,
+    client_id: Option<String>,
+    client_secret: Option<String>,
+    /// (revocation) the token to revoke.
+    token: Option<String>,
+}
+
+/// The client a token request authenticates as: its id from HTTP Basic or
+/// the form, its secret checked when it has one.
+async fn authenticate_client(
+    state: &AppState,
+    headers: &HeaderMap,
+    form: &TokenRequest,
+) -> Result<Client, Response> {
+    let basic = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            v.strip_prefix("Basic ")
+                .or_else(|| v.strip_prefix("basic "))
+        })
+        .and_then(|b| {
+            base64::engine::general_purpose::STANDARD
+                .decode(b.trim())
+                .ok()
+        })
+        .and_then(|b| String::from_utf8(b).ok())
+        .and_then(|s| {
+            let (id, secret) = s.split_once(':')?;
+            let decode = |x: &str| {
+                url::form_urlencoded::parse(format!("x={x}").as_bytes())
+                    .next()
+                    .map(|(_, v)| v.into_owned())
+            };
+            Some((decode(id)?, decode(secret)?))
+        });
+    let invalid = |description: &str| {
+        let mut r = oauth_error(StatusCode::UNAUTHORIZED, "invalid_client", description);
+        if basic.is_some() {
+            r.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Basic realm=\"neotoma\""),
+            );
+        }
+        r
+    };
+    let (client_id, secret) = match (&basic, &form.client_id) {
+        (Some((id, secret)), _) => (id.clone(), Some(secret.clone())),
+        (None, Some(id)) => (id.clone(), form.client_secret.clone()),
+        (None, None) => return Err(invalid("the client is not identified (client_id)")),
+    };
+    if clients::is_metadata_url(&client_id) {
+        // A metadata document's client is public: its grant names it.
+        return Ok(Client {
+            client_id,
+            name: None,
+            redirect_uris: Vec::new(),
+            secret_hash: None,
+        });
+    }
+    let stored = store::client(&state.db, &client_id)
+        .await
+        .map_err(unavailable)?;
+    if stored.is_null() {
+        return Err(invalid("unknown client"));
+    }
+    let client = clients::from_registration(&client_id, &stored);
+    if let Some(expected) = &client.secret_hash
+        && secret.as_deref().map(hash_token).as_ref() != Some(expected)
+    {
+        return Err(invalid("the client secret is missing or wrong"));
+    }
+    Ok(client)
+}
+
+async fn token(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    form: Result<Form<TokenRequest>, FormRejection>,
+) -> Response {
+    let Ok(Form(form)) = form else {
+        return unreadable_form();
+    };
+    let Some(o) = oauth(&state) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let client = match authenticate_client(&state, &headers, &form).await {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    if form.resource.as_deref().is_some_and(|r| r != o.resource) {
+        return oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_target",
+            &format!("this server issues tokens for {} only", o.resource),
+        );
+    }
+    let (Ok(access), Ok(refresh)) = (random_hex(32), random_hex(32)) else {
+        return oauth_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "server_error",
+            "no randomness",
+        );
+    };
+    let (access, refresh) = (format!("nta_{access}"), format!("ntr_{refresh}"));
+    let (access_hash, refresh_hash) = (hash_token(&access), hash_token(&refresh));
+    let name: String = format!("OAuth: {}", client.display_name())
+        .chars()
+        .take(200)
+        .collect();
+    let issue = store::Issue {
+        access_hash: &access_hash,
+        access_seconds: o.access_token_secs as f64,
+        refresh_hash: &refresh_hash,
+        refresh_seconds: o.refresh_token_secs as f64,
+        name: &name,
+    };
+    let missing = |what: &str| {
+        oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            &format!("{what} is required"),
+        )
+    };
+    let outcome = match form.grant_type.as_deref() {
+        Some("authorization_code") => {
+            let Some(code) = form.code.as_deref() else {
+                return missing("code");
+            };
+            let Some(verifier) = form.code_verifier.as_deref() else {
+                return missing("code_verifier (PKCE)");
+            };
+            if !pkce_value(verifier) {
+                return oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_grant",
+                    "code_verifier must be 43 to 128 unreserved characters",
+                );
+            }
+            let Some(redirect_uri) = form.redirect_uri.as_deref() else {
+                return missing("redirect_uri");
+            };
+            store::exchange_code(
+                &state.db,
+                &hash_token(code),
+                &client.client_id,
+                redirect_uri,
+                &s256(verifier),
+                &o.resource,
+                &issue,
+            )
+            .await
+        }
+        Some("refresh_token") => {
+            let Some(old) = form.refresh_token.as_deref() else {
+                return missing("refresh_token");
+            };
+            store::refresh(
+                &state.db,
+                &hash_token(old),
+                &client.client_id,
+                &o.resource,
+                &issue,
+            )
+            .await
+        }
+        Some(other) => {
+            return oauth_error(
+                StatusCode::BAD_REQUEST,
+                "unsupported_grant_type",
+                &format!(
+                    "grant_type {other:?} is not supported (authorization_code, refresh_token)"
+                ),
+            );
+        }
+        None => return missing("grant_type"),
+    };
+    let granted = match outcome {
+        Ok(v) => v,
+        Err(e) => return unavailable(e),
+    };
+    if let Some(error) = granted["error"].as_str() {
+        return oauth_error(
+            StatusCode::BAD_REQUEST,
+            error,
+            granted["error_description"].as_str().unwrap_or_default(),
+        );
+    }
+    no_store(
+        Json(json!({
+            "access_token": access,
+            "token_type": "Bearer",
+            "expires_in": o.access_token_secs,
+            "refresh_token": refresh,
+            "scope": granted["scope"],
+        }))
+        .into_response(),
+    )
+}
+
+/// Token revocation (RFC 7009): the grant of the token ends, if the token
+/// was issued to this client; answered 200 whatever it was.
+async fn revoke(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    form: Result<Form<TokenRequest>, FormRejection>,
+) -> Response {
+    let Ok(Form(form)) = form else {
+        return unreadable_form();
+    };
+    if oauth(&state).is_none() {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    let client = match authenticate_client(&state, &headers, &form).await {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    let Some(token) = form.token.as_deref() else {
+        return oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "token is required",
+        );
+    };
+    if let Err(e) = store::revoke(&state.db, &hash_token(token), &client.client_id).await {
+        return unavailable(e);
+    }
+    no_store(StatusCode::OK.into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn s256_is_unpadded_base64url_of_sha256() {
+        // As Python's hashlib and base64.urlsafe_b64encode compute it.
+        assert_eq!(
+            s256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWjOEjXk"),
+            "VYFANLqdx_HDV6BqEhluZJ63rtrIPROSSFdB3P6G83I"
+        );
+        assert!(pkce_value("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWjOEjXk"));
+        assert!(!pkce_value("short"));
+        assert!(!pkce_value(&"a b".repeat(20)));
+    }
+
+    #[test]
+    fn scopes_are_memory_and_offline_access() {
+        assert_eq!(granted_scope(None).unwrap(), "memory");
+        assert_eq!(granted_scope(Some("memory")).unwrap(), "memory");
+        assert_eq!(
+            granted_scope(Some("memory offline_access")).unwrap(),
+            "memory offline_access"
+        );
+        assert_eq!(granted_scope(Some("memory admin")).unwrap_err(), "admin");
+    }
+
+    #[test]
+    fn loopback_redirects_may_change_port_only() {
+        let c = Client {
+            client_id: "c".into(),
+            name: None,
+            redirect_uris: vec![
+                "http://127.0.0.1:3000/cb".into(),
+                "https://app.example/cb".into(),
+            ],
+            secret_hash: None,
+        };
+        assert!(registered_redirect(&c, "http://127.0.0.1:3000/cb"));
+        assert!(registered_redirect(&c, "http://127.0.0.1:49152/cb"));
+        assert!(!registered_redirect(&c, "http://127.0.0.1:49152/other"));
+        assert!(registered_redirect(&c, "https://app.example/cb"));
+        assert!(!registered_redirect(&c, "https://app.example:444/cb"));
+        assert!(!registered_redirect(&c, "https://app.example/cb?x=1"));
+    }
+}

@@ -208,7 +208,7 @@ impl TokenCache {
         }
     }
 
-    async fn identity(
+    pub(crate) async fn identity(
         &self,
         db: &Database,
         token: &str,

@@ -130,14 +130,22 @@ pub async fn serve(
     // The authorization server, where OAuth is served (docs/oauth.md).
     let oauth_routes = match state.oauth {
         Some(_) => crate::oauth::routes()
-            .layer(axum::middleware::from_fn_with_state(guards, guard_host))
+            .layer(axum::middleware::from_fn_with_state(
+                guards.clone(),
+                guard_host,
+            ))
             .with_state(state.clone()),
         None => axum::Router::new(),
     };
+    // The inspector's pages (docs/inspector.md).
+    let inspector_routes = crate::inspector::routes()
+        .layer(axum::middleware::from_fn_with_state(guards, guard_host))
+        .with_state(state.clone());
     let app = axum::Router::new()
         .merge(mcp)
         .merge(metrics_route)
         .merge(oauth_routes)
+        .merge(inspector_routes)
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         // The workspace graph server's names for them (seed 003).

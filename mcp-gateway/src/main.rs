@@ -9,7 +9,9 @@ mod database;
 mod embedded;
 mod embeddings;
 mod files;
+mod html;
 mod http;
+mod inspector;
 mod interpreter;
 mod limits;
 mod metrics;
@@ -309,6 +311,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         large_calls: tokio::sync::Semaphore::new(args.max_large_requests.max(1)),
         hub,
         oauth,
+        inspector: inspector::InspectorSessions::default(),
     });
     let shutdown = CancellationToken::new();
     tokio::spawn(cancel_on_signal(shutdown.clone()));

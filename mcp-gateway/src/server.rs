@@ -69,6 +69,8 @@ pub struct AppState {
     /// The OAuth authorization server, over HTTP with tokens required and
     /// an extension that keeps its state (0.15.0 or newer).
     pub oauth: Option<Arc<crate::oauth::OAuth>>,
+    /// Who each inspector session (`/inspector`) acts for.
+    pub inspector: crate::inspector::InspectorSessions,
 }
 
 #[derive(Clone)]

@@ -2,6 +2,7 @@
 //! allows or denies a client. Plain HTML, no script; every value written
 //! into it is escaped.
 
+use crate::html::escape;
 use serde::Deserialize;
 
 /// The parameters of an authorization request (RFC 6749 4.1.1 with PKCE
@@ -29,22 +30,6 @@ pub struct ConsentForm {
     pub code: Option<String>,
     /// `allow` or `deny`.
     pub decision: Option<String>,
-}
-
-/// `s` safe inside HTML text and attribute values.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#222}\

@@ -466,19 +466,18 @@ async fn authorize_page(
     }
 }
 
-/// Who the form's credentials log in: a one-time code, else a username and
-/// password.
-async fn log_in(state: &AppState, form: &ConsentForm) -> Result<Option<uuid::Uuid>, NeotomaError> {
-    if let Some(code) = form
-        .code
-        .as_deref()
-        .map(str::trim)
-        .filter(|c| !c.is_empty())
-    {
+/// Who credentials log in: a one-time code, else a username and password
+/// (the consent page; the inspector's sign-in).
+pub(crate) async fn log_in(
+    state: &AppState,
+    code: Option<&str>,
+    username: Option<&str>,
+    password: Option<&str>,
+) -> Result<Option<uuid::Uuid>, NeotomaError> {
+    if let Some(code) = code.map(str::trim).filter(|c| !c.is_empty()) {
         return store::use_login_code(&state.db, &hash_token(code)).await;
     }
-    let (Some(username), Some(password)) = (form.username.as_deref(), form.password.as_deref())
-    else {
+    let (Some(username), Some(password)) = (username, password) else {
         return Ok(None);
     };
     let login = store::login(&state.db, username.trim()).await?;
@@ -533,7 +532,14 @@ async fn authorize_decision(
         );
         return page(StatusCode::TOO_MANY_REQUESTS, page_html);
     }
-    let user = match log_in(&state, &form).await {
+    let user = match log_in(
+        &state,
+        form.code.as_deref(),
+        form.username.as_deref(),
+        form.password.as_deref(),
+    )
+    .await
+    {
         Ok(Some(user)) => user,
         Ok(None) => {
             o.login_failures.record(&address);

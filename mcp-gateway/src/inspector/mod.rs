@@ -1,0 +1,778 @@
+//! The inspector (`/inspector`): web pages where a person sees and fixes
+//! what their agents remember. Every page is built from the same SQL
+//! actions the agents call, as the signed-in user, so it shows exactly what
+//! they see, and every change (a correction) goes through an action's
+//! validation, row level security and audit.
+//!
+//! Signing in: with `--no-auth` (loopback) the pages open directly for
+//! `--user-id`; otherwise a person signs in once with an API token (a
+//! `user` or `operator` one, not an OAuth token: those are bound to `/mcp`)
+//! or, where OAuth logins exist, a username and password or one-time code.
+//! The session is a random id in an HttpOnly, SameSite=Strict cookie,
+//! remembered by this process for 8 idle hours.
+
+mod pages;
+
+use crate::auth::{Caller, hash_token, random_hex};
+use crate::limits::SlidingWindow;
+use crate::server::AppState;
+use axum::extract::rejection::{FormRejection, QueryRejection};
+use axum::extract::{ConnectInfo, Form, Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use neotoma_core::NeotomaError;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const COOKIE: &str = "neotoma_inspector";
+/// A session unused this long is forgotten.
+const IDLE: Duration = Duration::from_secs(8 * 3600);
+const MAX_SESSIONS: usize = 10_000;
+const FAILED_SIGN_INS_PER_MINUTE: u32 = 10;
+const PAGE_SIZE: i64 = 25;
+
+/// Who each inspector session acts for (by the hash of its cookie).
+pub struct InspectorSessions {
+    sessions: Mutex<HashMap<String, (Caller, Instant)>>,
+    failures: SlidingWindow<IpAddr>,
+}
+
+impl Default for InspectorSessions {
+    fn default() -> Self {
+        InspectorSessions {
+            sessions: Mutex::default(),
+            failures: SlidingWindow::new(FAILED_SIGN_INS_PER_MINUTE, Duration::from_secs(60)),
+        }
+    }
+}
+
+impl InspectorSessions {
+    fn get(&self, id: &str) -> Option<Caller> {
+        let mut m = self.sessions.lock().ok()?;
+        let key = hash_token(id);
+        match m.get_mut(&key) {
+            Some((caller, used)) if used.elapsed() < IDLE => {
+                *used = Instant::now();
+                Some(*caller)
+            }
+            Some(_) => {
+                m.remove(&key);
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// A new session for `caller`: its cookie value.
+    fn open(&self, caller: Caller) -> Option<String> {
+        let id = random_hex(32).ok()?;
+        let mut m = self.sessions.lock().ok()?;
+        if m.len() >= MAX_SESSIONS {
+            m.retain(|_, (_, used)| used.elapsed() < IDLE);
+        }
+        if m.len() >= MAX_SESSIONS {
+            return None;
+        }
+        m.insert(hash_token(&id), (caller, Instant::now()));
+        Some(id)
+    }
+
+    fn close(&self, id: &str) {
+        if let Ok(mut m) = self.sessions.lock() {
+            m.remove(&hash_token(id));
+        }
+    }
+}
+
+pub fn routes() -> axum::Router<Arc<AppState>> {
+    axum::Router::new()
+        .route(
+            "/inspector",
+            get(|| async { Redirect::to("/inspector/entities") }),
+        )
+        .route("/inspector/login", get(login_page).post(login))
+        .route("/inspector/logout", post(logout))
+        .route("/inspector/entities", get(entities))
+        .route("/inspector/entities/{id}", get(entity))
+        .route("/inspector/entities/{id}/correct", post(correct))
+        .route("/inspector/graph/{id}", get(graph))
+        .route("/inspector/timeline", get(timeline))
+        .route("/inspector/sources/{id}", get(source))
+        .route("/inspector/static/{file}", get(asset))
+}
+
+fn cookie(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|kv| kv.trim().split_once('='))
+        .find(|(k, _)| *k == COOKIE)
+        .map(|(_, v)| v)
+}
+
+/// The caller of a request: the session's, or `--user-id` without auth.
+fn signed_in(state: &AppState, headers: &HeaderMap) -> Option<Caller> {
+    if !state.require_tokens {
+        return Some(Caller {
+            user: state.default_user,
+            operator: false,
+            remote: true,
+            token: None,
+        });
+    }
+    cookie(headers).and_then(|id| state.inspector.get(id))
+}
+
+fn who(state: &AppState, caller: &Caller) -> Option<String> {
+    state.require_tokens.then(|| caller.user.to_string())
+}
+
+/// A page, never cached, never framed; scripts only from this server.
+fn page(status: StatusCode, html: String) -> Response {
+    let mut r = (status, Html(html)).into_response();
+    let h = r.headers_mut();
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; \
+             form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        ),
+    );
+    // same-origin, not no-referrer: with no-referrer a browser posts forms
+    // with `Origin: null`, which the write check must refuse.
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
+    );
+    r
+}
+
+fn to_login() -> Response {
+    Redirect::to("/inspector/login").into_response()
+}
+
+/// A write must come from the inspector's own pages: a browser says where
+/// a form was posted from (Origin), which must be this host. (The session
+/// cookie is SameSite=Strict too.)
+fn same_origin(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else {
+        return true;
+    };
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
+    url::Url::parse(origin).is_ok_and(|o| {
+        let authority = match o.port() {
+            Some(p) => format!("{}:{p}", o.host_str().unwrap_or_default()),
+            None => o.host_str().unwrap_or_default().to_string(),
+        };
+        host == Some(authority.as_str())
+    })
+}
+
+/// Runs an action as `caller`: one SQL function call, one transaction.
+async fn act(
+    state: &AppState,
+    caller: &Caller,
+    action: &str,
+    args: Value,
+    write: bool,
+) -> Result<Value, NeotomaError> {
+    state
+        .db
+        .call(&format!("neotoma.{action}"), caller, &args, write)
+        .await
+}
+
+fn failed(state: &AppState, caller: &Caller, e: &NeotomaError) -> Response {
+    let status = match e.code {
+        neotoma_core::ErrorCode::EntityNotFound
+        | neotoma_core::ErrorCode::SourceNotFound
+        | neotoma_core::ErrorCode::NotFound => StatusCode::NOT_FOUND,
+        neotoma_core::ErrorCode::ValidationError => StatusCode::BAD_REQUEST,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    page(
+        status,
+        pages::error_page(
+            &format!("{}: {}", e.code.as_str(), e.message),
+            who(state, caller).as_deref(),
+        ),
+    )
+}
+
+async fn login_page(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if signed_in(&state, &headers).is_some() {
+        return Redirect::to("/inspector/entities").into_response();
+    }
+    page(
+        StatusCode::OK,
+        pages::login_page(None, state.oauth.is_some()),
+    )
+}
+
+#[derive(Deserialize, Default)]
+struct LoginForm {
+    token: Option<String>,
+    username: Option<String>,
+    password: Option<String>,
+}
+
+/// Who the form signs in: an API token not bound to a resource, else a
+/// username and password.
+async fn sign_in(state: &AppState, form: &LoginForm) -> Result<Option<Caller>, NeotomaError> {
+    if let Some(token) = form
+        .token
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+    {
+        return Ok(state
+            .tokens
+            .identity(&state.db, token)
+            .await?
+            .filter(|i| i.resource.is_none())
+            .map(|i| Caller {
+                user: i.user,
+                operator: i.operator,
+                remote: true,
+                token: i.id,
+            }));
+    }
+    let (Some(username), Some(password)) = (form.username.as_deref(), form.password.as_deref())
+    else {
+        return Ok(None);
+    };
+    if state.oauth.is_none() || username.trim().is_empty() {
+        return Ok(None);
+    }
+    let user = crate::oauth::log_in(state, None, Some(username), Some(password)).await?;
+    Ok(user.map(|user| Caller {
+        user,
+        operator: false,
+        remote: true,
+        token: None,
+    }))
+}
+
+async fn login(
+    State(state): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    form: Result<Form<LoginForm>, FormRejection>,
+) -> Response {
+    let logins = state.oauth.is_some();
+    let Ok(Form(form)) = form else {
+        return page(
+            StatusCode::BAD_REQUEST,
+            pages::login_page(Some("The form cannot be read."), logins),
+        );
+    };
+    if !same_origin(&headers) {
+        return page(
+            StatusCode::FORBIDDEN,
+            pages::login_page(Some("Sign in from this server's own page."), logins),
+        );
+    }
+    if state.inspector.failures.blocked(&peer.ip()).is_some() {
+        return page(
+            StatusCode::TOO_MANY_REQUESTS,
+            pages::login_page(
+                Some("Too many failed sign-ins from this address: wait a minute."),
+                logins,
+            ),
+        );
+    }
+    let caller = match sign_in(&state, &form).await {
+        Ok(Some(c)) => c,
+        Ok(None) => {
+            state.inspector.failures.record(&peer.ip());
+            state.metrics.unauthorized.inc();
+            return page(
+                StatusCode::UNAUTHORIZED,
+                pages::login_page(
+                    Some("That token, or username and password, is not right."),
+                    logins,
+                ),
+            );
+        }
+        Err(e) => {
+            return page(
+                StatusCode::SERVICE_UNAVAILABLE,
+                pages::login_page(Some(&e.message), logins),
+            );
+        }
+    };
+    let Some(id) = state.inspector.open(caller) else {
+        return page(
+            StatusCode::SERVICE_UNAVAILABLE,
+            pages::login_page(Some("Too many sessions: try later."), logins),
+        );
+    };
+    let secure = state
+        .oauth
+        .as_ref()
+        .is_some_and(|o| o.issuer.starts_with("https://"));
+    let cookie = format!(
+        "{COOKIE}={id}; Path=/inspector; HttpOnly; SameSite=Strict; Max-Age={}{}",
+        IDLE.as_secs(),
+        if secure { "; Secure" } else { "" }
+    );
+    let mut r = Redirect::to("/inspector/entities").into_response();
+    if let Ok(v) = HeaderValue::from_str(&cookie) {
+        r.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    r
+}
+
+async fn logout(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if let Some(id) = cookie(&headers) {
+        state.inspector.close(id);
+    }
+    let mut r = Redirect::to("/inspector/login").into_response();
+    r.headers_mut().insert(
+        header::SET_COOKIE,
+        HeaderValue::from_static(
+            "neotoma_inspector=; Path=/inspector; HttpOnly; SameSite=Strict; Max-Age=0",
+        ),
+    );
+    r
+}
+
+#[derive(Deserialize, Default)]
+struct EntitiesQuery {
+    search: Option<String>,
+    #[serde(rename = "type")]
+    entity_type: Option<String>,
+    offset: Option<i64>,
+}
+
+/// The user's entity types with how many entities each has (those with
+/// any: the resources list them).
+async fn type_counts(
+    state: &AppState,
+    caller: &Caller,
+) -> Result<Vec<(String, i64)>, NeotomaError> {
+    let resources = act(state, caller, "list_resources", json!({}), false).await?;
+    let mut counts = Vec::new();
+    for r in resources["resources"].as_array().into_iter().flatten() {
+        let Some(t) = r["uri"]
+            .as_str()
+            .and_then(|u| u.strip_prefix("neotoma://entities/"))
+        else {
+            continue;
+        };
+        let page = act(
+            state,
+            caller,
+            "retrieve_entities",
+            json!({"entity_type": t, "limit": 1}),
+            false,
+        )
+        .await?;
+        counts.push((t.to_string(), page["total"].as_i64().unwrap_or(0)));
+    }
+    Ok(counts)
+}
+
+async fn entities(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    query: Result<Query<EntitiesQuery>, QueryRejection>,
+) -> Response {
+    let Some(caller) = signed_in(&state, &headers) else {
+        return to_login();
+    };
+    let Query(q) = query.unwrap_or_default();
+    let search = q.search.unwrap_or_default();
+    let entity_type = q.entity_type.unwrap_or_default();
+    let offset = q.offset.unwrap_or(0).max(0);
+    let mut args = json!({"limit": PAGE_SIZE, "offset": offset});
+    if !search.trim().is_empty() {
+        args["search"] = json!(search);
+    }
+    if !entity_type.is_empty() {
+        args["entity_type"] = json!(entity_type);
+    }
+    let list = match act(&state, &caller, "retrieve_entities", args, false).await {
+        Ok(v) => v,
+        Err(e) => return failed(&state, &caller, &e),
+    };
+    let types = match type_counts(&state, &caller).await {
+        Ok(t) => t,
+        Err(e) => return failed(&state, &caller, &e),
+    };
+    let view = pages::EntitiesView {
+        types: &types,
+        list: &list,
+        search: &search,
+        entity_type: &entity_type,
+        offset,
+        limit: PAGE_SIZE,
+    };
+    page(
+        StatusCode::OK,
+        pages::entities_page(&view, who(&state, &caller).as_deref()),
+    )
+}
+
+#[derive(Deserialize, Default)]
+struct EntityQuery {
+    at: Option<String>,
+    corrected: Option<String>,
+}
+
+/// A `datetime-local` value has no offset: it is read as UTC.
+fn instant(at: &str) -> String {
+    let has_offset = at.ends_with('Z') || at.get(16..).is_some_and(|t| t.contains(['+', '-']));
+    match at.len() {
+        16 if !has_offset => format!("{at}:00Z"),
+        n if n > 16 && !has_offset => format!("{at}Z"),
+        _ => at.to_string(),
+    }
+}
+
+async fn render_entity(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    at: Option<&str>,
+    notice: Option<&str>,
+    error: Option<&str>,
+) -> Response {
+    let mut args = json!({"entity_id": id, "include_contradictions": true});
+    if let Some(at) = at {
+        args["at"] = json!(instant(at));
+    }
+    let snapshot = match act(state, caller, "retrieve_entity_snapshot", args, false).await {
+        Ok(v) => v,
+        Err(e) => return failed(state, caller, &e),
+    };
+    let observations = act(
+        state,
+        caller,
+        "list_observations",
+        json!({"entity_id": id}),
+        false,
+    )
+    .await;
+    let relationships = act(
+        state,
+        caller,
+        "list_relationships",
+        json!({"entity_id": id}),
+        false,
+    )
+    .await;
+    let (observations, relationships) = match (observations, relationships) {
+        (Ok(o), Ok(r)) => (o, r),
+        (Err(e), _) | (_, Err(e)) => return failed(state, caller, &e),
+    };
+    let view = pages::EntityView {
+        snapshot: &snapshot,
+        observations: &observations,
+        relationships: &relationships,
+        at,
+        notice,
+        error,
+    };
+    page(
+        if error.is_some() {
+            StatusCode::BAD_REQUEST
+        } else {
+            StatusCode::OK
+        },
+        pages::entity_page(&view, who(state, caller).as_deref()),
+    )
+}
+
+async fn entity(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    query: Result<Query<EntityQuery>, QueryRejection>,
+) -> Response {
+    let Some(caller) = signed_in(&state, &headers) else {
+        return to_login();
+    };
+    let Query(q) = query.unwrap_or_default();
+    let notice = q.corrected.map(|f| format!("Corrected {f}."));
+    let at = q.at.filter(|a| !a.is_empty());
+    render_entity(&state, &caller, &id, at.as_deref(), notice.as_deref(), None).await
+}
+
+#[derive(Deserialize, Default)]
+struct CorrectForm {
+    entity_type: Option<String>,
+    field: Option<String>,
+    value: Option<String>,
+}
+
+/// A typed value: JSON when it reads as JSON (a number, true, an array…),
+/// else the text itself.
+fn typed(value: &str) -> Value {
+    serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()))
+}
+
+async fn correct(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    form: Result<Form<CorrectForm>, FormRejection>,
+) -> Response {
+    let Some(caller) = signed_in(&state, &headers) else {
+        return to_login();
+    };
+    if !same_origin(&headers) {
+        return page(
+            StatusCode::FORBIDDEN,
+            pages::error_page("Corrections come from this server's own pages.", None),
+        );
+    }
+    let form = form.map(|Form(f)| f).unwrap_or_default();
+    let field = form.field.unwrap_or_default();
+    let args = json!({
+        "entity_id": id,
+        "entity_type": form.entity_type.unwrap_or_default(),
+        "field": field,
+        "value": typed(&form.value.unwrap_or_default()),
+    });
+    match act(&state, &caller, "correct", args, true).await {
+        Ok(_) => Redirect::to(&format!(
+            "/inspector/entities/{}?corrected={}",
+            crate::html::url_component(&id),
+            crate::html::url_component(&field)
+        ))
+        .into_response(),
+        Err(e) => {
+            let why = format!("{}: {}", e.code.as_str(), e.message);
+            render_entity(&state, &caller, &id, None, None, Some(&why)).await
+        }
+    }
+}
+
+#[derive(Deserialize, Default)]
+struct GraphQuery {
+    hops: Option<u8>,
+    #[serde(rename = "type")]
+    relationship_type: Option<String>,
+}
+
+async fn graph(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    query: Result<Query<GraphQuery>, QueryRejection>,
+) -> Response {
+    let Some(caller) = signed_in(&state, &headers) else {
+        return to_login();
+    };
+    let Query(q) = query.unwrap_or_default();
+    let mut args =
+        json!({"entity_id": id, "max_hops": q.hops.unwrap_or(2).clamp(1, 5), "direction": "both"});
+    if let Some(t) = q.relationship_type.filter(|t| !t.is_empty()) {
+        args["relationship_types"] = json!([t]);
+    }
+    let (center, related) = match (
+        act(
+            &state,
+            &caller,
+            "retrieve_entity_snapshot",
+            json!({"entity_id": id}),
+            false,
+        )
+        .await,
+        act(&state, &caller, "retrieve_related_entities", args, false).await,
+    ) {
+        (Ok(c), Ok(r)) => (c, r),
+        (Err(e), _) | (_, Err(e)) => return failed(&state, &caller, &e),
+    };
+    let node = |id: &Value, label: &Value, class: &str| json!({"data": {"id": id, "label": label}, "classes": class});
+    let mut elements = vec![node(
+        &center["entity_id"],
+        &center["canonical_name"],
+        "center",
+    )];
+    for e in related["entities"].as_array().into_iter().flatten() {
+        elements.push(node(&e["id"], &e["canonical_name"], ""));
+    }
+    for r in related["relationships"].as_array().into_iter().flatten() {
+        elements.push(json!({"data": {"id": r["id"], "source": r["source_entity_id"],
+                                      "target": r["target_entity_id"], "label": r["relationship_type"]}}));
+    }
+    page(
+        StatusCode::OK,
+        pages::graph_page(
+            &id,
+            pages::display_name(&center, &id),
+            &Value::Array(elements),
+            who(&state, &caller).as_deref(),
+        ),
+    )
+}
+
+async fn timeline(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    let Some(caller) = signed_in(&state, &headers) else {
+        return to_login();
+    };
+    match act(
+        &state,
+        &caller,
+        "list_timeline_events",
+        json!({"limit": 500}),
+        false,
+    )
+    .await
+    {
+        Ok(events) => page(
+            StatusCode::OK,
+            pages::timeline_page(&events, who(&state, &caller).as_deref()),
+        ),
+        Err(e) => failed(&state, &caller, &e),
+    }
+}
+
+async fn source(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    let Some(caller) = signed_in(&state, &headers) else {
+        return to_login();
+    };
+    let around = json!({"node_id": id, "node_type": "source"});
+    let neighborhood = match act(
+        &state,
+        &caller,
+        "retrieve_graph_neighborhood",
+        around,
+        false,
+    )
+    .await
+    {
+        Ok(n) => n,
+        Err(e) => return failed(&state, &caller, &e),
+    };
+    // A stored file opens through its signed URL; structured sources have none.
+    let file_url = act(
+        &state,
+        &caller,
+        "retrieve_file_url",
+        json!({"source_id": id}),
+        false,
+    )
+    .await
+    .ok()
+    .and_then(|v| v["url"].as_str().map(str::to_string));
+    page(
+        StatusCode::OK,
+        pages::source_page(
+            &neighborhood,
+            file_url.as_deref(),
+            who(&state, &caller).as_deref(),
+        ),
+    )
+}
+
+const CYTOSCAPE: &[u8] = include_bytes!("static/cytoscape.min.js");
+
+async fn asset(Path(file): Path<String>) -> Response {
+    let (body, kind): (&'static [u8], &str) = match file.as_str() {
+        "style.css" => (
+            include_bytes!("static/style.css"),
+            "text/css; charset=utf-8",
+        ),
+        "graph.js" => (
+            include_bytes!("static/graph.js"),
+            "text/javascript; charset=utf-8",
+        ),
+        "cytoscape.min.js" => (CYTOSCAPE, "text/javascript; charset=utf-8"),
+        _ => return StatusCode::NOT_FOUND.into_response(),
+    };
+    let mut r = body.into_response();
+    let h = r.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(kind) {
+        h.insert(header::CONTENT_TYPE, v);
+    }
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=3600"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sha2::Digest;
+
+    #[test]
+    fn the_vendored_graph_library_is_the_pinned_one() {
+        let hash = neotoma_core::canonical::hex(&sha2::Sha256::digest(CYTOSCAPE));
+        assert_eq!(
+            hash,
+            "081591ab735b2b6a3b31a3c60f8f3a3e2fee8c92939e0c7820ad1208571b6cd8"
+        );
+    }
+
+    #[test]
+    fn values_are_typed_when_they_read_as_json() {
+        assert_eq!(typed("42"), json!(42));
+        assert_eq!(typed("[1,2]"), json!([1, 2]));
+        assert_eq!(typed("Ada Lovelace"), json!("Ada Lovelace"));
+        assert_eq!(typed("\"7\""), json!("7"));
+    }
+
+    #[test]
+    fn datetime_local_values_are_read_as_utc() {
+        assert_eq!(instant("2026-11-25T15:35:43"), "2026-11-25T15:35:43Z");
+        assert_eq!(instant("2026-11-25T15:35"), "2026-11-25T15:35:00Z");
+        assert_eq!(
+            instant("2026-11-25T15:35:43.27Z"),
+            "2026-11-25T15:35:43.27Z"
+        );
+        assert_eq!(
+            instant("2026-11-25T15:35:43+02:00"),
+            "2026-11-25T15:35:43+02:00"
+        );
+        assert_eq!(instant("2026-11-25"), "2026-11-25");
+    }
+
+    #[test]
+    fn the_session_cookie_is_found_among_others() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::COOKIE,
+            HeaderValue::from_static("a=1; neotoma_inspector=abc; b=2"),
+        );
+        assert_eq!(cookie(&h), Some("abc"));
+    }
+
+    #[test]
+    fn writes_from_another_origin_are_refused() {
+        let mut h = HeaderMap::new();
+        h.insert(header::HOST, HeaderValue::from_static("127.0.0.1:8080"));
+        assert!(same_origin(&h));
+        h.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("http://127.0.0.1:8080"),
+        );
+        assert!(same_origin(&h));
+        h.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("http://evil.example"),
+        );
+        assert!(!same_origin(&h));
+    }
+}

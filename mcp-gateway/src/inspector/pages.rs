@@ -1,0 +1,489 @@
+//! The inspector's pages, rendered from what the actions answered (plain
+//! HTML: forms and links; no script but the graph's). Pure functions of
+//! JSON, so they are unit-tested without a database.
+
+use crate::html::{escape, url_component};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// A page: the navigation, then `body`. `who` names the signed-in user.
+pub fn layout(title: &str, who: Option<&str>, body: &str) -> String {
+    let nav = [
+        ("/inspector/entities", "Entities"),
+        ("/inspector/timeline", "Timeline"),
+    ]
+    .iter()
+    .map(|(href, label)| format!("<a href=\"{href}\">{label}</a>"))
+    .collect::<Vec<_>>()
+    .join(" ");
+    let account = match who {
+        Some(user) => format!(
+            "<span class=\"who\">user {}</span>\
+             <form method=\"post\" action=\"/inspector/logout\" class=\"inline\"><button type=\"submit\">Sign out</button></form>",
+            escape(user)
+        ),
+        None => String::new(),
+    };
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+         <title>{} · Neotoma inspector</title><link rel=\"stylesheet\" href=\"/inspector/static/style.css\">\
+         <link rel=\"icon\" href=\"data:,\"></head><body>\
+         <header><strong>Neotoma inspector</strong> <nav>{nav}</nav> {account}</header>\
+         <main>{body}</main></body></html>",
+        escape(title)
+    )
+}
+
+pub fn message(text: &str, error: bool) -> String {
+    let class = if error { "error" } else { "notice" };
+    format!(
+        "<p class=\"{class}\" role=\"{}\">{}</p>",
+        if error { "alert" } else { "status" },
+        escape(text)
+    )
+}
+
+/// Sign in with an API token, or a username and password (or one-time
+/// code) where OAuth logins exist.
+pub fn login_page(error: Option<&str>, logins: bool) -> String {
+    let password = if logins {
+        "<fieldset><legend>or with your username and password</legend>\
+         <label for=\"username\">Username</label><input type=\"text\" id=\"username\" name=\"username\" autocomplete=\"username\">\
+         <label for=\"password\">Password</label><input type=\"password\" id=\"password\" name=\"password\" autocomplete=\"current-password\">\
+         </fieldset>"
+    } else {
+        ""
+    };
+    let body = format!(
+        "<h1>Sign in</h1>{}<form method=\"post\" action=\"/inspector/login\" class=\"login\">\
+         <fieldset><legend>with an API token</legend>\
+         <label for=\"token\">Token (neotoma-mcp token create)</label>\
+         <input type=\"password\" id=\"token\" name=\"token\" autocomplete=\"off\" autofocus></fieldset>\
+         {password}<button type=\"submit\">Sign in</button></form>",
+        error.map(|e| message(e, true)).unwrap_or_default()
+    );
+    layout("Sign in", None, &body)
+}
+
+/// A value as a person reads it: strings as they are, the rest as JSON.
+pub fn show(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// How a person names an entity: its `name`, else `title`, else the
+/// canonical name the identity rules made, else its id.
+pub fn display_name<'v>(entity: &'v Value, id: &'v str) -> &'v str {
+    let snapshot = &entity["snapshot"];
+    snapshot["name"]
+        .as_str()
+        .or_else(|| snapshot["title"].as_str())
+        .or_else(|| entity["canonical_name"].as_str())
+        .unwrap_or(id)
+}
+
+fn entity_link(id: &str, label: &str) -> String {
+    format!(
+        "<a href=\"/inspector/entities/{}\">{}</a>",
+        url_component(id),
+        escape(label)
+    )
+}
+
+/// What the entities page shows and was asked.
+pub struct EntitiesView<'a> {
+    pub types: &'a [(String, i64)],
+    pub list: &'a Value,
+    pub search: &'a str,
+    pub entity_type: &'a str,
+    pub offset: i64,
+    pub limit: i64,
+}
+
+pub fn entities_page(v: &EntitiesView, who: Option<&str>) -> String {
+    let type_options = v
+        .types
+        .iter()
+        .map(|(t, n)| {
+            format!(
+                "<option value=\"{0}\"{1}>{0} ({n})</option>",
+                escape(t),
+                if t == v.entity_type { " selected" } else { "" }
+            )
+        })
+        .collect::<String>();
+    let counts = v
+        .types
+        .iter()
+        .map(|(t, n)| {
+            format!(
+                "<li><a href=\"/inspector/entities?type={}\">{}</a> <span class=\"count\">{n}</span></li>",
+                url_component(t),
+                escape(t)
+            )
+        })
+        .collect::<String>();
+    let rows = v.list["entities"]
+        .as_array()
+        .map(|entities| {
+            entities
+                .iter()
+                .map(|e| {
+                    let id = e["id"].as_str().unwrap_or_default();
+                    let name = display_name(e, id);
+                    let score = e["relevance_score"]
+                        .as_f64()
+                        .map(|s| format!("{s:.3}"))
+                        .unwrap_or_default();
+                    format!(
+                        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                        entity_link(id, name),
+                        escape(e["entity_type"].as_str().unwrap_or_default()),
+                        e["observation_count"].as_i64().unwrap_or(0),
+                        escape(e["last_observation_at"].as_str().unwrap_or_default()),
+                        score
+                    )
+                })
+                .collect::<String>()
+        })
+        .unwrap_or_default();
+    let total = v.list["total"].as_i64().unwrap_or(0);
+    let page_link = |offset: i64, label: &str| {
+        format!(
+            "<a href=\"/inspector/entities?search={}&amp;type={}&amp;offset={offset}\">{label}</a>",
+            url_component(v.search),
+            url_component(v.entity_type)
+        )
+    };
+    let mut pages = String::new();
+    if v.offset > 0 {
+        pages.push_str(&page_link((v.offset - v.limit).max(0), "« Previous"));
+    }
+    if v.offset + v.limit < total {
+        pages.push(' ');
+        pages.push_str(&page_link(v.offset + v.limit, "Next »"));
+    }
+    let method = v.list["search_method"]
+        .as_str()
+        .map(|m| format!(" (search: {})", escape(m)))
+        .unwrap_or_default();
+    let body = format!(
+        "<h1>Entities</h1><div class=\"columns\"><aside><h2>Types</h2><ul class=\"types\">{counts}</ul></aside><section>\
+         <form method=\"get\" action=\"/inspector/entities\" class=\"search\" role=\"search\">\
+         <label for=\"search\">Search</label><input type=\"search\" id=\"search\" name=\"search\" value=\"{}\">\
+         <label for=\"type\">Type</label><select id=\"type\" name=\"type\"><option value=\"\">all</option>{type_options}</select>\
+         <button type=\"submit\">Find</button></form>\
+         <p class=\"total\">{total} entities{method}, {} to {}</p>\
+         <table class=\"entities\"><thead><tr><th>Name</th><th>Type</th><th>Observations</th><th>Last observed</th><th>Score</th></tr></thead>\
+         <tbody>{rows}</tbody></table><p class=\"pages\">{pages}</p></section></div>",
+        escape(v.search),
+        if total == 0 { 0 } else { v.offset + 1 },
+        (v.offset + v.limit).min(total),
+    );
+    layout("Entities", who, &body)
+}
+
+/// What the entity page shows.
+pub struct EntityView<'a> {
+    pub snapshot: &'a Value,
+    pub observations: &'a Value,
+    pub relationships: &'a Value,
+    pub at: Option<&'a str>,
+    pub notice: Option<&'a str>,
+    pub error: Option<&'a str>,
+}
+
+/// The competing values of each contradicted field (other than the chosen).
+fn competing(snapshot: &Value) -> BTreeMap<String, Vec<String>> {
+    let mut out = BTreeMap::new();
+    for c in snapshot["contradictions"].as_array().into_iter().flatten() {
+        let chosen = &c["chosen_value"];
+        let others: Vec<String> = c["values"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|v| &v["value"] != chosen)
+            .map(|v| show(&v["value"]))
+            .collect();
+        if let Some(field) = c["field"].as_str() {
+            out.insert(field.to_string(), others);
+        }
+    }
+    out
+}
+
+pub fn entity_page(v: &EntityView, who: Option<&str>) -> String {
+    let s = v.snapshot;
+    let id = s["entity_id"].as_str().unwrap_or_default();
+    let name = display_name(s, id);
+    let entity_type = s["entity_type"].as_str().unwrap_or_default();
+    let others = competing(s);
+    let empty = serde_json::Map::new();
+    let fields = s["snapshot"].as_object().unwrap_or(&empty);
+    let rows = fields
+        .iter()
+        .map(|(field, value)| {
+            let p = &s["field_provenance"][field];
+            let source = p["source_id"].as_str().unwrap_or_default();
+            let competing = others
+                .get(field)
+                .map(|vals| {
+                    vals.iter()
+                        .map(|x| format!("<span class=\"competing\">{}</span>", escape(x)))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .unwrap_or_default();
+            format!(
+                "<tr data-field=\"{f}\"><th scope=\"row\">{f}</th><td class=\"value\">{}</td><td><a href=\"/inspector/sources/{}\">{}</a></td>\
+                 <td>{}</td><td>{}</td><td>{}</td><td>{competing}</td></tr>",
+                escape(&show(value)),
+                url_component(source),
+                escape(source.get(..8).unwrap_or(source)),
+                escape(p["observed_at"].as_str().unwrap_or_default()),
+                p["source_priority"].as_i64().map(|n| n.to_string()).unwrap_or_default(),
+                escape(p["confidence"].as_str().unwrap_or_default()),
+                f = escape(field),
+            )
+        })
+        .collect::<String>();
+    let history = v.observations["observations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|o| {
+            let when = o["observed_at"].as_str().unwrap_or_default();
+            format!(
+                "<li><time>{}</time> <span class=\"kind\">{}</span> <code>{}</code> \
+                 <a href=\"/inspector/entities/{}?at={}\">as of this</a></li>",
+                escape(when),
+                escape(o["kind"].as_str().unwrap_or_default()),
+                escape(&o["fields"].to_string()),
+                url_component(id),
+                url_component(when),
+            )
+        })
+        .collect::<String>();
+    let relationships = v.relationships["relationships"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            let (from, to) = (
+                r["source_entity_id"].as_str().unwrap_or_default(),
+                r["target_entity_id"].as_str().unwrap_or_default(),
+            );
+            let other = if from == id { to } else { from };
+            format!(
+                "<li>{} {} {}</li>",
+                if from == id { "→" } else { "←" },
+                escape(r["relationship_type"].as_str().unwrap_or_default()),
+                entity_link(other, other)
+            )
+        })
+        .collect::<String>();
+    let field_options = fields
+        .keys()
+        .map(|f| format!("<option value=\"{0}\">{0}</option>", escape(f)))
+        .collect::<String>();
+    let as_of = match v.at {
+        Some(at) => format!(
+            "<p class=\"notice\">As of {} — <a href=\"/inspector/entities/{}\">now</a></p>",
+            escape(at),
+            url_component(id)
+        ),
+        None => String::new(),
+    };
+    let body = format!(
+        "<h1>{}</h1><p class=\"meta\"><span class=\"type\">{}</span> <code>{}</code> · {} observations · \
+         <a href=\"/inspector/graph/{}\">graph</a></p>{}{}{as_of}\
+         <form method=\"get\" action=\"/inspector/entities/{}\" class=\"inline\">\
+         <label for=\"at\">As of</label><input type=\"datetime-local\" id=\"at\" name=\"at\" step=\"1\">\
+         <button type=\"submit\">Show</button></form>\
+         <h2>Snapshot</h2><table class=\"snapshot\"><thead><tr><th>Field</th><th>Value</th><th>Source</th><th>Observed</th>\
+         <th>Priority</th><th>Confidence</th><th>Competing values</th></tr></thead><tbody>{rows}</tbody></table>\
+         <h2>Correct a field</h2><form method=\"post\" action=\"/inspector/entities/{}/correct\" class=\"correct\">\
+         <input type=\"hidden\" name=\"entity_type\" value=\"{}\">\
+         <label for=\"field\">Field</label><input type=\"text\" id=\"field\" name=\"field\" list=\"fields\" required>\
+         <datalist id=\"fields\">{field_options}</datalist>\
+         <label for=\"value\">Value (text, or JSON)</label><input type=\"text\" id=\"value\" name=\"value\">\
+         <button type=\"submit\">Correct</button></form>\
+         <h2>Relationships</h2><ul class=\"relationships\">{relationships}</ul>\
+         <h2>History</h2><ol class=\"history\">{history}</ol>",
+        escape(name),
+        escape(entity_type),
+        escape(id),
+        s["observation_count"].as_i64().unwrap_or(0),
+        url_component(id),
+        v.notice.map(|n| message(n, false)).unwrap_or_default(),
+        v.error.map(|e| message(e, true)).unwrap_or_default(),
+        url_component(id),
+        url_component(id),
+        escape(entity_type),
+    );
+    layout(name, who, &body)
+}
+
+/// Timeline events grouped by month (`YYYY-MM`), newest month first.
+pub fn timeline_page(events: &Value, who: Option<&str>) -> String {
+    let mut months: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
+    for e in events["events"].as_array().into_iter().flatten() {
+        let at = e["event_timestamp"].as_str().unwrap_or_default();
+        months
+            .entry(at.get(..7).unwrap_or(at).to_string())
+            .or_default()
+            .push(e);
+    }
+    let body: String = months
+        .iter()
+        .rev()
+        .map(|(month, events)| {
+            let items = events
+                .iter()
+                .map(|e| {
+                    let entity = e["entity_id"].as_str().unwrap_or_default();
+                    format!(
+                        "<li><time>{}</time> {} {}</li>",
+                        escape(e["event_timestamp"].as_str().unwrap_or_default()),
+                        escape(e["event_type"].as_str().unwrap_or_default()),
+                        entity_link(entity, entity)
+                    )
+                })
+                .collect::<String>();
+            format!(
+                "<h2>{}</h2><ul class=\"events\">{items}</ul>",
+                escape(month)
+            )
+        })
+        .collect();
+    layout("Timeline", who, &format!("<h1>Timeline</h1>{body}"))
+}
+
+/// The neighborhood of an entity, drawn by the vendored graph library from
+/// the JSON embedded in the page.
+pub fn graph_page(id: &str, name: &str, elements: &Value, who: Option<&str>) -> String {
+    // Inside <script type="application/json">, "</" must not appear.
+    let data = elements.to_string().replace("</", "<\\/");
+    let body = format!(
+        "<h1>Graph around {}</h1><p><a href=\"/inspector/entities/{}\">back to the entity</a> · \
+         <a href=\"/inspector/graph/{1}?hops=1\">1 hop</a> <a href=\"/inspector/graph/{1}?hops=2\">2 hops</a> \
+         <a href=\"/inspector/graph/{1}?hops=3\">3 hops</a></p>\
+         <div id=\"graph\" role=\"img\" aria-label=\"relationship graph\"></div>\
+         <script type=\"application/json\" id=\"graph-data\">{data}</script>\
+         <script src=\"/inspector/static/cytoscape.min.js\"></script>\
+         <script src=\"/inspector/static/graph.js\"></script>",
+        escape(name),
+        url_component(id)
+    );
+    layout("Graph", who, &body)
+}
+
+/// A source: what it is, its file (signed URL), the entities it informed.
+pub fn source_page(n: &Value, file_url: Option<&str>, who: Option<&str>) -> String {
+    let m = &n["source_material"];
+    let id = m["id"].as_str().unwrap_or_default();
+    let facts = [
+        ("Type", show(&m["source_type"])),
+        ("MIME type", show(&m["mime_type"])),
+        ("File name", show(&m["original_filename"])),
+        ("Size (bytes)", show(&m["file_size"])),
+        ("Stored", show(&m["created_at"])),
+        ("Content hash", show(&m["content_hash"])),
+    ]
+    .iter()
+    .map(|(k, v)| format!("<tr><th scope=\"row\">{k}</th><td>{}</td></tr>", escape(v)))
+    .collect::<String>();
+    let file = file_url
+        .map(|u| {
+            format!(
+                "<p><a href=\"{}\" rel=\"noopener\">Open the file</a></p>",
+                escape(u)
+            )
+        })
+        .unwrap_or_default();
+    let entities = n["related_entities"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            let id = e["id"].as_str().unwrap_or_default();
+            format!(
+                "<li>{} <span class=\"type\">{}</span></li>",
+                entity_link(id, display_name(e, id)),
+                escape(e["entity_type"].as_str().unwrap_or_default())
+            )
+        })
+        .collect::<String>();
+    let body = format!(
+        "<h1>Source <code>{}</code></h1><table class=\"source\">{facts}</table>{file}\
+         <h2>Entities it informed</h2><ul>{entities}</ul>",
+        escape(id)
+    );
+    layout("Source", who, &body)
+}
+
+pub fn error_page(text: &str, who: Option<&str>) -> String {
+    layout(
+        "Error",
+        who,
+        &format!("<h1>Something went wrong</h1>{}", message(text, true)),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_snapshot_shows_provenance_and_competing_values_escaped() {
+        let snapshot = json!({
+            "entity_id": "ent_1", "canonical_name": "<Ada>", "entity_type": "person",
+            "snapshot": {"name": "Augusta <b>"},
+            "field_provenance": {"name": {"source_id": "30f870dd-7f1c", "observed_at": "2026-01-02T00:00:00Z",
+                                          "source_priority": 100, "confidence": "F3"}},
+            "contradictions": [{"field": "name", "chosen_value": "Augusta <b>",
+                                "values": [{"value": "Augusta <b>"}, {"value": "Ada Lovelace"}]}]
+        });
+        let html = entity_page(
+            &EntityView {
+                snapshot: &snapshot,
+                observations: &json!({"observations": []}),
+                relationships: &json!({"relationships": []}),
+                at: None,
+                notice: None,
+                error: None,
+            },
+            Some("u"),
+        );
+        assert!(html.contains("Augusta &lt;b&gt;"));
+        assert!(!html.contains("<b>"));
+        assert!(html.contains("<span class=\"competing\">Ada Lovelace</span>"));
+        assert!(html.contains("/inspector/sources/30f870dd-7f1c"));
+        assert!(html.contains("F3"));
+    }
+
+    #[test]
+    fn timeline_groups_by_month_newest_first() {
+        let events = json!({"events": [
+            {"event_timestamp": "2025-01-05T00:00:00Z", "event_type": "a", "entity_id": "e1"},
+            {"event_timestamp": "2025-03-01T00:00:00Z", "event_type": "b", "entity_id": "e2"}]});
+        let html = timeline_page(&events, None);
+        assert!(html.find("2025-03").unwrap() < html.find("2025-01").unwrap());
+    }
+
+    #[test]
+    fn graph_data_cannot_close_its_script() {
+        let html = graph_page(
+            "e",
+            "E",
+            &json!([{"data": {"id": "</script><script>x"}}]),
+            None,
+        );
+        assert!(!html.contains("</script><script>x"));
+    }
+}

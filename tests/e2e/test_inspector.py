@@ -96,7 +96,12 @@ def test_a_person_finds_inspects_and_corrects_an_entity(start_gateway: Any, brow
     g = start_gateway("--user-id", user)  # --no-auth: the pages open directly
     d = browser
     d.get(f"{g.base}/inspector")
-    assert d.current_url.endswith("/inspector/entities")
+    assert d.current_url.endswith("/inspector/overview")
+    assert "Augusta Ada King" in d.find_element(By.CSS_SELECTOR, "ul.recent").text
+    assert "operators" in d.find_element(By.TAG_NAME, "main").text  # no server metrics for a user
+    shot(d, "00-overview")
+    d.find_element(By.LINK_TEXT, "Entities").click()
+    wait(d).until(ec.url_contains("/inspector/entities"))
     types = d.find_element(By.CSS_SELECTOR, "ul.types").text
     assert "person" in types and "invoice" in types
     shot(d, "01-entities")
@@ -175,6 +180,9 @@ def test_a_person_finds_inspects_and_corrects_an_entity(start_gateway: Any, brow
     months = [h.text for h in d.find_elements(By.CSS_SELECTOR, "main h2")]
     assert months == ["2025-04", "2025-03"]
     shot(d, "06-timeline")
+    d.find_element(By.ID, "event_type").send_keys("InvoiceDue", Keys.ENTER)
+    wait(d).until(ec.url_contains("event_type=InvoiceDue"))
+    assert [h.text for h in d.find_elements(By.CSS_SELECTOR, "main h2")] == ["2025-04"]
 
     # The source page of the first observation.
     d.get(source_link)
@@ -206,7 +214,8 @@ def test_sign_in_and_isolation(start_gateway: Any, browser: webdriver.Chrome) ->
     error = wait(d).until(ec.presence_of_element_located((By.CSS_SELECTOR, "p.error")))
     assert "not right" in error.text
     d.find_element(By.ID, "token").send_keys(create_token(alice), Keys.ENTER)
-    wait(d).until(ec.url_contains("/inspector/entities"))
+    wait(d).until(ec.url_contains("/inspector/overview"))
+    d.get(f"{g.base}/inspector/entities")
     shot(d, "07-signed-in")
     body = d.find_element(By.TAG_NAME, "main").text
     assert "Augusta Ada King" in body and "Bob Secret" not in body
@@ -236,10 +245,59 @@ def test_sign_in_and_isolation(start_gateway: Any, browser: webdriver.Chrome) ->
     assert r.status_code == 303
     # A write posted from another site is refused even with a session.
     d.find_element(By.ID, "token").send_keys(create_token(alice), Keys.ENTER)
-    wait(d).until(ec.url_contains("/inspector/entities"))
+    wait(d).until(ec.url_contains("/inspector/overview"))
+    d.get(f"{g.base}/inspector/entities")
     session = d.get_cookie("neotoma_inspector")["value"]
     ada = d.find_element(By.CSS_SELECTOR, "table.entities tbody a").get_attribute("href").rsplit("/", 1)[1]
     r = httpx.post(f"{g.base}/inspector/entities/{ada}/correct", cookies={"neotoma_inspector": session},
                    headers={"origin": "http://evil.example"}, data={"entity_type": "person", "field": "name", "value": "pwned"})
     assert r.status_code == 403
     assert javascript_errors(d) == []
+
+
+def test_schema_promotion_merge_delete_and_restore(start_gateway: Any, browser: webdriver.Chrome) -> None:
+    user = new_user()
+    with psycopg.connect(admin_dsn(DATABASE), autocommit=True) as conn:
+        conn.execute("SELECT set_config('neotoma.user_id', %s, false)", (user,))
+        conn.execute("""SELECT neotoma.store('{"entities": [{"entity_type": "person", "name": "Grace Hopper",
+                        "nickname": "Amazing Grace"}, {"entity_type": "person", "name": "Alan Turing", "nickname": "Prof"},
+                        {"entity_type": "person", "name": "G. Hopper"}]}')""")
+        ids = dict(conn.execute("SELECT snapshot->>'name', entity_id FROM neotoma.entity_snapshots WHERE user_id = %s", (user,)).fetchall())
+    g = start_gateway("--user-id", user)
+    d = browser
+
+    # A field stored outside the schema waits for promotion; one click
+    # promotes it into the user's schema and the snapshots gain it.
+    d.get(f"{g.base}/inspector/schema")
+    row = d.find_element(By.CSS_SELECTOR, "table.candidates tr[data-field=nickname]")
+    assert "2" in row.text and "Amazing Grace" in row.text
+    shot(d, "08-schema")
+    row.find_element(By.TAG_NAME, "button").click()
+    wait(d).until(ec.url_contains("promoted=nickname"))
+    assert d.find_elements(By.CSS_SELECTOR, "table.candidates tr[data-field=nickname]") == []
+    d.get(f"{g.base}/inspector/entities/{ids['Grace Hopper']}")
+    assert d.find_element(By.CSS_SELECTOR, "tr[data-field=nickname] .value").text == "Amazing Grace"
+
+    # Merge the duplicate into Grace: its observations count for her.
+    d.find_element(By.ID, "from").send_keys(ids["G. Hopper"], Keys.ENTER)
+    notice = wait(d).until(ec.presence_of_element_located((By.CSS_SELECTOR, "p.notice")))
+    assert notice.text == "Merged."
+    assert "G. Hopper" in d.find_element(By.CSS_SELECTOR, "ol.history").text
+
+    # Delete hides Alan from the agents' reads; restore brings him back.
+    d.get(f"{g.base}/inspector/entities/{ids['Alan Turing']}")
+    d.find_element(By.CSS_SELECTOR, "form[action$='/delete'] button").click()
+    wait(d).until(ec.presence_of_element_located((By.CSS_SELECTOR, "p.error")))
+    assert "Deleted at" in d.find_element(By.CSS_SELECTOR, "p.error").text
+    d.get(f"{g.base}/inspector/entities?search=Turing")
+    assert d.find_elements(By.CSS_SELECTOR, "table.entities tbody tr") == []
+    d.get(f"{g.base}/inspector/entities/{ids['Alan Turing']}")
+    d.find_element(By.CSS_SELECTOR, "form[action$='/restore'] button").click()
+    wait(d).until(ec.presence_of_element_located((By.CSS_SELECTOR, "p.notice")))
+    assert d.find_elements(By.CSS_SELECTOR, "p.error") == []
+    d.get(f"{g.base}/inspector/entities?search=Turing")
+    assert len(d.find_elements(By.CSS_SELECTOR, "table.entities tbody tr")) == 1
+    with psycopg.connect(admin_dsn(DATABASE), autocommit=True) as conn:
+        assert conn.execute("SELECT (neotoma.verify()->>'ok')::boolean").fetchone() == (True,)
+    assert javascript_errors(d) == []
+

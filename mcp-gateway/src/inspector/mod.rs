@@ -93,8 +93,14 @@ pub fn routes() -> axum::Router<Arc<AppState>> {
     axum::Router::new()
         .route(
             "/inspector",
-            get(|| async { Redirect::to("/inspector/entities") }),
+            get(|| async { Redirect::to("/inspector/overview") }),
         )
+        .route("/inspector/overview", get(overview))
+        .route("/inspector/schema", get(schema))
+        .route("/inspector/schema/promote", post(promote))
+        .route("/inspector/entities/{id}/merge", post(merge))
+        .route("/inspector/entities/{id}/delete", post(delete))
+        .route("/inspector/entities/{id}/restore", post(restore))
         .route("/inspector/login", get(login_page).post(login))
         .route("/inspector/logout", post(logout))
         .route("/inspector/entities", get(entities))
@@ -210,7 +216,7 @@ fn failed(state: &AppState, caller: &Caller, e: &NeotomaError) -> Response {
 
 async fn login_page(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
     if signed_in(&state, &headers).is_some() {
-        return Redirect::to("/inspector/entities").into_response();
+        return Redirect::to("/inspector/overview").into_response();
     }
     page(
         StatusCode::OK,
@@ -325,7 +331,7 @@ async fn login(
         IDLE.as_secs(),
         if secure { "; Secure" } else { "" }
     );
-    let mut r = Redirect::to("/inspector/entities").into_response();
+    let mut r = Redirect::to("/inspector/overview").into_response();
     if let Ok(v) = HeaderValue::from_str(&cookie) {
         r.headers_mut().insert(header::SET_COOKIE, v);
     }
@@ -447,7 +453,9 @@ async fn render_entity(
     notice: Option<&str>,
     error: Option<&str>,
 ) -> Response {
-    let mut args = json!({"entity_id": id, "include_contradictions": true});
+    // Deleted entities are shown too (marked), so they can be restored.
+    let mut args =
+        json!({"entity_id": id, "include_contradictions": true, "include_deleted": true});
     if let Some(at) = at {
         args["at"] = json!(instant(at));
     }
@@ -455,25 +463,19 @@ async fn render_entity(
         Ok(v) => v,
         Err(e) => return failed(state, caller, &e),
     };
-    let observations = act(
-        state,
-        caller,
-        "list_observations",
-        json!({"entity_id": id}),
-        false,
-    )
-    .await;
-    let relationships = act(
-        state,
-        caller,
-        "list_relationships",
-        json!({"entity_id": id}),
-        false,
-    )
-    .await;
-    let (observations, relationships) = match (observations, relationships) {
-        (Ok(o), Ok(r)) => (o, r),
-        (Err(e), _) | (_, Err(e)) => return failed(state, caller, &e),
+    // A deleted entity's history and links are not read (the actions
+    // refuse it) until it is restored.
+    let (observations, relationships) = if snapshot["deleted_at"].is_string() {
+        (json!({"observations": []}), json!({"relationships": []}))
+    } else {
+        let one = json!({"entity_id": id});
+        match (
+            act(state, caller, "list_observations", one.clone(), false).await,
+            act(state, caller, "list_relationships", one, false).await,
+        ) {
+            (Ok(o), Ok(r)) => (o, r),
+            (Err(e), _) | (_, Err(e)) => return failed(state, caller, &e),
+        }
     };
     let view = pages::EntityView {
         snapshot: &snapshot,
@@ -531,10 +533,7 @@ async fn correct(
         return to_login();
     };
     if !same_origin(&headers) {
-        return page(
-            StatusCode::FORBIDDEN,
-            pages::error_page("Corrections come from this server's own pages.", None),
-        );
+        return cross_origin();
     }
     let form = form.map(|Form(f)| f).unwrap_or_default();
     let field = form.field.unwrap_or_default();
@@ -618,22 +617,44 @@ async fn graph(
     )
 }
 
-async fn timeline(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+#[derive(Deserialize, Default)]
+struct TimelineQuery {
+    event_type: Option<String>,
+    after_date: Option<String>,
+    before_date: Option<String>,
+}
+
+async fn timeline(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    query: Result<Query<TimelineQuery>, QueryRejection>,
+) -> Response {
     let Some(caller) = signed_in(&state, &headers) else {
         return to_login();
     };
-    match act(
-        &state,
-        &caller,
-        "list_timeline_events",
-        json!({"limit": 500}),
-        false,
-    )
-    .await
-    {
+    let Query(q) = query.unwrap_or_default();
+    let mut args = json!({"limit": 500});
+    for (key, value) in [
+        ("event_type", &q.event_type),
+        ("after_date", &q.after_date),
+        ("before_date", &q.before_date),
+    ] {
+        if let Some(v) = value.as_deref().filter(|v| !v.is_empty()) {
+            args[key] = json!(v);
+        }
+    }
+    match act(&state, &caller, "list_timeline_events", args, false).await {
         Ok(events) => page(
             StatusCode::OK,
-            pages::timeline_page(&events, who(&state, &caller).as_deref()),
+            pages::timeline_page(
+                &events,
+                &pages::TimelineFilter {
+                    event_type: q.event_type.as_deref().unwrap_or_default(),
+                    after_date: q.after_date.as_deref().unwrap_or_default(),
+                    before_date: q.before_date.as_deref().unwrap_or_default(),
+                },
+                who(&state, &caller).as_deref(),
+            ),
         ),
         Err(e) => failed(&state, &caller, &e),
     }
@@ -679,6 +700,198 @@ async fn source(
             who(&state, &caller).as_deref(),
         ),
     )
+}
+
+async fn overview(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    let Some(caller) = signed_in(&state, &headers) else {
+        return to_login();
+    };
+    let (workspaces, recent) = match (
+        act(&state, &caller, "list_workspaces", json!({}), false).await,
+        act(
+            &state,
+            &caller,
+            "retrieve_entities",
+            json!({"limit": 10}),
+            false,
+        )
+        .await,
+    ) {
+        (Ok(w), Ok(r)) => (w, r),
+        (Err(e), _) | (_, Err(e)) => return failed(&state, &caller, &e),
+    };
+    // Server-wide figures are the operators' (like get_technical_metrics).
+    let metrics = caller.operator.then(|| {
+        let (used, idle, max) = state.db.pool_status();
+        state.metrics.render(used, idle, max)
+    });
+    page(
+        StatusCode::OK,
+        pages::overview_page(
+            &workspaces,
+            &recent,
+            metrics.as_deref(),
+            who(&state, &caller).as_deref(),
+        ),
+    )
+}
+
+#[derive(Deserialize, Default)]
+struct SchemaQuery {
+    promoted: Option<String>,
+}
+
+async fn schema(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    query: Result<Query<SchemaQuery>, QueryRejection>,
+) -> Response {
+    let Some(caller) = signed_in(&state, &headers) else {
+        return to_login();
+    };
+    let Query(q) = query.unwrap_or_default();
+    let every = json!({"min_frequency": 1, "min_confidence": 0});
+    let (types, candidates) = match (
+        act(&state, &caller, "list_entity_types", json!({}), false).await,
+        act(&state, &caller, "analyze_schema_candidates", every, false).await,
+    ) {
+        (Ok(t), Ok(c)) => (t, c),
+        (Err(e), _) | (_, Err(e)) => return failed(&state, &caller, &e),
+    };
+    let notice = q.promoted.map(|f| format!("Promoted {f}."));
+    page(
+        StatusCode::OK,
+        pages::schema_page(
+            &types,
+            &candidates,
+            notice.as_deref(),
+            who(&state, &caller).as_deref(),
+        ),
+    )
+}
+
+#[derive(Deserialize, Default)]
+struct PromoteForm {
+    entity_type: Option<String>,
+    field_name: Option<String>,
+    field_type: Option<String>,
+}
+
+/// Promotes a waiting field into the user's own version of the type's
+/// schema (operators' too: the global schema is changed deliberately, not
+/// by a click), migrating what was stored of it.
+async fn promote(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    form: Result<Form<PromoteForm>, FormRejection>,
+) -> Response {
+    let Some(caller) = signed_in(&state, &headers) else {
+        return to_login();
+    };
+    if !same_origin(&headers) {
+        return cross_origin();
+    }
+    let f = form.map(|Form(f)| f).unwrap_or_default();
+    let field = f.field_name.unwrap_or_default();
+    let args = json!({
+        "entity_type": f.entity_type.unwrap_or_default(),
+        "fields_to_add": [{"field_name": field, "field_type": f.field_type.unwrap_or_else(|| "string".into())}],
+        "user_specific": true,
+        "migrate_existing": true,
+        "activate": true,
+    });
+    match act(&state, &caller, "update_schema_incremental", args, true).await {
+        Ok(_) => Redirect::to(&format!(
+            "/inspector/schema?promoted={}",
+            crate::html::url_component(&field)
+        ))
+        .into_response(),
+        Err(e) => failed(&state, &caller, &e),
+    }
+}
+
+fn cross_origin() -> Response {
+    page(
+        StatusCode::FORBIDDEN,
+        pages::error_page("Changes come from this server's own pages.", None),
+    )
+}
+
+#[derive(Deserialize, Default)]
+struct MergeForm {
+    from_entity_id: Option<String>,
+}
+
+/// Runs a write about entity `id` and shows the entity again: the change,
+/// or the action's error.
+async fn entity_write(
+    state: &AppState,
+    headers: &HeaderMap,
+    id: &str,
+    action: &str,
+    args: Value,
+    done: &str,
+) -> Response {
+    let Some(caller) = signed_in(state, headers) else {
+        return to_login();
+    };
+    if !same_origin(headers) {
+        return cross_origin();
+    }
+    match act(state, &caller, action, args, true).await {
+        Ok(_) => render_entity(state, &caller, id, None, Some(done), None).await,
+        Err(e) => {
+            let why = format!("{}: {}", e.code.as_str(), e.message);
+            render_entity(state, &caller, id, None, None, Some(&why)).await
+        }
+    }
+}
+
+async fn merge(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    form: Result<Form<MergeForm>, FormRejection>,
+) -> Response {
+    let from = form
+        .ok()
+        .and_then(|Form(f)| f.from_entity_id)
+        .unwrap_or_default();
+    let args = json!({"from_entity_id": from.trim(), "to_entity_id": id, "merge_reason": "merged in the inspector"});
+    entity_write(&state, &headers, &id, "merge_entities", args, "Merged.").await
+}
+
+async fn delete(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    let args = json!({"entity_id": id, "reason": "deleted in the inspector"});
+    entity_write(
+        &state,
+        &headers,
+        &id,
+        "delete_entity",
+        args,
+        "Deleted: restore brings it back.",
+    )
+    .await
+}
+
+async fn restore(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    entity_write(
+        &state,
+        &headers,
+        &id,
+        "restore_entity",
+        json!({"entity_id": id}),
+        "Restored.",
+    )
+    .await
 }
 
 const CYTOSCAPE: &[u8] = include_bytes!("static/cytoscape.min.js");

@@ -9,8 +9,10 @@ use std::collections::BTreeMap;
 /// A page: the navigation, then `body`. `who` names the signed-in user.
 pub fn layout(title: &str, who: Option<&str>, body: &str) -> String {
     let nav = [
+        ("/inspector/overview", "Overview"),
         ("/inspector/entities", "Entities"),
         ("/inspector/timeline", "Timeline"),
+        ("/inspector/schema", "Schema"),
     ]
     .iter()
     .map(|(href, label)| format!("<a href=\"{href}\">{label}</a>"))
@@ -290,6 +292,13 @@ pub fn entity_page(v: &EntityView, who: Option<&str>) -> String {
         .keys()
         .map(|f| format!("<option value=\"{0}\">{0}</option>", escape(f)))
         .collect::<String>();
+    let deleted = match s["deleted_at"].as_str() {
+        Some(at) => message(
+            &format!("Deleted at {at}: agents do not see it until it is restored."),
+            true,
+        ),
+        None => String::new(),
+    };
     let as_of = match v.at {
         Some(at) => format!(
             "<p class=\"notice\">As of {} — <a href=\"/inspector/entities/{}\">now</a></p>",
@@ -300,7 +309,7 @@ pub fn entity_page(v: &EntityView, who: Option<&str>) -> String {
     };
     let body = format!(
         "<h1>{}</h1><p class=\"meta\"><span class=\"type\">{}</span> <code>{}</code> · {} observations · \
-         <a href=\"/inspector/graph/{}\">graph</a></p>{}{}{as_of}\
+         <a href=\"/inspector/graph/{}\">graph</a></p>{}{}{deleted}{as_of}\
          <form method=\"get\" action=\"/inspector/entities/{}\" class=\"inline\">\
          <label for=\"at\">As of</label><input type=\"datetime-local\" id=\"at\" name=\"at\" step=\"1\">\
          <button type=\"submit\">Show</button></form>\
@@ -312,6 +321,12 @@ pub fn entity_page(v: &EntityView, who: Option<&str>) -> String {
          <datalist id=\"fields\">{field_options}</datalist>\
          <label for=\"value\">Value (text, or JSON)</label><input type=\"text\" id=\"value\" name=\"value\">\
          <button type=\"submit\">Correct</button></form>\
+         <h2>Merge, delete, restore</h2>\
+         <form method=\"post\" action=\"/inspector/entities/{}/merge\" class=\"correct\">\
+         <label for=\"from\">Merge this duplicate into it (entity id)</label>\
+         <input type=\"text\" id=\"from\" name=\"from_entity_id\" required><button type=\"submit\">Merge</button></form>\
+         <form method=\"post\" action=\"/inspector/entities/{}/delete\" class=\"inline\"><button type=\"submit\">Delete</button></form> \
+         <form method=\"post\" action=\"/inspector/entities/{}/restore\" class=\"inline\"><button type=\"submit\">Restore</button></form>\
          <h2>Relationships</h2><ul class=\"relationships\">{relationships}</ul>\
          <h2>History</h2><ol class=\"history\">{history}</ol>",
         escape(name),
@@ -324,12 +339,23 @@ pub fn entity_page(v: &EntityView, who: Option<&str>) -> String {
         url_component(id),
         url_component(id),
         escape(entity_type),
+        url_component(id),
+        url_component(id),
+        url_component(id),
     );
     layout(name, who, &body)
 }
 
+/// What the timeline is filtered by.
+#[derive(Default)]
+pub struct TimelineFilter<'a> {
+    pub event_type: &'a str,
+    pub after_date: &'a str,
+    pub before_date: &'a str,
+}
+
 /// Timeline events grouped by month (`YYYY-MM`), newest month first.
-pub fn timeline_page(events: &Value, who: Option<&str>) -> String {
+pub fn timeline_page(events: &Value, filter: &TimelineFilter, who: Option<&str>) -> String {
     let mut months: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
     for e in events["events"].as_array().into_iter().flatten() {
         let at = e["event_timestamp"].as_str().unwrap_or_default();
@@ -360,7 +386,17 @@ pub fn timeline_page(events: &Value, who: Option<&str>) -> String {
             )
         })
         .collect();
-    layout("Timeline", who, &format!("<h1>Timeline</h1>{body}"))
+    let form = format!(
+        "<form method=\"get\" action=\"/inspector/timeline\" class=\"search\">\
+         <label for=\"event_type\">Event type</label><input type=\"text\" id=\"event_type\" name=\"event_type\" value=\"{}\">\
+         <label for=\"after_date\">From</label><input type=\"date\" id=\"after_date\" name=\"after_date\" value=\"{}\">\
+         <label for=\"before_date\">Before</label><input type=\"date\" id=\"before_date\" name=\"before_date\" value=\"{}\">\
+         <button type=\"submit\">Filter</button></form>",
+        escape(filter.event_type),
+        escape(filter.after_date),
+        escape(filter.before_date)
+    );
+    layout("Timeline", who, &format!("<h1>Timeline</h1>{form}{body}"))
 }
 
 /// The neighborhood of an entity, drawn by the vendored graph library from
@@ -426,6 +462,136 @@ pub fn source_page(n: &Value, file_url: Option<&str>, who: Option<&str>) -> Stri
     layout("Source", who, &body)
 }
 
+/// Entity types with their fields, and the fields waiting for promotion
+/// (stored outside the schema) with a button each.
+pub fn schema_page(
+    types: &Value,
+    candidates: &Value,
+    notice: Option<&str>,
+    who: Option<&str>,
+) -> String {
+    let types_rows = types["entity_types"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| {
+            let fields = t["field_summary"]
+                .as_object()
+                .map(|f| {
+                    f.iter()
+                        .map(|(name, d)| {
+                            format!(
+                                "{}{}: {}",
+                                escape(name),
+                                if d["required"] == true { "!" } else { "" },
+                                escape(d["type"].as_str().unwrap_or_default())
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
+                .unwrap_or_default();
+            format!(
+                "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td><td>{}</td><td>{fields}</td></tr>",
+                escape(t["entity_type"].as_str().unwrap_or_default()),
+                escape(t["scope"].as_str().unwrap_or_default()),
+                escape(&show(&t["schema_version"])),
+                escape(&show(&t["identity_fields"])),
+            )
+        })
+        .collect::<String>();
+    let waiting = candidates["recommendations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|r| {
+            let entity_type = r["entity_type"].as_str().unwrap_or_default().to_string();
+            r["fields"].as_array().cloned().unwrap_or_default().into_iter().map(move |f| (entity_type.clone(), f))
+        })
+        .map(|(entity_type, f)| {
+            let field = f["field_name"].as_str().unwrap_or_default();
+            let kind = f["field_type"].as_str().unwrap_or("string");
+            format!(
+                "<tr data-field=\"{f_}\"><td>{t}</td><th scope=\"row\">{f_}</th><td>{k}</td><td>{}</td><td>{}</td><td>{}</td>\
+                 <td><form method=\"post\" action=\"/inspector/schema/promote\" class=\"inline\">\
+                 <input type=\"hidden\" name=\"entity_type\" value=\"{t}\"><input type=\"hidden\" name=\"field_name\" value=\"{f_}\">\
+                 <input type=\"hidden\" name=\"field_type\" value=\"{k}\"><button type=\"submit\">Promote</button></form></td></tr>",
+                f["frequency"].as_i64().unwrap_or(0),
+                escape(&show(&f["confidence"])),
+                escape(
+                    &f["sample_values"]
+                        .as_array()
+                        .map(|v| v.iter().map(show).collect::<Vec<_>>().join(", "))
+                        .unwrap_or_default()
+                ),
+                t = escape(&entity_type),
+                f_ = escape(field),
+                k = escape(kind),
+            )
+        })
+        .collect::<String>();
+    let body = format!(
+        "<h1>Schema</h1>{}<h2>Fields waiting for promotion</h2>\
+         <table class=\"candidates\"><thead><tr><th>Type</th><th>Field</th><th>Kind</th><th>Times seen</th><th>Confidence</th>\
+         <th>Samples</th><th></th></tr></thead><tbody>{waiting}</tbody></table>\
+         <h2>Entity types</h2><table class=\"types\"><thead><tr><th>Type</th><th>Scope</th><th>Version</th><th>Identity</th>\
+         <th>Fields (! required)</th></tr></thead><tbody>{types_rows}</tbody></table>",
+        notice.map(|n| message(n, false)).unwrap_or_default()
+    );
+    layout("Schema", who, &body)
+}
+
+/// Counts per workspace, the most recently observed entities, and (for
+/// operators) the gateway's metrics.
+pub fn overview_page(
+    workspaces: &Value,
+    recent: &Value,
+    metrics: Option<&str>,
+    who: Option<&str>,
+) -> String {
+    let spaces = workspaces["workspaces"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|w| {
+            format!(
+                "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td></tr>",
+                escape(w["name"].as_str().unwrap_or_default()),
+                w["entities"].as_i64().unwrap_or(0),
+                w["sources"].as_i64().unwrap_or(0)
+            )
+        })
+        .collect::<String>();
+    let recent = recent["entities"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            let id = e["id"].as_str().unwrap_or_default();
+            format!(
+                "<li>{} <span class=\"type\">{}</span> <time>{}</time></li>",
+                entity_link(id, display_name(e, id)),
+                escape(e["entity_type"].as_str().unwrap_or_default()),
+                escape(e["last_observation_at"].as_str().unwrap_or_default())
+            )
+        })
+        .collect::<String>();
+    let metrics = match metrics {
+        Some(text) => format!(
+            "<h2>Gateway metrics</h2><pre class=\"metrics\">{}</pre>",
+            escape(text)
+        ),
+        None => {
+            "<p>The gateway's metrics describe every user: operators see them here.</p>".to_string()
+        }
+    };
+    let body = format!(
+        "<h1>Overview</h1><h2>Workspaces</h2><table class=\"workspaces\"><thead><tr><th>Workspace</th><th>Entities</th>\
+         <th>Sources</th></tr></thead><tbody>{spaces}</tbody></table><h2>Recently changed</h2><ul class=\"recent\">{recent}</ul>{metrics}"
+    );
+    layout("Overview", who, &body)
+}
+
 pub fn error_page(text: &str, who: Option<&str>) -> String {
     layout(
         "Error",
@@ -472,7 +638,7 @@ mod tests {
         let events = json!({"events": [
             {"event_timestamp": "2025-01-05T00:00:00Z", "event_type": "a", "entity_id": "e1"},
             {"event_timestamp": "2025-03-01T00:00:00Z", "event_type": "b", "entity_id": "e2"}]});
-        let html = timeline_page(&events, None);
+        let html = timeline_page(&events, &TimelineFilter::default(), None);
         assert!(html.find("2025-03").unwrap() < html.find("2025-01").unwrap());
     }
 

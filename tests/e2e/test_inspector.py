@@ -169,6 +169,13 @@ def test_a_person_finds_inspects_and_corrects_an_entity(start_gateway: Any, brow
     assert "Analytical Engines" in labels and len(labels) == 2
     assert d.execute_script("return window.inspectorGraph.edges().map(e => e.data('label'))") == ["PART_OF"]
     shot(d, "05-graph")
+    # Filtered by another relationship type: the entity alone.
+    d.find_element(By.ID, "type").send_keys("REFERS_TO", Keys.ENTER)
+    wait(d).until(ec.url_contains("type=REFERS_TO"))
+    wait(d).until(lambda drv: drv.execute_script("return window.inspectorGraph && window.inspectorGraph.nodes().length"))
+    assert d.execute_script("return window.inspectorGraph.nodes().length") == 1
+    d.back()
+    wait(d).until(lambda drv: drv.execute_script("return window.inspectorGraph && window.inspectorGraph.nodes().length == 2"))
     company = d.execute_script("return window.inspectorGraph.nodes().filter(n => !n.hasClass('center'))[0].id()")
     d.execute_script("window.inspectorGraph.getElementById(arguments[0]).emit('tap')", company)
     wait(d).until(ec.url_contains(company))
@@ -184,7 +191,11 @@ def test_a_person_finds_inspects_and_corrects_an_entity(start_gateway: Any, brow
     wait(d).until(ec.url_contains("event_type=InvoiceDue"))
     assert [h.text for h in d.find_elements(By.CSS_SELECTOR, "main h2")] == ["2025-04"]
 
-    # The source page of the first observation.
+    # The sources, and the page of the first observation's.
+    d.find_element(By.LINK_TEXT, "Sources").click()
+    wait(d).until(ec.url_contains("/inspector/sources"))
+    listed = [a.get_attribute("href") for a in d.find_elements(By.CSS_SELECTOR, "table.sources a")]
+    assert source_link in listed
     d.get(source_link)
     assert "structured" in d.find_element(By.CSS_SELECTOR, "table.source").text
     assert javascript_errors(d) == []

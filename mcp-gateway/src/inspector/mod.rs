@@ -108,6 +108,7 @@ pub fn routes() -> axum::Router<Arc<AppState>> {
         .route("/inspector/entities/{id}/correct", post(correct))
         .route("/inspector/graph/{id}", get(graph))
         .route("/inspector/timeline", get(timeline))
+        .route("/inspector/sources", get(sources))
         .route("/inspector/sources/{id}", get(source))
         .route("/inspector/static/{file}", get(asset))
 }
@@ -576,7 +577,7 @@ async fn graph(
     let Query(q) = query.unwrap_or_default();
     let mut args =
         json!({"entity_id": id, "max_hops": q.hops.unwrap_or(2).clamp(1, 5), "direction": "both"});
-    if let Some(t) = q.relationship_type.filter(|t| !t.is_empty()) {
+    if let Some(t) = q.relationship_type.as_deref().filter(|t| !t.is_empty()) {
         args["relationship_types"] = json!([t]);
     }
     let (center, related) = match (
@@ -611,6 +612,7 @@ async fn graph(
         pages::graph_page(
             &id,
             pages::display_name(&center, &id),
+            q.relationship_type.as_deref().unwrap_or_default(),
             &Value::Array(elements),
             who(&state, &caller).as_deref(),
         ),
@@ -655,6 +657,20 @@ async fn timeline(
                 },
                 who(&state, &caller).as_deref(),
             ),
+        ),
+        Err(e) => failed(&state, &caller, &e),
+    }
+}
+
+async fn sources(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    let Some(caller) = signed_in(&state, &headers) else {
+        return to_login();
+    };
+    let all = json!({"uri": "neotoma://sources"});
+    match act(&state, &caller, "read_resource", all, false).await {
+        Ok(list) => page(
+            StatusCode::OK,
+            pages::sources_page(&list, who(&state, &caller).as_deref()),
         ),
         Err(e) => failed(&state, &caller, &e),
     }

@@ -12,6 +12,7 @@ pub fn layout(title: &str, who: Option<&str>, body: &str) -> String {
         ("/inspector/overview", "Overview"),
         ("/inspector/entities", "Entities"),
         ("/inspector/timeline", "Timeline"),
+        ("/inspector/sources", "Sources"),
         ("/inspector/schema", "Schema"),
     ]
     .iter()
@@ -401,21 +402,58 @@ pub fn timeline_page(events: &Value, filter: &TimelineFilter, who: Option<&str>)
 
 /// The neighborhood of an entity, drawn by the vendored graph library from
 /// the JSON embedded in the page.
-pub fn graph_page(id: &str, name: &str, elements: &Value, who: Option<&str>) -> String {
+pub fn graph_page(
+    id: &str,
+    name: &str,
+    relationship_type: &str,
+    elements: &Value,
+    who: Option<&str>,
+) -> String {
     // Inside <script type="application/json">, "</" must not appear.
     let data = elements.to_string().replace("</", "<\\/");
     let body = format!(
         "<h1>Graph around {}</h1><p><a href=\"/inspector/entities/{}\">back to the entity</a> · \
          <a href=\"/inspector/graph/{1}?hops=1\">1 hop</a> <a href=\"/inspector/graph/{1}?hops=2\">2 hops</a> \
          <a href=\"/inspector/graph/{1}?hops=3\">3 hops</a></p>\
+         <form method=\"get\" action=\"/inspector/graph/{1}\" class=\"inline\"><label for=\"type\">Relationship type</label>\
+         <input type=\"text\" id=\"type\" name=\"type\" value=\"{}\"><button type=\"submit\">Filter</button></form>\
          <div id=\"graph\" role=\"img\" aria-label=\"relationship graph\"></div>\
          <script type=\"application/json\" id=\"graph-data\">{data}</script>\
          <script src=\"/inspector/static/cytoscape.min.js\"></script>\
          <script src=\"/inspector/static/graph.js\"></script>",
         escape(name),
-        url_component(id)
+        url_component(id),
+        escape(relationship_type),
     );
     layout("Graph", who, &body)
+}
+
+/// The stored sources, newest first: files and structured stores.
+pub fn sources_page(list: &Value, who: Option<&str>) -> String {
+    let rows = list["sources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|src| {
+            let id = src["source_id"].as_str().unwrap_or_default();
+            format!(
+                "<tr><td><a href=\"/inspector/sources/{}\"><code>{}</code></a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                url_component(id),
+                escape(id.get(..8).unwrap_or(id)),
+                escape(&show(&src["source_type"])),
+                escape(&show(&src["original_filename"])),
+                escape(&show(&src["mime_type"])),
+                escape(&show(&src["file_size"])),
+                escape(&show(&src["created_at"])),
+            )
+        })
+        .collect::<String>();
+    let body = format!(
+        "<h1>Sources</h1><p>{} sources</p><table class=\"sources\"><thead><tr><th>Source</th><th>Type</th><th>File name</th>\
+         <th>MIME type</th><th>Bytes</th><th>Stored</th></tr></thead><tbody>{rows}</tbody></table>",
+        list["total"].as_i64().unwrap_or(0)
+    );
+    layout("Sources", who, &body)
 }
 
 /// A source: what it is, its file (signed URL), the entities it informed.

@@ -685,6 +685,7 @@ mod tests {
         let html = graph_page(
             "e",
             "E",
+            "",
             &json!([{"data": {"id": "</script><script>x"}}]),
             None,
         );

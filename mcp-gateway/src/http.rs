@@ -291,6 +291,23 @@ async fn guard_host(State(guards): State<Arc<Guards>>, request: Request, next: N
     }
 }
 
+/// Whether a form was posted from this server's own pages: a browser says
+/// where it was posted from (Origin), which must be this host. Requests
+/// without Origin (not from a browser's cross-site form) pass.
+pub fn same_origin(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else {
+        return true;
+    };
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
+    url::Url::parse(origin).is_ok_and(|o| {
+        let authority = match o.port() {
+            Some(p) => format!("{}:{p}", o.host_str().unwrap_or_default()),
+            None => o.host_str().unwrap_or_default().to_string(),
+        };
+        host == Some(authority.as_str())
+    })
+}
+
 /// The process is up.
 async fn healthz() -> impl IntoResponse {
     Json(json!({"status": "ok"}))
@@ -398,6 +415,24 @@ async fn refresh_orphan_count(state: &AppState) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::HeaderValue;
+
+    #[test]
+    fn writes_from_another_origin_are_refused() {
+        let mut h = HeaderMap::new();
+        h.insert(header::HOST, HeaderValue::from_static("127.0.0.1:8080"));
+        assert!(same_origin(&h));
+        h.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("http://127.0.0.1:8080"),
+        );
+        assert!(same_origin(&h));
+        h.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("http://evil.example"),
+        );
+        assert!(!same_origin(&h));
+    }
 
     #[test]
     fn host_names_without_ports() {

@@ -215,7 +215,11 @@ def test_a_genuine_authorization_still_works(gateway: Gateway, client_id: str) -
     assert page.status_code == 200, page.text
     form = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', page.text))
     form.update(username="fuzz", password=PASSWORD, decision="allow")
-    r = httpx.post(f"{gateway.base}/authorize", data={k: v.replace("&amp;", "&") for k, v in form.items()})
+    form = {k: v.replace("&amp;", "&") for k, v in form.items()}
+    # Posted from another site (login CSRF): refused, even with the right password.
+    r = httpx.post(f"{gateway.base}/authorize", data=form, headers={"origin": "https://evil.example"})
+    assert r.status_code == 403 and "location" not in r.headers
+    r = httpx.post(f"{gateway.base}/authorize", data=form)
     assert r.status_code in (302, 303), r.text
     code = parse_qs(urlparse(r.headers["location"]).query)["code"][0]
     t = httpx.post(f"{gateway.base}/token", data={"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT,

@@ -497,11 +497,16 @@ pub(crate) async fn log_in(
 async fn authorize_decision(
     State(state): State<Arc<AppState>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
     form: Result<Form<ConsentForm>, FormRejection>,
 ) -> Response {
     let Ok(Form(form)) = form else {
         return consent_error(StatusCode::BAD_REQUEST, "the form cannot be read");
     };
+    // Only this page's own form: no site may log a person in for a client.
+    if !crate::http::same_origin(&headers) {
+        return consent_error(StatusCode::FORBIDDEN, "log in on this server's own page");
+    }
     let Some(o) = oauth(&state) else {
         return StatusCode::NOT_FOUND.into_response();
     };

@@ -149,6 +149,12 @@ def test_a_person_finds_inspects_and_corrects_an_entity(start_gateway: Any, brow
     name = d.find_element(By.CSS_SELECTOR, "tr[data-field=name]")
     assert name.find_element(By.CLASS_NAME, "value").text == "Ada Lovelace"
     shot(d, "04-as-of")
+    # The date slider, by keyboard: one step later is the second source's name.
+    slider = d.find_element(By.ID, "asof-slider")
+    assert slider.get_attribute("value") == "0" and slider.get_attribute("max") == "2"
+    slider.send_keys(Keys.ARROW_RIGHT)
+    wait(d).until(lambda drv: "Augusta Ada King" in drv.find_element(By.CSS_SELECTOR, "tr[data-field=name] .value").text)
+    assert d.find_element(By.ID, "asof-slider").get_attribute("value") == "1"
 
     # A bad correction (no field) is refused with the action's error code,
     # and nothing changes.

@@ -59,9 +59,14 @@ pub fn list_entity_types(
                 .fields
                 .iter()
                 .map(|(k, d)| {
+                    // Fields without a policy fold by last_write.
+                    let policy = s
+                        .merge_policies
+                        .get(k)
+                        .map_or_else(|| json!({"strategy": "last_write"}), |p| json!(p));
                     (
                         k.clone(),
-                        json!({"type": d.field_type.as_str(), "required": d.required}),
+                        json!({"type": d.field_type.as_str(), "required": d.required, "merge_policy": policy}),
                     )
                 })
                 .collect();

@@ -905,6 +905,10 @@ async fn asset(Path(file): Path<String>) -> Response {
             include_bytes!("static/graph.js"),
             "text/javascript; charset=utf-8",
         ),
+        "asof.js" => (
+            include_bytes!("static/asof.js"),
+            "text/javascript; charset=utf-8",
+        ),
         "cytoscape.min.js" => (CYTOSCAPE, "text/javascript; charset=utf-8"),
         _ => return StatusCode::NOT_FOUND.into_response(),
     };

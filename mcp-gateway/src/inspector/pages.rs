@@ -300,6 +300,32 @@ pub fn entity_page(v: &EntityView, who: Option<&str>) -> String {
         ),
         None => String::new(),
     };
+    // The slider's steps: the observations' times, oldest first.
+    let mut times: Vec<&str> = v.observations["observations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|o| o["observed_at"].as_str())
+        .collect();
+    times.sort_unstable();
+    times.dedup();
+    let slider = match times.len() {
+        0 => String::new(),
+        n => {
+            let at =
+                v.at.and_then(|a| times.iter().position(|t| *t == a))
+                    .unwrap_or(n - 1);
+            format!(
+                "<p class=\"slider\"><label for=\"asof-slider\">Observations in time</label> \
+                 <input type=\"range\" id=\"asof-slider\" min=\"0\" max=\"{}\" step=\"1\" value=\"{at}\" data-times=\"{}\"> \
+                 <output id=\"asof-label\" for=\"asof-slider\">{}</output></p>\
+                 <script src=\"/inspector/static/asof.js\"></script>",
+                n - 1,
+                escape(&serde_json::to_string(&times).unwrap_or_default()),
+                escape(times[at]),
+            )
+        }
+    };
     let as_of = match v.at {
         Some(at) => format!(
             "<p class=\"notice\">As of {} — <a href=\"/inspector/entities/{}\">now</a></p>",
@@ -313,7 +339,7 @@ pub fn entity_page(v: &EntityView, who: Option<&str>) -> String {
          <a href=\"/inspector/graph/{}\">graph</a></p>{}{}{deleted}{as_of}\
          <form method=\"get\" action=\"/inspector/entities/{}\" class=\"inline\">\
          <label for=\"at\">As of</label><input type=\"datetime-local\" id=\"at\" name=\"at\" step=\"1\">\
-         <button type=\"submit\">Show</button></form>\
+         <button type=\"submit\">Show</button></form>{slider}\
          <h2>Snapshot</h2><table class=\"snapshot\"><thead><tr><th>Field</th><th>Value</th><th>Source</th><th>Observed</th>\
          <th>Priority</th><th>Confidence</th><th>Competing values</th></tr></thead><tbody>{rows}</tbody></table>\
          <h2>Correct a field</h2><form method=\"post\" action=\"/inspector/entities/{}/correct\" class=\"correct\">\
@@ -518,11 +544,16 @@ pub fn schema_page(
                 .map(|f| {
                     f.iter()
                         .map(|(name, d)| {
+                            let policy = d["merge_policy"]["strategy"]
+                                .as_str()
+                                .map(|p| format!(" ({p})"))
+                                .unwrap_or_default();
                             format!(
-                                "{}{}: {}",
+                                "{}{}: {}{}",
                                 escape(name),
                                 if d["required"] == true { "!" } else { "" },
-                                escape(d["type"].as_str().unwrap_or_default())
+                                escape(d["type"].as_str().unwrap_or_default()),
+                                escape(&policy)
                             )
                         })
                         .collect::<Vec<_>>()
@@ -573,7 +604,7 @@ pub fn schema_page(
          <table class=\"candidates\"><thead><tr><th>Type</th><th>Field</th><th>Kind</th><th>Times seen</th><th>Confidence</th>\
          <th>Samples</th><th></th></tr></thead><tbody>{waiting}</tbody></table>\
          <h2>Entity types</h2><table class=\"types\"><thead><tr><th>Type</th><th>Scope</th><th>Version</th><th>Identity</th>\
-         <th>Fields (! required)</th></tr></thead><tbody>{types_rows}</tbody></table>",
+         <th>Fields (! required; merge policy)</th></tr></thead><tbody>{types_rows}</tbody></table>",
         notice.map(|n| message(n, false)).unwrap_or_default()
     );
     layout("Schema", who, &body)

@@ -204,6 +204,8 @@ def test_a_person_finds_inspects_and_corrects_an_entity(start_gateway: Any, brow
     assert source_link in listed
     d.get(source_link)
     assert "structured" in d.find_element(By.CSS_SELECTOR, "table.source").text
+    runs = d.find_elements(By.CSS_SELECTOR, "table.runs tbody tr")
+    assert len(runs) == 1 and "completed" in runs[0].text
     assert javascript_errors(d) == []
 
 

@@ -19,6 +19,13 @@ SELECT jsonb_build_object(
       'mime_type', src.mime_type, 'original_filename', src.original_filename,
       'content_hash', src.content_hash, 'file_size', src.file_size, 'provenance', src.provenance,
       'created_at', neotoma._iso(src.created_at)),
+  -- How the source was read: its interpretation runs, oldest first.
+  'interpretation_runs', coalesce((SELECT jsonb_agg(jsonb_build_object('id', ir.id, 'interpreter', ir.interpreter,
+      'status', ir.status, 'entities_created', ir.entities_created, 'observations_created', ir.observations_created,
+      'unknown_fields_count', ir.unknown_fields_count, 'error', ir.error,
+      'started_at', neotoma._iso(ir.started_at), 'finished_at', neotoma._iso(ir.finished_at))
+      ORDER BY ir.started_at, ir.id)
+    FROM neotoma.interpretation_runs ir WHERE ir.user_id = $1::uuid AND ir.source_id = src.id), '[]'),
   'related_entities', coalesce((SELECT jsonb_agg(jsonb_build_object('id', x.id,
       'entity_type', x.entity_type, 'canonical_name', x.canonical_name,
       'snapshot', coalesce(xs.snapshot, '{}')) ORDER BY x.id)

@@ -518,9 +518,28 @@ pub fn source_page(n: &Value, file_url: Option<&str>, who: Option<&str>) -> Stri
             )
         })
         .collect::<String>();
+    let runs = n["interpretation_runs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&show(&r["interpreter"])),
+                escape(&show(&r["status"])),
+                escape(&show(&r["entities_created"])),
+                escape(&show(&r["observations_created"])),
+                escape(&show(&r["unknown_fields_count"])),
+                escape(&show(&r["started_at"])),
+                escape(&show(&r["error"])),
+            )
+        })
+        .collect::<String>();
     let body = format!(
         "<h1>Source <code>{}</code></h1><table class=\"source\">{facts}</table>{file}\
-         <h2>Entities it informed</h2><ul>{entities}</ul>",
+         <h2>Interpretation runs</h2><table class=\"runs\"><thead><tr><th>Interpreter</th><th>Status</th>\
+         <th>Entities</th><th>Observations</th><th>Unknown fields</th><th>Started</th><th>Error</th></tr></thead>\
+         <tbody>{runs}</tbody></table><h2>Entities it informed</h2><ul>{entities}</ul>",
         escape(id)
     );
     layout("Source", who, &body)

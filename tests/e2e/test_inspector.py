@@ -124,7 +124,7 @@ def test_a_person_finds_inspects_and_corrects_an_entity(start_gateway: Any, brow
     source_link = name.find_element(By.CSS_SELECTOR, "a[href*='/inspector/sources/']").get_attribute("href")
     entity_url = d.current_url
     assert len(d.find_elements(By.CSS_SELECTOR, "ol.history li")) == 2
-    assert "PART_OF" in d.find_element(By.CSS_SELECTOR, "ul.relationships").text
+    assert "PART_OF Analytical Engines" in d.find_element(By.CSS_SELECTOR, "ul.relationships").text
 
     # A correction wins at once, with its own provenance (priority 1000).
     d.find_element(By.ID, "field").send_keys("name")
@@ -281,9 +281,19 @@ def test_schema_promotion_merge_delete_and_restore(start_gateway: Any, browser: 
         conn.execute("""SELECT neotoma.store('{"entities": [{"entity_type": "person", "name": "Grace Hopper",
                         "nickname": "Amazing Grace"}, {"entity_type": "person", "name": "Alan Turing", "nickname": "Prof"},
                         {"entity_type": "person", "name": "G. Hopper"}]}')""")
+        conn.execute("""SELECT neotoma.store('{"workspace": "work", "entities": [{"entity_type": "person", "name": "Ada at work"}]}')""")
         ids = dict(conn.execute("SELECT snapshot->>'name', entity_id FROM neotoma.entity_snapshots WHERE user_id = %s", (user,)).fetchall())
     g = start_gateway("--user-id", user)
     d = browser
+
+    # Workspaces: the default one in context, another chosen by its name.
+    d.get(f"{g.base}/inspector/entities")
+    assert "Ada at work" not in d.find_element(By.CSS_SELECTOR, "table.entities").text
+    Select(d.find_element(By.ID, "workspace")).select_by_value("work")
+    d.find_element(By.CSS_SELECTOR, "form.search button").click()
+    wait(d).until(ec.url_contains("workspace=work"))
+    names = [r.text for r in d.find_elements(By.CSS_SELECTOR, "table.entities tbody tr")]
+    assert len(names) == 1 and "Ada at work" in names[0]
 
     # A field stored outside the schema waits for promotion; one click
     # promotes it into the user's schema and the snapshots gain it.

@@ -341,6 +341,8 @@ struct EntitiesQuery {
     search: Option<String>,
     #[serde(rename = "type")]
     entity_type: Option<String>,
+    /// A workspace of the user's (empty: the one in context).
+    workspace: Option<String>,
     offset: Option<i64>,
 }
 
@@ -349,8 +351,22 @@ struct EntitiesQuery {
 async fn type_counts(
     state: &AppState,
     caller: &Caller,
+    workspace: &str,
 ) -> Result<Vec<(String, i64)>, NeotomaError> {
-    let resources = act(state, caller, "list_resources", json!({}), false).await?;
+    let in_workspace = |mut args: Value| {
+        if !workspace.is_empty() {
+            args["workspace"] = json!(workspace);
+        }
+        args
+    };
+    let resources = act(
+        state,
+        caller,
+        "list_resources",
+        in_workspace(json!({})),
+        false,
+    )
+    .await?;
     let mut counts = Vec::new();
     for r in resources["resources"].as_array().into_iter().flatten() {
         let Some(t) = r["uri"]
@@ -363,7 +379,7 @@ async fn type_counts(
             state,
             caller,
             "retrieve_entities",
-            json!({"entity_type": t, "limit": 1}),
+            in_workspace(json!({"entity_type": t, "limit": 1})),
             false,
         )
         .await?;
@@ -383,8 +399,12 @@ async fn entities(
     let Query(q) = query.unwrap_or_default();
     let search = q.search.unwrap_or_default();
     let entity_type = q.entity_type.unwrap_or_default();
+    let workspace = q.workspace.unwrap_or_default();
     let offset = q.offset.unwrap_or(0).max(0);
     let mut args = json!({"limit": PAGE_SIZE, "offset": offset});
+    if !workspace.is_empty() {
+        args["workspace"] = json!(workspace);
+    }
     if !search.trim().is_empty() {
         args["search"] = json!(search);
     }
@@ -395,15 +415,26 @@ async fn entities(
         Ok(v) => v,
         Err(e) => return failed(&state, &caller, &e),
     };
-    let types = match type_counts(&state, &caller).await {
-        Ok(t) => t,
-        Err(e) => return failed(&state, &caller, &e),
+    let (types, spaces) = match (
+        type_counts(&state, &caller, &workspace).await,
+        act(&state, &caller, "list_workspaces", json!({}), false).await,
+    ) {
+        (Ok(t), Ok(w)) => (t, w),
+        (Err(e), _) | (_, Err(e)) => return failed(&state, &caller, &e),
     };
+    let workspaces: Vec<String> = spaces["workspaces"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|w| w["name"].as_str().map(str::to_string))
+        .collect();
     let view = pages::EntitiesView {
         types: &types,
         list: &list,
         search: &search,
         entity_type: &entity_type,
+        workspaces: &workspaces,
+        workspace: &workspace,
         offset,
         limit: PAGE_SIZE,
     };
@@ -461,10 +492,20 @@ async fn render_entity(
             (Err(e), _) | (_, Err(e)) => return failed(state, caller, &e),
         }
     };
+    // The names of the entities it is related to (one hop).
+    let neighbors = json!({"entity_id": id, "max_hops": 1, "direction": "both"});
+    let related = if snapshot["deleted_at"].is_string() {
+        json!({})
+    } else {
+        act(state, caller, "retrieve_related_entities", neighbors, false)
+            .await
+            .unwrap_or_default()
+    };
     let view = pages::EntityView {
         snapshot: &snapshot,
         observations: &observations,
         relationships: &relationships,
+        related: &related,
         at,
         notice,
         error,

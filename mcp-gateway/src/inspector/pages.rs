@@ -103,6 +103,9 @@ pub struct EntitiesView<'a> {
     pub list: &'a Value,
     pub search: &'a str,
     pub entity_type: &'a str,
+    /// The user's workspaces, and the one asked for (empty: in context).
+    pub workspaces: &'a [String],
+    pub workspace: &'a str,
     pub offset: i64,
     pub limit: i64,
 }
@@ -124,8 +127,9 @@ pub fn entities_page(v: &EntitiesView, who: Option<&str>) -> String {
         .iter()
         .map(|(t, n)| {
             format!(
-                "<li><a href=\"/inspector/entities?type={}\">{}</a> <span class=\"count\">{n}</span></li>",
+                "<li><a href=\"/inspector/entities?type={}&amp;workspace={}\">{}</a> <span class=\"count\">{n}</span></li>",
                 url_component(t),
+                url_component(v.workspace),
                 escape(t)
             )
         })
@@ -157,11 +161,23 @@ pub fn entities_page(v: &EntitiesView, who: Option<&str>) -> String {
     let total = v.list["total"].as_i64().unwrap_or(0);
     let page_link = |offset: i64, label: &str| {
         format!(
-            "<a href=\"/inspector/entities?search={}&amp;type={}&amp;offset={offset}\">{label}</a>",
+            "<a href=\"/inspector/entities?search={}&amp;type={}&amp;workspace={}&amp;offset={offset}\">{label}</a>",
             url_component(v.search),
-            url_component(v.entity_type)
+            url_component(v.entity_type),
+            url_component(v.workspace)
         )
     };
+    let workspace_options = v
+        .workspaces
+        .iter()
+        .map(|w| {
+            format!(
+                "<option value=\"{0}\"{1}>{0}</option>",
+                escape(w),
+                if w == v.workspace { " selected" } else { "" }
+            )
+        })
+        .collect::<String>();
     let mut pages = String::new();
     if v.offset > 0 {
         pages.push_str(&page_link((v.offset - v.limit).max(0), "« Previous"));
@@ -179,6 +195,8 @@ pub fn entities_page(v: &EntitiesView, who: Option<&str>) -> String {
          <form method=\"get\" action=\"/inspector/entities\" class=\"search\" role=\"search\">\
          <label for=\"search\">Search</label><input type=\"search\" id=\"search\" name=\"search\" value=\"{}\">\
          <label for=\"type\">Type</label><select id=\"type\" name=\"type\"><option value=\"\">all</option>{type_options}</select>\
+         <label for=\"workspace\">Workspace</label><select id=\"workspace\" name=\"workspace\">\
+         <option value=\"\">in context</option>{workspace_options}</select>\
          <button type=\"submit\">Find</button></form>\
          <p class=\"total\">{total} entities{method}, {} to {}</p>\
          <table class=\"entities\"><thead><tr><th>Name</th><th>Type</th><th>Observations</th><th>Last observed</th><th>Score</th></tr></thead>\
@@ -195,6 +213,8 @@ pub struct EntityView<'a> {
     pub snapshot: &'a Value,
     pub observations: &'a Value,
     pub relationships: &'a Value,
+    /// retrieve_related_entities (one hop): the names of related entities.
+    pub related: &'a Value,
     pub at: Option<&'a str>,
     pub notice: Option<&'a str>,
     pub error: Option<&'a str>,
@@ -281,11 +301,17 @@ pub fn entity_page(v: &EntityView, who: Option<&str>) -> String {
                 r["target_entity_id"].as_str().unwrap_or_default(),
             );
             let other = if from == id { to } else { from };
+            let name = v.related["entities"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|e| e["id"] == other)
+                .map_or(other, |e| display_name(e, other));
             format!(
                 "<li>{} {} {}</li>",
                 if from == id { "→" } else { "←" },
                 escape(r["relationship_type"].as_str().unwrap_or_default()),
-                entity_link(other, other)
+                entity_link(other, name)
             )
         })
         .collect::<String>();
@@ -708,6 +734,7 @@ mod tests {
                 snapshot: &snapshot,
                 observations: &json!({"observations": []}),
                 relationships: &json!({"relationships": []}),
+                related: &json!({}),
                 at: None,
                 notice: None,
                 error: None,

@@ -286,6 +286,17 @@ def test_schema_promotion_merge_delete_and_restore(start_gateway: Any, browser: 
     g = start_gateway("--user-id", user)
     d = browser
 
+    # A stored file opens through its signed URL from its source page.
+    with psycopg.connect(admin_dsn(DATABASE), autocommit=True) as conn:
+        conn.execute("SELECT set_config('neotoma.user_id', %s, false)", (user,))
+        stored = conn.execute("""SELECT neotoma.store(jsonb_build_object('file_content', 'aGVsbG8gaW5zcGVjdG9y',
+                                  'mime_type', 'text/plain', 'original_filename', 'hello.txt'))->>'source_id'""").fetchone()[0]
+    d.get(f"{g.base}/inspector/sources")
+    assert "hello.txt" in d.find_element(By.CSS_SELECTOR, "table.sources").text
+    d.get(f"{g.base}/inspector/sources/{stored}")
+    file_url = d.find_element(By.LINK_TEXT, "Open the file").get_attribute("href")
+    assert httpx.get(file_url).content == b"hello inspector"
+
     # Workspaces: the default one in context, another chosen by its name.
     d.get(f"{g.base}/inspector/entities")
     assert "Ada at work" not in d.find_element(By.CSS_SELECTOR, "table.entities").text

@@ -726,12 +726,12 @@ async fn source(
         &state,
         &caller,
         "retrieve_file_url",
-        json!({"source_id": id}),
+        json!({"file_path": id}),
         false,
     )
     .await
     .ok()
-    .and_then(|v| v["url"].as_str().map(str::to_string));
+    .and_then(|v| v["signed_url"].as_str().map(str::to_string));
     page(
         StatusCode::OK,
         pages::source_page(

@@ -1,6 +1,29 @@
 //! HTML the gateway writes itself (the OAuth consent page, the inspector):
 //! every value from a request or the database goes through [`escape`].
 
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+
+/// A page of the gateway's own: never cached, never framed, limited by
+/// `csp`. Its referrer policy is same-origin, not no-referrer: under
+/// no-referrer a browser posts the page's forms with `Origin: null`, which
+/// the write checks (`http::same_origin`) must refuse.
+pub fn page(status: StatusCode, html: String, csp: &'static str) -> Response {
+    let mut r = (status, Html(html)).into_response();
+    let h = r.headers_mut();
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(csp),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
+    );
+    r
+}
+
 /// `s` safe inside HTML text and attribute values.
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());

@@ -12,6 +12,7 @@ import contextlib
 import sys
 import os
 import subprocess
+import tempfile
 import tomllib
 import uuid
 from pathlib import Path
@@ -23,6 +24,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mcp_support import Gateway, error, free_port, gateway_env, mcp_bin, ok, result_json  # noqa: E402,F401
@@ -122,3 +125,32 @@ def authed_client(url: str, token: str, **kwargs: Any) -> Client:
     """An MCP client that sends `Authorization: Bearer <token>`."""
     http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
     return Client(streamable_http_client(url, http_client=http), **kwargs)
+
+
+@pytest.fixture
+def browser() -> Iterator[webdriver.Chrome]:
+    """Debian's headless Chromium through Debian's chromedriver (the
+    inspector's tests, the OAuth consent page)."""
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    profile = tempfile.mkdtemp(prefix="neotoma-chromium-")
+    for arg in [
+        "--headless=new",
+        "--no-sandbox",  # the tests run as root in CI
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1366,900",  # a laptop screen
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        # Only the gateway on loopback: no lookups of Google's hosts.
+        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE localhost",
+    ]:
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver.set_page_load_timeout(30)
+    yield driver
+    driver.quit()

@@ -7,14 +7,13 @@ and its provenance change, looks at the snapshot as of an earlier
 observation, the graph (drawn by the vendored cytoscape) and the timeline;
 signs in with a token when the gateway requires one, and never sees another
 user's memory. Screenshots go to $NEOTOMA_ARTIFACTS (default
-target/artifacts/inspector).
+target/artifacts/inspector). The browser fixture is conftest's.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -23,40 +22,12 @@ import psycopg
 import pytest
 from conftest import DATABASE, admin_dsn, create_token, new_user
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 ARTIFACTS = Path(os.environ.get("NEOTOMA_ARTIFACTS", Path(__file__).resolve().parents[2] / "target" / "artifacts")) / "inspector"
-
-
-@pytest.fixture
-def browser() -> Iterator[webdriver.Chrome]:
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    profile = tempfile.mkdtemp(prefix="neotoma-chromium-")
-    for arg in [
-        "--headless=new",
-        "--no-sandbox",  # the tests run as root in CI
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--window-size=1366,900",  # a laptop screen
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={profile}",
-        # Only the gateway on loopback: no lookups of Google's hosts.
-        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE localhost",
-    ]:
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    driver.set_page_load_timeout(30)
-    yield driver
-    driver.quit()
 
 
 def shot(driver: webdriver.Chrome, name: str) -> None:

@@ -776,3 +776,40 @@ def test_registrations_are_limited_per_address(start_gateway) -> None:
         register(gw.base)
     r = httpx.post(f"{gw.base}/register", json={"client_name": "21st", "redirect_uris": [loopback_redirect()]})
     assert 400 <= r.status_code < 500 and "client_id" not in r.text, (r.status_code, r.text)
+
+
+def test_consent_page_in_a_real_browser(start_gateway: Any, browser: Any) -> None:
+    """A browser posts the consent form with its Origin and follows the
+    redirect to the client: the page's referrer policy and content security
+    policy must let both through (an HTTP library sends neither)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    class Callback(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+            self.send_response(200)
+            self.send_header("content-type", "text/html")
+            self.end_headers()
+            self.wfile.write(b"<title>client callback</title>")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    callback = http.server.HTTPServer(("127.0.0.1", 0), Callback)
+    threading.Thread(target=callback.serve_forever, daemon=True).start()
+    try:
+        gw = start_gateway(auth=True)
+        redirect_uri = f"http://127.0.0.1:{callback.server_port}/callback"
+        client = register(gw.base, redirect_uris=[redirect_uri])
+        login = password_login(new_user())
+        verifier, challenge = pkce()
+        browser.get(f"{gw.base}/authorize?{urlencode(authorize_params(gw.base, client, challenge, 'st'))}")
+        browser.find_element(By.ID, "username").send_keys(login["username"])
+        browser.find_element(By.ID, "password").send_keys(login["password"])
+        browser.find_element(By.CSS_SELECTOR, "button[value=allow]").click()
+        WebDriverWait(browser, 20).until(lambda d: d.current_url.startswith(redirect_uri))
+        query = {k: v[0] for k, v in parse_qs(urlsplit(browser.current_url).query).items()}
+        assert query["state"] == "st" and query["iss"] == gw.base
+        assert exchange(gw.base, client, query["code"], verifier).status_code == 200
+    finally:
+        callback.shutdown()

@@ -19,7 +19,7 @@ use crate::server::AppState;
 use axum::extract::rejection::{FormRejection, QueryRejection};
 use axum::extract::{ConnectInfo, Form, Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use neotoma_core::NeotomaError;
 use serde::Deserialize;
@@ -141,26 +141,12 @@ fn who(state: &AppState, caller: &Caller) -> Option<String> {
     state.require_tokens.then(|| caller.user.to_string())
 }
 
-/// A page, never cached, never framed; scripts only from this server.
+/// The inspector's policy: scripts only from this server.
+const INSPECTOR_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
+     img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
 fn page(status: StatusCode, html: String) -> Response {
-    let mut r = (status, Html(html)).into_response();
-    let h = r.headers_mut();
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(
-            "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; \
-             form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-        ),
-    );
-    // same-origin, not no-referrer: with no-referrer a browser posts forms
-    // with `Origin: null`, which the write check must refuse.
-    h.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("same-origin"),
-    );
-    r
+    crate::html::page(status, html, INSPECTOR_CSP)
 }
 
 fn to_login() -> Response {

@@ -19,7 +19,7 @@ use axum::Json;
 use axum::extract::rejection::{FormRejection, QueryRejection};
 use axum::extract::{ConnectInfo, Form, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use base64::Engine;
 use clients::Client;
@@ -316,19 +316,13 @@ fn back_to_client(
     no_store(Redirect::to(url.as_str()).into_response())
 }
 
+/// The consent page's policy. No `form-action`: browsers apply it to the
+/// redirect that follows the form too, which goes to the client.
+const CONSENT_CSP: &str =
+    "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'";
+
 fn page(status: StatusCode, html: String) -> Response {
-    let mut r = (status, Html(html)).into_response();
-    let h = r.headers_mut();
-    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'"),
-    );
-    h.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    no_store(r)
+    no_store(crate::html::page(status, html, CONSENT_CSP))
 }
 
 fn consent_error(status: StatusCode, message: &str) -> Response {

@@ -24,11 +24,15 @@ def mcp_bin() -> str:
 
 
 def gateway_env(**extra: str) -> dict[str, str]:
-    """The test's environment without NEOTOMA_* and DATABASE_URL, plus `extra`."""
+    """The test's environment without NEOTOMA_* and DATABASE_URL, plus `extra`.
+    The tests of what the actions do see every tool and whole answers
+    (`--tools all`, `--verbose-answers`); those of what an agent sees by
+    default (tests/e2e/test_agent_surface.py) pass NEOTOMA_TOOLS and
+    NEOTOMA_VERBOSE_ANSWERS themselves."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("NEOTOMA_") and k != "DATABASE_URL"}
-    env.update({"NEOTOMA_LOG": "info", "RUST_BACKTRACE": "0"})
+    env.update({"NEOTOMA_LOG": "info", "RUST_BACKTRACE": "0", "NEOTOMA_TOOLS": "all", "NEOTOMA_VERBOSE_ANSWERS": "true"})
     env.update(extra)
-    return env
+    return {k: v for k, v in env.items() if v is not None}
 
 
 def free_port() -> int:

@@ -9,7 +9,7 @@ use crate::actions::{
 };
 use crate::canonical::{canonical_json, sha256_hex};
 use crate::request::schema_for;
-use crate::tool_sets::ToolSet;
+use crate::tool_sets::{ToolGroup, ToolSet};
 use crate::workspace::{Requested, WorkspaceContext};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -365,8 +365,133 @@ impl ActionSpec {
             "legacy": self.legacy,
             "tool_set": self.tool_set.name(),
             "tool_name": self.tool_name(),
+            "tool_group": group_of(self.id).name(),
             "measured_as": measured_as(self.id),
         })
+    }
+}
+
+/// An input schema as an agent reads it in `tools/list`: what a model
+/// needs to call the tool (types, enums, bounds, required, descriptions),
+/// without what it does not: the `user_id` every action takes (the gateway
+/// sets it), `workspace` unless `with_workspace` (the workspaces group is
+/// served), nullability of optional fields, null defaults, integer widths,
+/// the gateway's own annotations, titles. The catalog keeps the full
+/// schema for SQL callers; the gateway lists this.
+pub fn agent_schema(schema: &Value, with_workspace: bool) -> Value {
+    let mut out = lean_schema(schema);
+    if let Some(props) = out.get_mut("properties").and_then(Value::as_object_mut) {
+        props.remove("user_id");
+        if !with_workspace {
+            props.remove("workspace");
+        }
+    }
+    out
+}
+
+fn lean_schema(v: &Value) -> Value {
+    match v {
+        Value::Array(items) => Value::Array(items.iter().map(lean_schema).collect()),
+        Value::Object(map) => {
+            // `T | null` (an optional field): `T`.
+            if let Some(Value::Array(any)) = map.get("anyOf") {
+                let not_null: Vec<&Value> = any.iter().filter(|a| a["type"] != "null").collect();
+                if let ([only], 2) = (not_null.as_slice(), any.len()) {
+                    let mut merged = lean_schema(only);
+                    if let (Some(d), Some(m)) = (map.get("description"), merged.as_object_mut()) {
+                        m.insert("description".into(), lean_schema(d));
+                    }
+                    return merged;
+                }
+            }
+            let mut out = serde_json::Map::new();
+            for (k, val) in map {
+                let keep = match k.as_str() {
+                    "$schema" | "title" | "x-neotoma-read-file" => false,
+                    "default" => !val.is_null(),
+                    "format" => !matches!(
+                        val.as_str(),
+                        Some("int32" | "int64" | "uint" | "uint32" | "uint64" | "uint8" | "double" | "float")
+                    ),
+                    "additionalProperties" => val != &Value::Bool(true),
+                    _ => true,
+                };
+                if !keep {
+                    continue;
+                }
+                let lean = match (k.as_str(), val) {
+                    ("type", Value::Array(types)) => {
+                        let t: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
+                        match t.as_slice() {
+                            [one] => (*one).clone(),
+                            _ => val.clone(),
+                        }
+                    }
+                    ("description", Value::String(d)) => {
+                        Value::String(d.split_whitespace().collect::<Vec<_>>().join(" "))
+                    }
+                    // Names, not schemas: kept as they are.
+                    ("required" | "enum", _) => val.clone(),
+                    ("properties", Value::Object(props)) => Value::Object(
+                        props.iter().map(|(name, p)| (name.clone(), lean_schema(p))).collect(),
+                    ),
+                    _ => lean_schema(val),
+                };
+                out.insert(k.clone(), lean);
+            }
+            Value::Object(out)
+        }
+        other => other.clone(),
+    }
+}
+
+/// The group of Neotoma's tools an action is listed in (`--tools`): `core`
+/// is what an agent needs to store, find, read with provenance, correct,
+/// relate and follow time (seed 000 §2 but schema administration). The
+/// other sets' actions are listed with their set.
+pub fn group_of(id: ActionId) -> ToolGroup {
+    use ActionId::*;
+    match id {
+        Store
+        | ListEntityTypes
+        | RetrieveEntities
+        | RetrieveEntitySnapshot
+        | RetrieveEntityByIdentifier
+        | RetrieveFieldProvenance
+        | ListObservations
+        | Correct
+        | MergeEntities
+        | CreateRelationship
+        | ListRelationships
+        | GetRelationshipSnapshot
+        | RetrieveRelatedEntities
+        | RetrieveGraphNeighborhood
+        | ListTimelineEvents
+        | RetrieveFileUrl
+        | Reinterpret => ToolGroup::Core,
+        DeleteEntity | RestoreEntity | DeleteRelationship | RestoreRelationship | Erase
+        | ListRecentChanges | ListPotentialDuplicates | SplitEntity => ToolGroup::Lifecycle,
+        Contest | Annotate | ListContradictions | Reclassify => ToolGroup::Review,
+        ListWorkspaces | SetContext | GetContext | ClearContext => ToolGroup::Workspaces,
+        Bulk | CreateRelationships => ToolGroup::Bulk,
+        SearchSubgraph | GetSubgraphByIds => ToolGroup::Subgraphs,
+        AnalyzeSchemaCandidates
+        | GetSchemaRecommendations
+        | UpdateSchemaIncremental
+        | RegisterSchema => ToolGroup::Schema,
+        PlaidCreateLinkToken | PlaidExchangePublicToken | PlaidSync | PlaidListItems
+        | RecordPlaidItem | RecordPlaidSync | ListProviderCatalog | ConnectProvider
+        | ListConnectors | SyncProviderImports | RecordConnector | RecordProviderSync => {
+            ToolGroup::Connectors
+        }
+        GetVersion | GetCurrentTime | GetProductAnalytics | GetTechnicalMetrics => {
+            ToolGroup::Admin
+        }
+        // Not listed (legacy names, resources, the gateway's own), or
+        // listed with their own set.
+        RecordInterpretation | SubmitPayload | UploadFile | UpdateRecord | RetrieveRecords
+        | DeleteRecord | ListResources | ReadResource => ToolGroup::Admin,
+        _ => ToolGroup::Core,
     }
 }
 
@@ -490,12 +615,10 @@ pub fn spec(id: ActionId) -> ActionSpec {
         ActionId::ListEntityTypes => ActionSpec::new(
             id,
             "List entity types",
-            "List the entity types you can store, with their fields (type, required), \
-                identity fields and schema version. Call it before `store` to choose the \
-                entity_type. With `keyword`, types are ranked by matches in their names and field \
-                names; when nothing matches well, by meaning (embeddings of their names, \
-                descriptions and fields: 'payment' finds transaction and invoice; match_type \
-                vector), else by fuzzy similarity (typos).",
+            "The entity types you can store, one line each (name, what it is for, the \
+                fields that identify it). `keyword` ranks them by name, fields and meaning \
+                ('payment' finds transaction and invoice); `entity_type` gives one type in full \
+                (its fields, types, merge policies); `detail: true` gives every type in full.",
         )
         .read_only(),
         ActionId::Correct => ActionSpec::new(
@@ -1532,6 +1655,67 @@ mod tests {
         for a in actions() {
             assert!(!a.description.contains('\\'), "{}", a.name());
         }
+    }
+
+    /// What the default profile costs an agent: its tools' name,
+    /// description and input schema as `tools/list` shows them, as compact
+    /// JSON.
+    pub fn core_profile() -> (usize, usize) {
+        let tools: Vec<Value> = actions()
+            .into_iter()
+            .filter(|a| a.tool && !a.legacy && a.tool_set == ToolSet::Neotoma)
+            .filter(|a| group_of(a.id) == ToolGroup::Core)
+            .map(|a| {
+                json!({"name": a.tool_name(), "description": a.description,
+                       "inputSchema": agent_schema(&a.id.input_schema(), false)})
+            })
+            .collect();
+        (tools.len(), serde_json::to_string(&tools).unwrap().len())
+    }
+
+    #[test]
+    fn the_default_profile_is_within_its_budgets() {
+        let (tools, bytes) = core_profile();
+        eprintln!("default profile: {tools} tools, {bytes} bytes");
+        assert!(tools <= 24, "{tools} tools in the default profile (budget 24)");
+        assert!(bytes <= 24 * 1024, "{bytes} bytes of tools in the default profile (budget 24 KB)");
+    }
+
+    #[test]
+    fn every_seed_action_an_agent_needs_is_in_the_default_profile() {
+        for name in [
+            "store", "list_entity_types", "retrieve_entities", "retrieve_entity_snapshot",
+            "retrieve_entity_by_identifier", "retrieve_field_provenance", "list_observations",
+            "correct", "merge_entities", "create_relationship", "list_relationships",
+            "get_relationship_snapshot", "retrieve_related_entities", "retrieve_graph_neighborhood",
+            "list_timeline_events", "retrieve_file_url", "reinterpret",
+        ] {
+            let id = resolve(name).unwrap_or_else(|| panic!("{name}"));
+            assert_eq!(group_of(id), ToolGroup::Core, "{name}");
+        }
+        // And every other listed tool of Neotoma's is in a group of its own.
+        let others = actions()
+            .into_iter()
+            .filter(|a| a.tool && !a.legacy && a.tool_set == ToolSet::Neotoma)
+            .filter(|a| group_of(a.id) != ToolGroup::Core)
+            .count();
+        assert!(others >= 30, "{others}");
+    }
+
+    #[test]
+    fn agent_schemas_keep_what_a_model_needs() {
+        let store = agent_schema(&ActionId::Store.input_schema(), false);
+        let props = store["properties"].as_object().unwrap();
+        assert!(props.get("user_id").is_none() && props.get("workspace").is_none());
+        assert_eq!(props["entities"]["type"], "array");
+        assert_eq!(props["file_path"]["type"], "string", "optional, not nullable");
+        assert!(props["file_path"].get("x-neotoma-read-file").is_none());
+        assert_eq!(store["required"], json!(["entities"]).as_array().map(|_| store["required"].clone()).unwrap());
+        let search = agent_schema(&ActionId::RetrieveEntities.input_schema(), true);
+        assert!(search["properties"].get("workspace").is_some());
+        assert!(search["properties"]["search_mode"].to_string().contains("hybrid"), "enums kept");
+        let text = serde_json::to_string(&store).unwrap();
+        assert!(!text.contains("\"null\"") && !text.contains("int32") && !text.contains("\\n"), "{text}");
     }
 
     #[test]

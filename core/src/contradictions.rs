@@ -106,6 +106,7 @@ fn reason(winner: &Provenance, runner_up: &Provenance, policy: MergePolicy) -> S
         Decider::Strategy => return format!("{}: {what}", strategy_name(policy.strategy)),
         Decider::ObservedAt => "newer",
         Decider::SourcePriority => "higher source priority",
+        Decider::WriteOrder => "written later",
         Decider::ObservationId => "the smaller observation id",
     };
     format!(
@@ -198,6 +199,7 @@ mod tests {
             fields,
             confidence: None,
             contests: 0,
+            write_order: 0,
         }
     }
 

@@ -138,6 +138,7 @@ mod tests {
             fields: fields.as_object().unwrap().clone(),
             confidence: None,
             contests: 0,
+            write_order: 0,
         };
         render(&reduce([&o], &Default::default()))
     }

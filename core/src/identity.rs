@@ -149,6 +149,18 @@ pub fn resolve(user_id: &Uuid, schema: &EntitySchema, fields: &Map<String, Value
     resolve_in(user_id, crate::workspace::DEFAULT, schema, fields)
 }
 
+/// How a person names the thing: its `name`, else its `title` (spaces
+/// tidied, at most 200 characters), when it has one. A person stored with
+/// a name and an e-mail is named by the name, though the e-mail identifies
+/// them.
+fn display_name(fields: &Map<String, Value>) -> Option<String> {
+    ["name", "title"].iter().find_map(|f| {
+        let s = fields.get(*f)?.as_str()?;
+        let tidy = s.split_whitespace().collect::<Vec<_>>().join(" ");
+        (!tidy.is_empty()).then(|| tidy.chars().take(200).collect())
+    })
+}
+
 /// [`resolve`] within `workspace`: the same identity in two workspaces is
 /// two entities (ids::entity_id_in).
 pub fn resolve_in(
@@ -177,11 +189,13 @@ pub fn resolve_in(
                 .map(|(f, n, _)| format!("{f}={n}"))
                 .collect::<Vec<_>>()
                 .join("|");
-            let canonical_name = parts
-                .iter()
-                .map(|(_, _, d)| d.as_str())
-                .collect::<Vec<_>>()
-                .join(" · ");
+            let canonical_name = display_name(fields).unwrap_or_else(|| {
+                parts
+                    .iter()
+                    .map(|(_, _, d)| d.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" · ")
+            });
             return Identity {
                 entity_id: ids::entity_id_in(
                     user_id,
@@ -197,10 +211,13 @@ pub fn resolve_in(
     let content = canonical_json(&Value::Object(fields.clone()));
     let digest = sha256_hex(content.as_bytes());
     let identity_key = format!("{CONTENT_KEY}{digest}");
-    let canonical_name = fields
-        .values()
-        .find_map(|v| v.as_str().filter(|s| !s.trim().is_empty()))
-        .map(|s| s.chars().take(80).collect::<String>())
+    let canonical_name = display_name(fields)
+        .or_else(|| {
+            fields
+                .values()
+                .find_map(|v| v.as_str().filter(|s| !s.trim().is_empty()))
+                .map(|s| s.chars().take(80).collect::<String>())
+        })
         .unwrap_or_else(|| format!("{} {}", schema.entity_type, &digest[..8]));
     Identity {
         entity_id: ids::entity_id_in(user_id, workspace, &schema.entity_type, &identity_key),
@@ -294,7 +311,10 @@ mod tests {
             &fields(json!({"email": " Alice@Example.com", "name": "Alice"})),
         );
         assert_eq!(by_email.identity_key, "email=alice@example.com");
-        assert_eq!(by_email.canonical_name, "Alice@Example.com");
+        // Identified by the e-mail, named by the name.
+        assert_eq!(by_email.canonical_name, "Alice");
+        let no_name = resolve(&user(), &p, &fields(json!({"email": " Alice@Example.com"})));
+        assert_eq!(no_name.canonical_name, "Alice@Example.com");
         let by_name = resolve(&user(), &p, &fields(json!({"name": "Alice  Smith"})));
         assert_eq!(by_name.identity_key, "name=alice smith");
         let composite = resolve(

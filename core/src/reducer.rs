@@ -2,7 +2,8 @@
 //!
 //! The result is a total function of the *set* of observations: every field is
 //! decided by a total order over candidate observations (strategy key, then the
-//! tie-breaker, then the other tie-breaker, then the observation id), so the
+//! tie-breaker, then the other tie-breaker, then the write order, then the
+//! observation id), so the
 //! order observations arrive in never changes the snapshot. That is what lets
 //! the database maintain snapshots incrementally (`apply` one observation to
 //! the stored state) and still agree with a full recomputation (`reduce`).
@@ -10,6 +11,9 @@
 //! Rules:
 //! * a correction (source priority >= 1000) beats every non-correction, for
 //!   every strategy ("corrections always win");
+//! * at one instant the later write wins: candidates alike in everything
+//!   their policy asks are decided by their write order (the order the
+//!   database wrote them in), and only then by the smaller id;
 //! * `last_write`: newest observed_at; `highest_priority`: highest source
 //!   priority; `most_specific`: highest specificity score;
 //!   `highest_confidence`: the best confidence rating (the source's
@@ -48,9 +52,18 @@ pub struct Observation {
     /// How many times it was contested (`contest`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub contests: u32,
+    /// Its place in the order the database wrote observations in
+    /// (`observations.write_order`, from a sequence; 0 for observations
+    /// written before there was one): at one instant, the later write wins.
+    #[serde(default, skip_serializing_if = "is_zero_order")]
+    pub write_order: i64,
 }
 
 fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+fn is_zero_order(n: &i64) -> bool {
     *n == 0
 }
 
@@ -84,6 +97,10 @@ pub struct Provenance {
     /// ratings existed reads the same.
     #[serde(rename = "c", default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<Confidence>,
+    /// The observation's write order (kept only when not 0, so states
+    /// folded before write orders existed read the same).
+    #[serde(rename = "w", default, skip_serializing_if = "is_zero_order")]
+    pub write_order: i64,
 }
 
 impl Provenance {
@@ -96,6 +113,7 @@ impl Provenance {
             specificity_score: o.specificity_score,
             confidence: (o.confidence.is_some() || o.contests > 0)
                 .then(|| o.effective_confidence()),
+            write_order: o.write_order,
         }
     }
 
@@ -187,19 +205,21 @@ pub type Policies = BTreeMap<String, MergePolicy>;
 
 /// What decides between two candidates for a field, in the order it is
 /// asked: a correction beats what is not one, then the strategy's key, then
-/// the tie-breaker's two keys, last the smaller observation id.
+/// the tie-breaker's two keys, then the later write, last the smaller
+/// observation id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decider {
     Correction,
     Strategy,
     ObservedAt,
     SourcePriority,
+    WriteOrder,
     ObservationId,
 }
 
 /// Each decider's verdict on candidate `a` against `b` under `policy`, in
 /// the order asked: the first that is not `Equal` decides ([`compare`]).
-pub fn deciders(a: &Provenance, b: &Provenance, policy: MergePolicy) -> [(Decider, Ordering); 5] {
+pub fn deciders(a: &Provenance, b: &Provenance, policy: MergePolicy) -> [(Decider, Ordering); 6] {
     let observed = (Decider::ObservedAt, a.observed_at.cmp(&b.observed_at));
     let priority = (
         Decider::SourcePriority,
@@ -223,6 +243,9 @@ pub fn deciders(a: &Provenance, b: &Provenance, policy: MergePolicy) -> [(Decide
         (Decider::Strategy, primary),
         first,
         second,
+        // At one instant the later write wins (bulk's operations in order,
+        // two stores given the same time).
+        (Decider::WriteOrder, a.write_order.cmp(&b.write_order)),
         // The smaller id wins the last tie, so the order is total.
         (
             Decider::ObservationId,
@@ -249,7 +272,8 @@ fn contribution(value: &Value) -> Vec<Value> {
 }
 
 fn newer(a: &Provenance, b: &Provenance) -> bool {
-    (a.observed_at, &b.observation_id) > (b.observed_at, &a.observation_id)
+    (a.observed_at, a.write_order, &b.observation_id)
+        > (b.observed_at, b.write_order, &a.observation_id)
 }
 
 fn merge_set(state: Option<FieldState>, prov: &Provenance, value: &Value) -> FieldState {
@@ -441,6 +465,7 @@ mod tests {
             fields: fields.as_object().unwrap().clone(),
             confidence: None,
             contests: 0,
+            write_order: 0,
         }
     }
 
@@ -677,6 +702,9 @@ mod tests {
                     fields: f.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
                     confidence: c.map(|c| Confidence::parse(c).unwrap()),
                     contests: n,
+                    // Distinct, in no order of their ids; the first one
+                    // written before write orders existed (0).
+                    write_order: (i as i64 * 37) % 101,
                 })
                 .collect()
         })
@@ -725,6 +753,38 @@ mod tests {
                 let b = reduce(&shuffled, &p);
                 prop_assert_eq!(render(&a), render(&b));
                 prop_assert_eq!(a, b);
+            }
+        }
+
+        #[test]
+        fn at_one_instant_the_later_write_wins(
+            values in prop::collection::vec(0i64..1000, 1..12),
+            seed in any::<u64>(),
+            at in 0i64..3,
+        ) {
+            // Observations alike in everything but their value and write
+            // order (one transaction's, or two stores given the same time),
+            // in any arrival order: under every policy the value written
+            // last is the snapshot's, whatever the ids.
+            let mut written: Vec<Observation> = values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| Observation {
+                    write_order: 10 + i as i64,
+                    ..obs(&format!("o{:02}", (i * 7919) % 97), at, 100, 0.5, json!({"f": v}))
+                })
+                .collect();
+            let last = json!(values[values.len() - 1]);
+            let mut x = seed | 1;
+            for i in (1..written.len()).rev() {
+                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                written.swap(i, (x % (i as u64 + 1)) as usize);
+            }
+            for strategy in [Strategy::LastWrite, Strategy::HighestPriority, Strategy::MostSpecific, Strategy::HighestConfidence] {
+                for tie in [None, Some(TieBreaker::SourcePriority)] {
+                    let r = render(&reduce(&written, &policies(&[("f", strategy, tie)])));
+                    prop_assert_eq!(r.snapshot.get("f"), Some(&last));
+                }
             }
         }
 

@@ -288,6 +288,27 @@ impl EntitySchema {
     }
 }
 
+/// Checks a schema row as it is stored (`entity_schemas`: its type, its
+/// version and its definition), as an import reads it: the definition
+/// must read as a schema, be coherent ([`EntitySchema::validate`]) and be
+/// of the row's type and version. Answers the schema.
+pub fn check_stored(entity_type: &str, schema_version: &str, definition: &Value) -> Result<EntitySchema> {
+    let schema: EntitySchema = serde_json::from_value(definition.clone()).map_err(|e| {
+        NeotomaError::invalid_field("definition", format!("the definition is not a schema: {e}"))
+    })?;
+    schema.validate()?;
+    if schema.entity_type != entity_type || schema.schema_version != schema_version {
+        return Err(NeotomaError::invalid_field(
+            "definition",
+            format!(
+                "the definition is of {} version {}, the row of {entity_type} version {schema_version}",
+                schema.entity_type, schema.schema_version
+            ),
+        ));
+    }
+    Ok(schema)
+}
+
 /// Names of types, fields and events: letters, digits and `_`, starting with
 /// a letter, at most 100 characters.
 pub fn check_name(what: &str, name: &str) -> Result<()> {

@@ -77,6 +77,10 @@ pub const SEMANTIC_THRESHOLD: f64 = 0.2;
 /// [`SEMANTIC_THRESHOLD`]); every similarity is computed, only these are
 /// ranked, fused and counted in `total`.
 pub const SEMANTIC_CANDIDATES: i64 = 1000;
+/// Most entities a term of a question may match and still be rare: a
+/// rarer term finds the entities that have it (all of them), a commoner
+/// one only adds its weight to those (sql/queries/search_entities.sql).
+pub const RARE_TERM_ENTITIES: i64 = 2000;
 /// Reciprocal Rank Fusion's constant: a result ranked r-th in a ranking
 /// counts 1 / (RRF_K + r) (Cormack et al.).
 pub const RRF_K: i64 = 60;

@@ -67,6 +67,132 @@ impl ToolSet {
     }
 }
 
+/// Groups of Neotoma's own tools. `core` is the default profile, what an
+/// agent needs to store, find, read with provenance, correct, relate and
+/// follow time (within a byte budget: docs/tool-sets.md); an operator adds
+/// the others with `--tools`. A group only decides what `tools/list`
+/// shows: every tool of a set served stays callable by its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ToolGroup {
+    Core,
+    /// Delete, restore and erase; the change feed; duplicates and splits.
+    Lifecycle,
+    /// Confidence and disagreement: contest, annotate, contradictions, reclassify.
+    Review,
+    /// Workspaces and the caller's context.
+    Workspaces,
+    /// Several writes in one call.
+    Bulk,
+    /// Subgraphs by search or by ids.
+    Subgraphs,
+    /// Schema evolution: candidates, recommendations, changes.
+    Schema,
+    /// Banking and mail imports (Plaid, IMAP providers).
+    Connectors,
+    /// The server: versions, clock, analytics and metrics.
+    Admin,
+}
+
+impl ToolGroup {
+    pub const ALL: &'static [ToolGroup] = &[
+        ToolGroup::Core,
+        ToolGroup::Lifecycle,
+        ToolGroup::Review,
+        ToolGroup::Workspaces,
+        ToolGroup::Bulk,
+        ToolGroup::Subgraphs,
+        ToolGroup::Schema,
+        ToolGroup::Connectors,
+        ToolGroup::Admin,
+    ];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            ToolGroup::Core => "core",
+            ToolGroup::Lifecycle => "lifecycle",
+            ToolGroup::Review => "review",
+            ToolGroup::Workspaces => "workspaces",
+            ToolGroup::Bulk => "bulk",
+            ToolGroup::Subgraphs => "subgraphs",
+            ToolGroup::Schema => "schema",
+            ToolGroup::Connectors => "connectors",
+            ToolGroup::Admin => "admin",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<ToolGroup> {
+        ToolGroup::ALL.iter().copied().find(|g| g.name() == name)
+    }
+}
+
+/// What `--tools` chose: the tool sets in order of precedence (the first
+/// set listing a tool name gets it), and the groups of Neotoma's own tools
+/// listed (when Neotoma's set is served).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    pub sets: Vec<ToolSet>,
+    pub groups: std::collections::BTreeSet<ToolGroup>,
+}
+
+impl Default for Selection {
+    /// Neotoma's core profile.
+    fn default() -> Self {
+        Selection {
+            sets: vec![ToolSet::Neotoma],
+            groups: [ToolGroup::Core].into(),
+        }
+    }
+}
+
+impl Selection {
+    /// Whether `tools/list` shows a tool of `set` in `group`.
+    pub fn lists(&self, set: ToolSet, group: ToolGroup) -> bool {
+        self.sets.contains(&set) && (set != ToolSet::Neotoma || self.groups.contains(&group))
+    }
+}
+
+/// Reads `--tools`: comma-separated names of tool sets (`neotoma`: its
+/// core profile), of groups of Neotoma's tools (which bring Neotoma's set,
+/// at that place), or `all` (Neotoma's every group); each once, in order
+/// of precedence.
+pub fn parse_selection(list: &str) -> Result<Selection, String> {
+    let mut selection = Selection {
+        sets: Vec::new(),
+        groups: Default::default(),
+    };
+    fn neotoma(selection: &mut Selection, groups: &[ToolGroup]) {
+        if !selection.sets.contains(&ToolSet::Neotoma) {
+            selection.sets.push(ToolSet::Neotoma);
+        }
+        selection.groups.insert(ToolGroup::Core);
+        selection.groups.extend(groups);
+    }
+    for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        if name == "all" {
+            neotoma(&mut selection, ToolGroup::ALL);
+        } else if let Some(group) = ToolGroup::parse(name) {
+            neotoma(&mut selection, &[group]);
+        } else if let Some(ToolSet::Neotoma) = ToolSet::parse(name) {
+            neotoma(&mut selection, &[]);
+        } else {
+            let set = ToolSet::parse(name).ok_or_else(|| {
+                format!(
+                    "unknown tool set or group `{name}`: choose from the sets {}, the groups {} of Neotoma's tools, or all",
+                    ToolSet::ALL.iter().map(|s| s.name()).collect::<Vec<_>>().join(", "),
+                    ToolGroup::ALL.iter().map(|g| g.name()).collect::<Vec<_>>().join(", ")
+                )
+            })?;
+            if !selection.sets.contains(&set) {
+                selection.sets.push(set);
+            }
+        }
+    }
+    if selection.sets.is_empty() {
+        return Err("no tool set named".into());
+    }
+    Ok(selection)
+}
+
 /// Reads `--tools`: comma-separated set names, in order of precedence
 /// (the first set listing a tool name gets it), each once.
 pub fn parse_list(list: &str) -> Result<Vec<ToolSet>, String> {
@@ -143,6 +269,31 @@ mod tests {
         assert!(parse_list(" , ").is_err());
         for s in ToolSet::ALL {
             assert_eq!(ToolSet::parse(s.name()), Some(*s));
+        }
+    }
+
+    #[test]
+    fn groups_bring_neotomas_set_and_all_brings_every_group() {
+        assert_eq!(parse_selection("neotoma").unwrap(), Selection::default());
+        let s = parse_selection("memory,lifecycle,bulk").unwrap();
+        assert_eq!(s.sets, vec![ToolSet::Memory, ToolSet::Neotoma]);
+        assert_eq!(
+            s.groups,
+            [ToolGroup::Core, ToolGroup::Lifecycle, ToolGroup::Bulk].into()
+        );
+        assert!(s.lists(ToolSet::Neotoma, ToolGroup::Bulk));
+        assert!(!s.lists(ToolSet::Neotoma, ToolGroup::Admin));
+        assert!(s.lists(ToolSet::Memory, ToolGroup::Core));
+        let all = parse_selection("all").unwrap();
+        assert_eq!(all.groups.len(), ToolGroup::ALL.len());
+        assert_eq!(all.sets, vec![ToolSet::Neotoma]);
+        // Only memory: no Neotoma tool listed.
+        let m = parse_selection("memory").unwrap();
+        assert!(!m.lists(ToolSet::Neotoma, ToolGroup::Core));
+        assert!(parse_selection("memory,mem0").unwrap_err().contains("mem0"));
+        for g in ToolGroup::ALL {
+            assert_eq!(ToolGroup::parse(g.name()), Some(*g));
+            assert!(ToolSet::parse(g.name()).is_none(), "{} names a set and a group", g.name());
         }
     }
 

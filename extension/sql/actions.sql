@@ -147,7 +147,7 @@ BEGIN
   RETURN r->'ok';
 END $body$;
 COMMENT ON FUNCTION neotoma.list_entity_types(jsonb) IS
-  'List the entity types you can store, with their fields (type, required), identity fields and schema version. Call it before `store` to choose the entity_type. With `keyword`, types are ranked by matches in their names and field names; when nothing matches well, by meaning (embeddings of their names, descriptions and fields: ''payment'' finds transaction and invoice; match_type vector), else by fuzzy similarity (typos).';
+  'The entity types you can store, one line each (name, what it is for, the fields that identify it). `keyword` ranks them by name, fields and meaning (''payment'' finds transaction and invoice); `entity_type` gives one type in full (its fields, types, merge policies); `detail: true` gives every type in full.';
 
 CREATE OR REPLACE FUNCTION neotoma.correct(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$

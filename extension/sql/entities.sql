@@ -27,6 +27,12 @@ CREATE INDEX entities_merged_into ON neotoma.entities (user_id, merged_into) WHE
 CREATE INDEX entities_deleted ON neotoma.entities (user_id, id) WHERE deleted_at IS NOT NULL;
 
 -- Observations: immutable facts one source gave about one entity.
+-- The order the database writes observations in: at one instant (one
+-- transaction's observed_at, two stores given the same time) the later
+-- write wins (neotoma_core::reducer). Observations written before 0.16.0
+-- keep 0, which folds them as before.
+CREATE SEQUENCE neotoma.observation_write_order;
+
 CREATE TABLE neotoma.observations (
   user_id               uuid        NOT NULL,
   id                    uuid        NOT NULL,
@@ -47,6 +53,7 @@ CREATE TABLE neotoma.observations (
   -- neotoma_core::confidence); NULL: its kind's default (A1 for a
   -- correction, F3 otherwise). Contests lower it (observation_contests).
   confidence            text        CHECK (confidence ~ '^[A-F][1-6]$'),
+  write_order           bigint      NOT NULL DEFAULT nextval('neotoma.observation_write_order'),
   PRIMARY KEY (user_id, id),
   FOREIGN KEY (user_id, entity_id) REFERENCES neotoma.entities (user_id, id),
   FOREIGN KEY (user_id, source_id) REFERENCES neotoma.sources (user_id, id),
@@ -153,7 +160,7 @@ BEGIN
              'user_id', n.user_id, 'id', n.id, 'entity_id', n.entity_id, 'entity_type', n.entity_type,
              'source_id', n.source_id, 'observed_at', neotoma._micros(n.observed_at),
              'source_priority', n.source_priority, 'specificity_score', n.specificity_score,
-             'fields', n.fields, 'confidence', n.confidence)
+             'fields', n.fields, 'confidence', n.confidence, 'write_order', n.write_order)
            ORDER BY n.user_id, n.entity_id, n.id)::text
     FROM new_observations n WHERE n.kind NOT IN ('deletion', 'restoration')));
   -- Deleted or not: what the latest deletion or restoration of each entity says.
@@ -165,7 +172,7 @@ BEGIN
         WHERE (o.user_id, o.entity_id) IN (SELECT n.user_id, n.entity_id FROM new_observations n
                                            WHERE n.kind IN ('deletion', 'restoration'))
           AND o.kind IN ('deletion', 'restoration')
-        ORDER BY o.user_id, o.entity_id, o.observed_at DESC, o.id DESC) l
+        ORDER BY o.user_id, o.entity_id, o.observed_at DESC, o.write_order DESC, o.id DESC) l
   WHERE e.user_id = l.user_id AND e.id = l.entity_id;
   RETURN NULL;
 END $$;

@@ -319,6 +319,8 @@ DECLARE
   t text;
   n bigint;
   bad jsonb;
+  bad_at bigint;
+  problem text;
   counts jsonb := '{}';
 BEGIN
   IF u IS NULL THEN
@@ -334,10 +336,23 @@ BEGIN
       'message', format('each line must be {"table": one of %s, "row": {…}}, a row''s workspace a workspace name: unknown table or bad row in %L', array_to_string(tables, ', '), left(bad::text, 100)),
       'details', jsonb_build_object('line', left(bad::text, 200))));
   END IF;
+  -- A schema is imported only if register_schema would have accepted it:
+  -- one that cannot be read would break the user's every use of its type.
+  SELECT u.line_at, neotoma._schema_row_problem(u.l->'row') INTO bad_at, problem
+  FROM unnest(lines) WITH ORDINALITY u(l, line_at)
+  WHERE u.l->>'table' = 'entity_schemas' AND neotoma._schema_row_problem(u.l->'row') IS NOT NULL
+  ORDER BY u.line_at LIMIT 1;
+  IF problem IS NOT NULL THEN
+    PERFORM neotoma._raise(jsonb_build_object('code', 'VALIDATION_ERROR',
+      'message', format('line %s of the import is an entity schema that cannot be used: %s', bad_at, problem),
+      'details', jsonb_build_object('line', bad_at, 'table', 'entity_schemas')));
+  END IF;
   FOREACH t IN ARRAY tables LOOP
-    -- Rows exported before workspaces existed are in `default`.
+    -- Rows exported before workspaces existed are in `default`; observations
+    -- exported before write orders existed keep 0 (folded as they were).
     EXECUTE format('INSERT INTO neotoma.%1$I SELECT (jsonb_populate_record(NULL::neotoma.%1$I,
-                      ''{"workspace": "default"}'' || (l->''row'') - ''file'' || jsonb_build_object(''user_id'', $1))).*
+                      ''{"workspace": "default", "write_order": 0}'' || (l->''row'') - ''file''
+                      || jsonb_build_object(''user_id'', $1))).*
                     FROM unnest($2) l WHERE l->>''table'' = %2$L ON CONFLICT DO NOTHING', t, t)
       USING u, lines;
     GET DIAGNOSTICS n = ROW_COUNT;
@@ -351,6 +366,11 @@ BEGIN
       counts := counts || jsonb_build_object(t, n);
     END IF;
   END LOOP;
+  -- Observations written here from now on come after the imported ones.
+  SELECT max(o.write_order) INTO n FROM neotoma.observations o WHERE o.user_id = u;
+  IF n > (SELECT last_value FROM neotoma.observation_write_order) THEN
+    PERFORM setval('neotoma.observation_write_order', n);
+  END IF;
   -- Every workspace rows were imported into is one of the user's (a file
   -- may hold them without its workspaces lines).
   INSERT INTO neotoma.workspaces (user_id, name)

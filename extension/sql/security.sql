@@ -13,7 +13,7 @@ BEGIN
                            'graph_write_locks', 'entity_counts', 'connectors', 'sync_runs', 'erasures', 'changes', 'entity_splits',
                            'observation_moves', 'entity_name_trigrams', 'entity_embeddings', 'annotations',
                            'observation_contests', 'workspaces', 'contexts', 'graph_ids', 'logins', 'login_codes',
-                           'oauth_grants', 'oauth_refresh_tokens'] LOOP
+                           'oauth_grants', 'oauth_refresh_tokens', 'inspector_sessions'] LOOP
     EXECUTE format('ALTER TABLE neotoma.%I ENABLE ROW LEVEL SECURITY', t);
     EXECUTE format('ALTER TABLE neotoma.%I FORCE ROW LEVEL SECURITY', t);
     EXECUTE format('CREATE POLICY %I ON neotoma.%I USING (user_id = (SELECT neotoma.current_user_id())) '
@@ -73,6 +73,8 @@ REVOKE ALL ON neotoma.api_tokens, neotoma.signing_keys FROM neotoma_user;
 -- functions of oauth.sql.
 REVOKE ALL ON neotoma.oauth_clients, neotoma.logins, neotoma.login_codes, neotoma.oauth_grants,
   neotoma.oauth_refresh_tokens FROM neotoma_user;
+-- The inspector's sessions: only through the functions of inspector.sql.
+REVOKE ALL ON neotoma.inspector_sessions FROM neotoma_user;
 -- Connectors: users read every column but the secret and update a sync's
 -- outcome; the extension's owner writes the rest (save_connector).
 REVOKE ALL ON neotoma.connectors FROM neotoma_user;
@@ -80,6 +82,9 @@ GRANT SELECT (user_id, id, provider, external_id, settings, cursor, status, last
               last_successful_sync, created_at, updated_at, workspace) ON neotoma.connectors TO neotoma_user;
 GRANT UPDATE (cursor, status, last_error, last_successful_sync, updated_at) ON neotoma.connectors TO neotoma_user;
 GRANT INSERT, UPDATE ON neotoma.sync_runs TO neotoma_user;
+-- Observations take their write order from a sequence (a store reserves
+-- its own, for the fold it makes before inserting them).
+GRANT USAGE ON SEQUENCE neotoma.observation_write_order TO neotoma_user;
 GRANT INSERT ON neotoma.sources, neotoma.interpretation_runs, neotoma.entities, neotoma.observations,
   neotoma.raw_fragments, neotoma.entity_schemas, neotoma.relationships, neotoma.relationship_observations,
   neotoma.entity_merges, neotoma.files, neotoma.schema_recommendations, neotoma.graph_write_locks,
@@ -213,6 +218,10 @@ GRANT EXECUTE ON FUNCTION neotoma_private.oauth_register_client(text, jsonb, tex
 GRANT EXECUTE ON FUNCTION neotoma_private.oauth_set_login(uuid, text, text),
   neotoma_private.oauth_create_login_code(uuid, text, double precision),
   neotoma_private.oauth_remove_login(uuid) TO neotoma_operator;
+-- The inspector's sessions (inspector.sql): the gateway's.
+GRANT EXECUTE ON FUNCTION neotoma_private.inspector_open(uuid, text, uuid, boolean, integer, double precision),
+  neotoma_private.inspector_session(text, double precision),
+  neotoma_private.inspector_close(text) TO neotoma_service;
 
 COMMENT ON FUNCTION neotoma.current_user_id() IS
   'The user this session acts for: neotoma.user_id (settable by neotoma_service), else the JWT claims'' sub, else NULL.';

@@ -63,20 +63,27 @@ RETURNS jsonb
 LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
   SELECT neotoma_private.create_api_token(user_id, token_hash, name, scope, expires_in_seconds) $$;
 
+-- Revoking an OAuth access token ends its grant (oauth.sql): the grant's
+-- other tokens and its refresh tokens, so the client cannot mint another.
+-- Inspector sessions signed in with the token end with it (inspector.sql).
 CREATE FUNCTION neotoma_private.revoke_api_token(token_id uuid) RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 DECLARE
-  h text;
+  t neotoma.api_tokens;
 BEGIN
-  UPDATE neotoma.api_tokens SET revoked_at = now()
-  WHERE id = revoke_api_token.token_id AND revoked_at IS NULL
-  RETURNING token_hash INTO h;
-  IF h IS NULL THEN
+  UPDATE neotoma.api_tokens x SET revoked_at = now()
+  WHERE x.id = revoke_api_token.token_id AND x.revoked_at IS NULL
+  RETURNING * INTO t;
+  IF t.token_hash IS NULL THEN
     RETURN false;
   END IF;
   -- Its context goes with it.
   DELETE FROM neotoma.contexts c WHERE c.token_id = revoke_api_token.token_id;
-  PERFORM pg_notify('neotoma_tokens', h);
+  DELETE FROM neotoma.inspector_sessions s WHERE s.user_id = t.user_id AND s.token_id = t.id;
+  IF t.grant_id IS NOT NULL THEN
+    PERFORM neotoma_private._oauth_revoke_grant(t.user_id, t.grant_id);
+  END IF;
+  PERFORM pg_notify('neotoma_tokens', t.token_hash);
   RETURN true;
 END $$;
 CREATE FUNCTION neotoma.revoke_api_token(token_id uuid) RETURNS boolean

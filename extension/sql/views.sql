@@ -11,9 +11,21 @@ SELECT e.user_id, e.id AS entity_id, e.entity_type, e.canonical_name,
        s.last_observation_at, s.schema_version,
        e.merged_into, e.merged_at, e.created_at, e.deleted_at, e.deleted_reason, e.workspace
 FROM neotoma.entities e
-LEFT JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id;
+LEFT JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
+WHERE e.deleted_at IS NULL;
 COMMENT ON VIEW neotoma.entity_overview IS
-  'One row per entity: type, name, current snapshot, observation count; merged_into is set for merged entities, deleted_at and deleted_reason for deleted ones; the workspace it belongs to.';
+  'One row per entity that is not deleted: type, name, current snapshot, observation count; merged_into is set for merged entities; the workspace it belongs to. Deleted entities: neotoma.deleted_entities.';
+
+-- Deleted entities (delete_entity; restore_entity brings one back), which
+-- every other view leaves out.
+CREATE VIEW neotoma.deleted_entities WITH (security_invoker = true) AS
+SELECT e.user_id, e.id AS entity_id, e.entity_type, e.canonical_name,
+       coalesce(s.snapshot, '{}') AS snapshot, e.deleted_at, e.deleted_reason, e.workspace
+FROM neotoma.entities e
+LEFT JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
+WHERE e.deleted_at IS NOT NULL;
+COMMENT ON VIEW neotoma.deleted_entities IS
+  'One row per deleted entity: type, name, its snapshot when deleted, when and why it was deleted (restore_entity brings it back).';
 
 -- One row per field of each current (not merged, not deleted) entity, with the
 -- observation and source its value came from.

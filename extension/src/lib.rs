@@ -163,6 +163,11 @@ extension_sql_file!(
     requires = ["search", "embeddings", "tokens"]
 );
 extension_sql_file!(
+    "../sql/search_grams.sql",
+    name = "search_grams",
+    requires = ["workspaces", search::text_grams]
+);
+extension_sql_file!(
     "../sql/graph_servers.sql",
     name = "graph_servers",
     requires = ["entities", "schemas", "workspaces"]
@@ -171,6 +176,11 @@ extension_sql_file!(
     "../sql/oauth.sql",
     name = "oauth",
     requires = ["tokens", "workspaces"]
+);
+extension_sql_file!(
+    "../sql/inspector.sql",
+    name = "inspector",
+    requires = ["tokens", "oauth"]
 );
 extension_sql_file!("../sql/security.sql", name = "security", finalize);
 

@@ -56,14 +56,18 @@ pub fn lock(user: &Uuid, entity_id: &str) -> Result<Option<Lifecycle>, NeotomaEr
         return Ok(None);
     }
     let v = db::json(
+        &crate::installed::adapt(
         "SELECT jsonb_build_object('id', e.id, 'entity_type', e.entity_type, 'merged_into', e.merged_into,
                    'deleted_at', neotoma._iso(e.deleted_at), 'deleted_reason', e.deleted_reason,
                    'last_mark', (SELECT o.id FROM neotoma.observations o
                                  WHERE o.user_id = e.user_id AND o.entity_id = e.id
                                    AND o.kind IN ('deletion', 'restoration')
-                                 ORDER BY o.observed_at DESC, o.id DESC LIMIT 1),
+                                 ORDER BY o.observed_at DESC
+                                          , o.write_order DESC -- 0.16
+                                          , o.id DESC LIMIT 1),
                    'workspace', coalesce(to_jsonb(e) -> 'workspace', '\"default\"'))
          FROM neotoma.entities e WHERE e.user_id = $1::uuid AND e.id = $2",
+        )?,
         &[Arg::uuid(user), Arg::Text(entity_id)],
     )?;
     if v.is_null() {
@@ -283,7 +287,9 @@ impl Marked {
                                    FROM neotoma.observations o
                                    WHERE o.user_id = t.user_id AND o.entity_id = t.id
                                      AND o.kind IN ('deletion', 'restoration')
-                                   ORDER BY o.observed_at DESC, o.id DESC LIMIT 1) l ON true"
+                                   ORDER BY o.observed_at DESC
+                                            , o.write_order DESC -- 0.16
+                                            , o.id DESC LIMIT 1) l ON true"
             }
             Marked::Relationships => {
                 "LEFT JOIN LATERAL (SELECT CASE WHEN o.kind = 'deletion' THEN o.observed_at END AS deleted_at,
@@ -301,7 +307,7 @@ impl Marked {
 /// deletion or restoration observation (verify()).
 pub fn mismatches(marked: Marked) -> Result<Vec<Value>, NeotomaError> {
     let v = db::json(
-        &format!(
+        &crate::installed::adapt(&format!(
             "SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', t.user_id, '{key}', t.id,
                    'what', 'deleted_at', 'expected', l.deleted_at, 'stored', t.deleted_at)), '[]')
              FROM {table} t {latest}
@@ -309,7 +315,7 @@ pub fn mismatches(marked: Marked) -> Result<Vec<Value>, NeotomaError> {
             key = marked.key(),
             table = marked.table(),
             latest = marked.latest_step(),
-        ),
+        ))?,
         &[],
     )?;
     db::from_json(v, "lifecycle mismatches")
@@ -331,6 +337,7 @@ pub fn repair(marked: Marked, only: Option<(&Uuid, &[String])>) -> Result<(), Ne
         table = marked.table(),
         latest = marked.latest_step(),
     );
+    let sql = crate::installed::adapt(&sql)?;
     match only {
         Some((user, ids)) => db::run(&sql, &[Arg::uuid(user), Arg::Texts(ids.to_vec())]),
         None => db::run(&sql, &[]),
@@ -340,15 +347,35 @@ pub fn repair(marked: Marked, only: Option<(&Uuid, &[String])>) -> Result<(), Ne
 /// When the entity (or the entity it was merged into) was deleted, if it
 /// is; never on a database before 0.6.0.
 pub fn deleted_at(user: &Uuid, entity_id: &str) -> Result<Option<String>, NeotomaError> {
+    Ok(deletion(user, entity_id)?.map(|d| d.at))
+}
+
+/// When and why an entity (or the entity it was merged into) was deleted.
+#[derive(serde::Deserialize)]
+pub struct Deletion {
+    pub at: String,
+    pub reason: Option<String>,
+}
+
+/// The deletion of an entity, or of the entity it was merged into: None
+/// while it is live. Two lookups by key (the lateral read keeps Postgres
+/// from joining the user's every entity, which row level security made it
+/// do).
+pub fn deletion(user: &Uuid, entity_id: &str) -> Result<Option<Deletion>, NeotomaError> {
     if !crate::installed::at_least_0_6()? {
         return Ok(None);
     }
-    db::text(
-        "SELECT neotoma._iso(t.deleted_at) FROM neotoma.entities e
-         JOIN neotoma.entities t ON t.user_id = e.user_id AND t.id = coalesce(e.merged_into, e.id)
-         WHERE e.user_id = $1::uuid AND e.id = $2",
+    let found: Option<Deletion> = db::parsed(
+        "SELECT json_build_object('at', neotoma._iso(t.deleted_at), 'reason', t.deleted_reason)::text
+         FROM neotoma.entities e
+         CROSS JOIN LATERAL (SELECT x.deleted_at, x.deleted_reason FROM neotoma.entities x
+                             WHERE x.user_id = $1::uuid AND x.id = coalesce(e.merged_into, e.id)
+                             OFFSET 0) t
+         WHERE e.user_id = $1::uuid AND e.id = $2 AND t.deleted_at IS NOT NULL",
         &[Arg::uuid(user), Arg::Text(entity_id)],
-    )
+        "deletion",
+    )?;
+    Ok(found)
 }
 
 /// The error for a request about a deleted entity.

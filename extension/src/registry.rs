@@ -118,6 +118,18 @@ pub fn schema_id(scope_user: &Uuid, entity_type: &str, version: &str) -> Uuid {
     derived_uuid("schema", &[&scope_user.to_string(), entity_type, version])
 }
 
+/// What is wrong with a row of `neotoma.entity_schemas` as an import gives
+/// it (`{entity_type, schema_version, definition, …}`), or NULL when it
+/// is a schema `register_schema` would have accepted.
+#[pg_extern(immutable, parallel_safe, name = "_schema_row_problem")]
+fn schema_row_problem(row: JsonB) -> Option<String> {
+    let text = |k: &str| row.0.get(k).and_then(Value::as_str).unwrap_or_default();
+    let definition = row.0.get("definition").cloned().unwrap_or(Value::Null);
+    neotoma_core::schema::check_stored(text("entity_type"), text("schema_version"), &definition)
+        .err()
+        .map(|e| e.message)
+}
+
 /// The seeded schemas, as rows for `neotoma.entity_schemas` (used once, by
 /// CREATE EXTENSION).
 #[pg_extern(immutable, parallel_safe, name = "_builtin_schemas")]

@@ -1,5 +1,7 @@
 //! What search keeps with each snapshot: the trigrams of its name, for the
-//! generated column `entity_snapshots.name_trigrams` (sql/search.sql).
+//! generated column `entity_snapshots.name_trigrams`, and the character
+//! pairs of its text in scripts written without spaces, for the search
+//! vectors (sql/search.sql).
 
 use pgrx::prelude::*;
 
@@ -16,4 +18,13 @@ pub(crate) fn name_trigrams(name: &str) -> Vec<String> {
 #[pg_extern(immutable, parallel_safe, strict, name = "_file_text")]
 pub(crate) fn file_text(content: &[u8]) -> &str {
     neotoma_core::search::file_text(content)
+}
+
+/// The character pairs of `text`'s runs of scripts written without spaces
+/// (neotoma_core::question::text_grams): what the search vectors of
+/// snapshots, observations and files add, so a Chinese, Japanese or Thai
+/// word inside a sentence is found.
+#[pg_extern(immutable, parallel_safe, strict, name = "_text_grams")]
+pub(crate) fn text_grams(text: &str) -> Vec<String> {
+    neotoma_core::question::text_grams(text)
 }

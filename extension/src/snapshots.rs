@@ -51,6 +51,9 @@ struct Row {
     /// no caller rated.
     #[serde(default)]
     confidence: Option<Confidence>,
+    /// Absent in batches of a trigger before 0.16.0.
+    #[serde(default)]
+    write_order: i64,
 }
 
 impl Row {
@@ -65,6 +68,7 @@ impl Row {
             confidence: self.confidence,
             // A new observation: nobody contested it yet.
             contests: 0,
+            write_order: self.write_order,
         }
     }
 }
@@ -193,15 +197,20 @@ fn lock_with_targets(
     user: &str,
     ids: &BTreeSet<String>,
 ) -> Result<BTreeMap<String, Locked>, NeotomaError> {
+    // The ids first, then the rows joined to them by key: a filter holding
+    // a subquery is not leakproof, so under row level security Postgres
+    // would check the user's every entity against it (a join by key it
+    // applies through the index).
     let locked: Vec<Locked> = db::parsed(
         "SELECT coalesce(json_agg(json_build_object('id', e.id, 'entity_type', e.entity_type,
                                                     'merged_into', e.merged_into) ORDER BY e.id), '[]')::text
-         FROM (SELECT id, entity_type, merged_into FROM neotoma.entities
-               WHERE user_id = $1::uuid
-                 AND id = ANY($2 || ARRAY(SELECT merged_into FROM neotoma.entities
-                                          WHERE user_id = $1::uuid AND id = ANY($2)
-                                            AND merged_into IS NOT NULL))
-               ORDER BY id FOR NO KEY UPDATE) e",
+         FROM (SELECT e.id, e.entity_type, e.merged_into
+               FROM (SELECT unnest($2::text[]) AS id
+                     UNION
+                     SELECT m.merged_into FROM neotoma.entities m
+                     WHERE m.user_id = $1::uuid AND m.id = ANY($2) AND m.merged_into IS NOT NULL) w
+               JOIN neotoma.entities e ON e.user_id = $1::uuid AND e.id = w.id
+               ORDER BY e.id FOR NO KEY UPDATE OF e) e",
         &[Arg::Text(user), Arg::Texts(ids.iter().cloned().collect())],
         "entities",
     )?;
@@ -354,6 +363,18 @@ pub struct Fold {
     user: Uuid,
     locked: BTreeMap<String, Locked>,
     stored: BTreeMap<String, SnapshotState>,
+    /// Write orders reserved for the observations about to be written, in
+    /// increasing order (none on an installed SQL before 0.16.0).
+    pub write_orders: Vec<i64>,
+}
+
+/// What a fold starts from: the stored states of its targets and the
+/// write orders of its observations.
+#[derive(Deserialize)]
+struct FoldStart {
+    states: BTreeMap<String, SnapshotState>,
+    #[serde(default)]
+    orders: Vec<i64>,
 }
 
 /// The derived rows of a fold, each row as JSON text, for
@@ -366,21 +387,42 @@ pub struct DerivedRows {
 }
 
 impl Fold {
-    pub fn begin(user: &Uuid, ids: &BTreeSet<String>) -> Result<Fold, NeotomaError> {
+    /// Locks the entities `ids` with their merge targets, reads the
+    /// targets' states and reserves the write orders of `observations`
+    /// observations: after the locks, so that of two stores into one
+    /// entity the one that locked it later writes later.
+    pub fn begin(
+        user: &Uuid,
+        ids: &BTreeSet<String>,
+        observations: usize,
+    ) -> Result<Fold, NeotomaError> {
         let locked = lock_with_targets(&user.to_string(), ids)?;
         let targets: BTreeSet<String> = ids.iter().map(|id| target_in(&locked, id)).collect();
         // In a statement of its own, after the lock: it sees every fold
         // that held the lock before.
-        let stored = db::parsed(
-            "SELECT coalesce(jsonb_object_agg(entity_id, reducer_state), '{}')::text
-             FROM neotoma.entity_snapshots WHERE user_id = $1::uuid AND entity_id = ANY($2)",
-            &[Arg::uuid(user), Arg::Texts(targets.into_iter().collect())],
+        let start: FoldStart = db::parsed(
+            &crate::installed::adapt(
+                "SELECT json_build_object(
+                   'states', (SELECT coalesce(jsonb_object_agg(entity_id, reducer_state), '{}')
+                              FROM neotoma.entity_snapshots WHERE user_id = $1::uuid AND entity_id = ANY($2))
+                   , 'orders', (SELECT coalesce(json_agg(nextval('neotoma.observation_write_order')), '[]') -- 0.16
+                                FROM generate_series(1, $3::int)) -- 0.16
+                   )::text",
+            )?,
+            &[
+                Arg::uuid(user),
+                Arg::Texts(targets.into_iter().collect()),
+                Arg::Int(observations as i64),
+            ],
             "reducer states",
         )?;
+        let mut write_orders = start.orders;
+        write_orders.sort_unstable();
         Ok(Fold {
             user: *user,
             locked,
-            stored,
+            stored: start.states,
+            write_orders,
         })
     }
 
@@ -636,6 +678,7 @@ const OBSERVATIONS_OF: &str = "
              , 'confidence', o.confidence, 'contests', (SELECT count(*) FROM neotoma.observation_contests c -- 0.11
                  WHERE c.user_id = o.user_id AND c.observation_id = o.id -- 0.11
                    AND ($3::bigint IS NULL OR c.created_at <= neotoma._from_micros($3))) -- 0.11
+             , 'write_order', o.write_order -- 0.16
              ) ORDER BY o.id), '[]')
     FROM neotoma.observations o
     WHERE o.user_id = $1::uuid AND o.kind NOT IN ('deletion', 'restoration')

@@ -1,11 +1,14 @@
 //! The tool list, built from `neotoma.action_catalog()` at start for the
 //! tool sets `--tools` chose. Nothing here knows any action by name.
 
-use neotoma_core::tool_sets::ToolSet;
+use neotoma_core::tool_sets::{Selection, ToolGroup, ToolSet};
 use rmcp::model::{JsonObject, ResourceTemplate, Tool, ToolAnnotations};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
+
+/// The argument every Neotoma tool takes for its whole answer.
+pub const VERBOSE: &str = "verbose";
 
 /// One action as the gateway needs it.
 #[derive(Clone, Debug)]
@@ -54,6 +57,8 @@ pub struct Catalog {
     pub actions: Vec<Arc<Action>>,
     /// The tool sets served, first first.
     pub tool_sets: Vec<ToolSet>,
+    /// What `--tools` chose (the sets, and the groups of Neotoma's tools).
+    pub selection: Selection,
     /// The tools listed, in order: by their set's name, or by the action's
     /// when a set chosen earlier lists that name already.
     listed: Vec<Arc<Action>>,
@@ -85,8 +90,9 @@ fn object(v: &Value) -> Option<JsonObject> {
 
 impl Catalog {
     /// Reads the JSON served by `neotoma.action_catalog()`, serving the tool
-    /// sets `tool_sets`.
-    pub fn from_json(v: &Value, tool_sets: &[ToolSet]) -> anyhow::Result<Catalog> {
+    /// sets (and listing the groups of Neotoma's tools) `selection` chose.
+    pub fn from_json(v: &Value, selection: &Selection) -> anyhow::Result<Catalog> {
+        let tool_sets = selection.sets.as_slice();
         let mut catalog = Catalog {
             version: v["catalog_version"]
                 .as_str()
@@ -124,10 +130,27 @@ impl Catalog {
                 .collect();
             let ann = &e["annotations"];
             let read_only = ann["read_only"].as_bool().unwrap_or(false);
+            // What a model reads of the schema: the workspace argument only
+            // where workspaces are served.
+            let mut listed_schema = object(&neotoma_core::catalog::agent_schema(
+                &Value::Object(input.clone()),
+                selection.groups.contains(&ToolGroup::Workspaces),
+            ))
+            .unwrap_or_default();
+            // Neotoma's answers are lean unless asked (neotoma_core::lean).
+            let neotoma = e["tool_set"].as_str().is_none_or(|s| s == ToolSet::Neotoma.name());
+            if neotoma
+                && let Some(Value::Object(props)) = listed_schema.get_mut("properties")
+            {
+                props.insert(
+                    VERBOSE.into(),
+                    serde_json::json!({"type": "boolean", "description": "Answer every field, bookkeeping and empty ones too (default false)."}),
+                );
+            }
             let mut tool = Tool::new(
                 name.clone(),
                 e["description"].as_str().unwrap_or_default().to_string(),
-                Arc::new(input),
+                Arc::new(listed_schema),
             )
             .with_annotations(
                 ToolAnnotations::with_title(e["title"].as_str().unwrap_or(&name))
@@ -140,6 +163,11 @@ impl Catalog {
                 tool = tool.with_title(title);
             }
             if let Some(out) = object(&e["output_schema"]) {
+                let out = if neotoma {
+                    object(&neotoma_core::lean::lenient_schema(&Value::Object(out))).unwrap_or_default()
+                } else {
+                    out
+                };
                 tool = tool.with_raw_output_schema(Arc::new(out));
             }
             let sql_function = e["sql_function"].as_str().unwrap_or_default().to_string();
@@ -167,7 +195,12 @@ impl Catalog {
                 tool,
             };
             let served = tool_sets.contains(&tool_set);
-            if served && action.listable() {
+            // A catalog from before groups has every tool in `core`.
+            let group = e["tool_group"]
+                .as_str()
+                .and_then(ToolGroup::parse)
+                .unwrap_or(ToolGroup::Core);
+            if served && action.listable() && selection.lists(tool_set, group) {
                 let mut listed = action.clone();
                 listed.tool.name = e["tool_name"].as_str().unwrap_or(&name).to_string().into();
                 catalog.listed.push(Arc::new(listed));
@@ -208,6 +241,7 @@ impl Catalog {
         }
         catalog.listed = ordered;
         catalog.tool_sets = tool_sets.to_vec();
+        catalog.selection = selection.clone();
         if let Some(f) = v["interpretation"]["record_function"].as_str() {
             anyhow::ensure!(
                 is_qualified_identifier(f),
@@ -260,10 +294,43 @@ impl Catalog {
 mod tests {
     use super::*;
 
+    /// The sets, with every group of Neotoma's tools listed.
+    fn every_group(sets: &[ToolSet]) -> Selection {
+        Selection {
+            sets: sets.to_vec(),
+            groups: ToolGroup::ALL.iter().copied().collect(),
+        }
+    }
+
+    #[test]
+    fn lists_the_default_profile_and_keeps_the_rest_callable() {
+        let json = neotoma_core::catalog::catalog_json("9.9.9");
+        let core = Catalog::from_json(&json, &Selection::default()).unwrap();
+        let names: Vec<String> = core.tools().iter().map(|t| t.name.to_string()).collect();
+        assert!(names.len() <= 24 && names.contains(&"store".to_string()), "{names:?}");
+        assert!(!names.contains(&"bulk".to_string()) && !names.contains(&"erase".to_string()));
+        // Not listed, still callable by name.
+        assert!(core.get("bulk").is_some() && core.get("erase").is_some());
+        // Without the workspaces group, no tool lists a workspace argument.
+        assert!(core.tools().iter().all(|t| !t.input_schema.contains_key("properties")
+            || t.input_schema["properties"].get("workspace").is_none()));
+        assert!(core.tools().iter().all(|t| t.input_schema["properties"].get("user_id").is_none()));
+        let all = Catalog::from_json(&json, &neotoma_core::tool_sets::parse_selection("all").unwrap()).unwrap();
+        let listable = all
+            .actions
+            .iter()
+            .filter(|a| a.listable() && a.tool_set == ToolSet::Neotoma)
+            .count();
+        assert_eq!(all.tools().len(), listable, "--tools all lists every tool once");
+        let with_lifecycle =
+            Catalog::from_json(&json, &neotoma_core::tool_sets::parse_selection("neotoma,lifecycle").unwrap()).unwrap();
+        assert_eq!(with_lifecycle.tools().len(), core.tools().len() + 8);
+    }
+
     #[test]
     fn builds_tools_from_the_core_catalog() {
         let json = neotoma_core::catalog::catalog_json("9.9.9");
-        let c = Catalog::from_json(&json, &[ToolSet::Neotoma]).unwrap();
+        let c = Catalog::from_json(&json, &every_group(&[ToolSet::Neotoma])).unwrap();
         assert_eq!(c.extension_version, "9.9.9");
         let v = c.get("get_version").expect("get_version");
         assert!(v.read_only);
@@ -322,7 +389,7 @@ mod tests {
 
     #[test]
     fn refuses_a_catalog_without_actions() {
-        assert!(Catalog::from_json(&serde_json::json!({}), &[ToolSet::Neotoma]).is_err());
+        assert!(Catalog::from_json(&serde_json::json!({}), &every_group(&[ToolSet::Neotoma])).is_err());
     }
 
     /// Each set lists its tools by its own names; a name an earlier set
@@ -330,7 +397,7 @@ mod tests {
     #[test]
     fn serves_the_tool_sets_chosen() {
         let json = neotoma_core::catalog::catalog_json("9.9.9");
-        let memory = Catalog::from_json(&json, &[ToolSet::Memory]).unwrap();
+        let memory = Catalog::from_json(&json, &every_group(&[ToolSet::Memory])).unwrap();
         let names: Vec<String> = memory.tools().iter().map(|t| t.name.to_string()).collect();
         assert_eq!(
             names,
@@ -352,7 +419,7 @@ mod tests {
             ToolSet::Memory
         );
         assert!(memory.get("store").is_none());
-        let both = Catalog::from_json(&json, &[ToolSet::Memory, ToolSet::Neotoma]).unwrap();
+        let both = Catalog::from_json(&json, &every_group(&[ToolSet::Memory, ToolSet::Neotoma])).unwrap();
         assert!(both.get("store").is_some() && both.get("ingest").is_some());
         let names: Vec<String> = both.tools().iter().map(|t| t.name.to_string()).collect();
         assert_eq!(names[0], "create_entities");
@@ -363,7 +430,7 @@ mod tests {
         // A set chosen after Neotoma's yields the names both have to it;
         // Neotoma's, chosen after, are listed as neotoma_<name>.
         let graphmem_first =
-            Catalog::from_json(&json, &[ToolSet::Graphmem, ToolSet::Neotoma]).unwrap();
+            Catalog::from_json(&json, &every_group(&[ToolSet::Graphmem, ToolSet::Neotoma])).unwrap();
         let names: Vec<String> = graphmem_first
             .tools()
             .iter()
@@ -382,7 +449,7 @@ mod tests {
             "set_context"
         );
         let neotoma_first =
-            Catalog::from_json(&json, &[ToolSet::Neotoma, ToolSet::Graphmem]).unwrap();
+            Catalog::from_json(&json, &every_group(&[ToolSet::Neotoma, ToolSet::Graphmem])).unwrap();
         assert_eq!(
             neotoma_first.get("set_context").unwrap().name,
             "set_context"

@@ -84,12 +84,8 @@ pub enum Command {
     },
 }
 
-/// `--tools`: the tool sets served, first first.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ToolSets(pub Vec<neotoma_core::tool_sets::ToolSet>);
-
-fn parse_tool_sets(s: &str) -> Result<ToolSets, String> {
-    neotoma_core::tool_sets::parse_list(s).map(ToolSets)
+fn parse_tools(s: &str) -> Result<neotoma_core::tool_sets::Selection, String> {
+    neotoma_core::tool_sets::parse_selection(s)
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -203,17 +199,21 @@ pub struct ServeArgs {
     /// e.g. 127.0.0.1:8080.
     #[arg(long, env = "NEOTOMA_HTTP", value_name = "ADDR")]
     pub http: Option<SocketAddr>,
-    /// The tool sets to serve, comma-separated, first first (a tool name an
-    /// earlier set has goes by its action's name, e.g. workspace_read_graph):
-    /// neotoma (Neotoma's own), memory (the reference MCP memory server's),
-    /// graphmem, workspace, engram. docs/tool-sets.md says what each does.
+    /// The tools to list, comma-separated, first first: tool sets (neotoma:
+    /// Neotoma's core profile for agents; memory: the reference MCP memory
+    /// server's; graphmem, workspace, engram), groups of Neotoma's own tools
+    /// (lifecycle, review, workspaces, bulk, subgraphs, schema, connectors,
+    /// admin), or all (every Neotoma tool). A tool of a set served that is
+    /// not listed stays callable by its name. A tool name an earlier set has
+    /// goes by its action's name, e.g. workspace_read_graph.
+    /// docs/tool-sets.md says what each does.
     #[arg(
         long = "tools",
         env = "NEOTOMA_TOOLS",
         default_value = "neotoma",
-        value_parser = parse_tool_sets
+        value_parser = parse_tools
     )]
-    pub tools: ToolSets,
+    pub tools: neotoma_core::tool_sets::Selection,
     /// The user tool calls act for over stdio (and over HTTP with --no-auth).
     #[arg(long, env = "NEOTOMA_USER_ID", default_value = DEFAULT_LOCAL_USER)]
     pub user_id: Uuid,
@@ -288,6 +288,11 @@ pub struct ServeArgs {
     /// others wait (up to 30 s, then 503).
     #[arg(long, env = "NEOTOMA_MAX_LARGE_REQUESTS", default_value_t = 2)]
     pub max_large_requests: usize,
+    /// Answer Neotoma's tools in full, as if every call passed `verbose:
+    /// true` (a call may still pass `verbose: false`). By default answers
+    /// leave out null, empty and bookkeeping fields (docs/actions.md).
+    #[arg(long, env = "NEOTOMA_VERBOSE_ANSWERS")]
+    pub verbose_answers: bool,
     /// Streamable HTTP sessions one user may keep open (opening another
     /// closes the user's least recently used one).
     #[arg(long, env = "NEOTOMA_SESSIONS_PER_USER", default_value_t = 16)]

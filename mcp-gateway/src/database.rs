@@ -268,6 +268,14 @@ impl Database {
         write: bool,
         settings: &[(&'static str, String)],
     ) -> Result<Value, NeotomaError> {
+        // Postgres text holds no NUL character: refused here as the
+        // extension refuses one inside a value it reads, naming where.
+        if let Some(at) = nul_at(args, "") {
+            return Err(NeotomaError::invalid_field(
+                if at.is_empty() { "arguments" } else { &at },
+                "text may not contain NUL characters (\\u0000)",
+            ));
+        }
         let fallback = if write {
             ErrorCode::DbInsertFailed
         } else {
@@ -350,6 +358,33 @@ impl Database {
                 result => return result,
             }
         }
+    }
+}
+
+/// Where `v` holds a NUL character, in a string or a key: the path of the
+/// first (`a.b.2`), or None.
+fn nul_at(v: &Value, path: &str) -> Option<String> {
+    let at = |key: &str| {
+        if path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{path}.{key}")
+        }
+    };
+    match v {
+        Value::String(s) => s.contains('\0').then(|| path.to_string()),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| nul_at(x, &at(&i.to_string()))),
+        Value::Object(map) => map.iter().find_map(|(k, x)| {
+            if k.contains('\0') {
+                Some(at(&k.replace('\0', "\\u0000")))
+            } else {
+                nul_at(x, &at(k))
+            }
+        }),
+        _ => None,
     }
 }
 
@@ -477,4 +512,15 @@ pub fn map_pg_error(e: tokio_postgres::Error, fallback: ErrorCode) -> NeotomaErr
     NeotomaError::new(fallback, format!("database error: {}", db.message()))
         .with("sqlstate", db.code().code())
         .with("retryable", retryable)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn finds_a_nul_character_anywhere() {
+        use serde_json::json;
+        assert_eq!(super::nul_at(&json!({"a": ["x", "y\u{0}"]}), ""), Some("a.1".into()));
+        assert_eq!(super::nul_at(&json!({"k\u{0}": 1}), ""), Some("k\\u0000".into()));
+        assert_eq!(super::nul_at(&json!({"a": "fine", "b": [1, {"c": null}]}), ""), None);
+    }
 }

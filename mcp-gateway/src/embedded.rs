@@ -42,6 +42,10 @@ pub struct Embedded {
 
 /// Where the data lives when not told: `$XDG_DATA_HOME/neotoma` (usually
 /// `~/.local/share/neotoma`), or `/var/lib/neotoma` for root.
+/// How long a start waits for an earlier, killed postmaster's processes
+/// to exit.
+const START_RETRIES_FOR: std::time::Duration = std::time::Duration::from_secs(30);
+
 pub fn default_data_dir() -> PathBuf {
     if geteuid().is_root() {
         PathBuf::from("/var/lib/neotoma")
@@ -178,6 +182,32 @@ impl Embedded {
         if self.is_running() {
             return Ok(());
         }
+        // After the postmaster was killed (kill -9, a crash), its backends
+        // live on for a moment holding its shared memory, and a new
+        // postmaster refuses to start until they are gone: wait for them,
+        // trying again, and say so.
+        let deadline = std::time::Instant::now() + START_RETRIES_FOR;
+        loop {
+            let logged = std::fs::metadata(&self.log_file).map_or(0, |m| m.len());
+            match self.start_once() {
+                Ok(()) => return Ok(()),
+                Err(e)
+                    if std::time::Instant::now() < deadline
+                        && self.previous_still_exiting(logged) =>
+                {
+                    tracing::info!(
+                        "the previous Postgres of {} is still exiting; starting again in a moment",
+                        self.pgdata.display()
+                    );
+                    tracing::debug!(error = %e, "pg_ctl start");
+                    std::thread::sleep(std::time::Duration::from_millis(250));
+                }
+                Err(e) => return Err(e).with_context(|| format!("see {}", self.log_file.display())),
+            }
+        }
+    }
+
+    fn start_once(&self) -> anyhow::Result<()> {
         let mut start = self.command("pg_ctl");
         start
             .arg("-D")
@@ -192,7 +222,16 @@ impl Embedded {
             ))
             .arg("start");
         self.run(start, "pg_ctl start")
-            .with_context(|| format!("see {}", self.log_file.display()))
+    }
+
+    /// Whether the start that logged from byte `from` on failed because
+    /// processes of an earlier postmaster still hold the cluster.
+    fn previous_still_exiting(&self, from: u64) -> bool {
+        let log = std::fs::read(&self.log_file).unwrap_or_default();
+        let new = String::from_utf8_lossy(log.get(from as usize..).unwrap_or_default());
+        ["pre-existing shared memory block", "is another postmaster", "lock file"]
+            .iter()
+            .any(|m| new.contains(m))
     }
 
     pub fn is_running(&self) -> bool {

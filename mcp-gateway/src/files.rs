@@ -11,6 +11,7 @@
 use neotoma_core::{ErrorCode, NeotomaError};
 use std::io::Read;
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
 
 /// The directories the operator allowed, resolved.
@@ -92,7 +93,14 @@ impl FileRoots {
         } else {
             PathBuf::from(path)
         };
-        let file = std::fs::File::open(&target).map_err(|e| match e.kind() {
+        // Opened without blocking: opening a FIFO (or a device) for reading
+        // would wait for a writer. Anything but a regular file is refused
+        // below, before a byte is read.
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&target)
+            .map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => not_found(),
             _ if bounded => outside(),
             _ => unreadable(e),

@@ -69,6 +69,31 @@ impl<K: Hash + Eq + Clone> SlidingWindow<K> {
         })
     }
 
+    /// Holds a place in the window for an attempt whose outcome is not
+    /// known yet (a password being checked): concurrent attempts each take
+    /// a place, so no more than the limit run at once or fail in a window.
+    /// A failure keeps its place; [`SlidingWindow::forgive`] gives back
+    /// the place of one that succeeded. Else how long to wait.
+    pub fn reserve(&self, key: &K) -> Result<Instant, Duration> {
+        let now = Instant::now();
+        self.with_log(key, |log| match self.wait(log, now) {
+            Some(wait) => Err(wait),
+            None => {
+                log.push_back(now);
+                Ok(now)
+            }
+        })
+    }
+
+    /// Gives back the place [`SlidingWindow::reserve`] held at `at`.
+    pub fn forgive(&self, key: &K, at: Instant) {
+        self.with_log(key, |log| {
+            if let Some(i) = log.iter().rposition(|t| *t == at) {
+                log.remove(i);
+            }
+        });
+    }
+
     /// How long `key` must wait, without counting anything.
     pub fn blocked(&self, key: &K) -> Option<Duration> {
         self.with_log(key, |log| self.wait(log, Instant::now()))
@@ -182,6 +207,20 @@ mod tests {
             "the window refills: {}",
             admitted.len()
         );
+    }
+
+    #[test]
+    fn reservations_count_until_forgiven() {
+        let w = SlidingWindow::new(2, Duration::from_secs(60));
+        let a = w.reserve(&1).unwrap();
+        let b = w.reserve(&1).unwrap();
+        // Two attempts in flight fill the window: a third waits.
+        assert!(w.reserve(&1).is_err());
+        w.forgive(&1, a);
+        let c = w.reserve(&1).unwrap();
+        w.forgive(&1, b);
+        w.forgive(&1, c);
+        assert!(w.blocked(&1).is_none());
     }
 
     #[test]

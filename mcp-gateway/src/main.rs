@@ -12,6 +12,7 @@ mod files;
 mod html;
 mod http;
 mod inspector;
+mod instructions;
 mod interpreter;
 mod limits;
 mod metrics;
@@ -47,7 +48,18 @@ fn init_logging(format: LogFormat) {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     init_logging(cli.log_format);
-    match cli.command.unwrap_or(Command::Serve(Box::new(cli.serve))) {
+    let command = cli.command.unwrap_or(Command::Serve(Box::new(cli.serve)));
+    if !matches!(command, Command::Serve(_)) {
+        // A command's output piped into a reader that stops early (`| head`)
+        // ends the command quietly, as any Unix tool does, rather than
+        // panicking on the closed pipe. The server keeps ignoring SIGPIPE:
+        // a client gone is an error to handle, not a reason to exit.
+        // SAFETY: setting a signal's disposition before any thread writes.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
+    match command {
         Command::Serve(args) => serve(*args).await,
         Command::Cluster(ClusterCommand::Status(args)) => {
             let cluster = embedded::Embedded::new(&args.options())?;
@@ -232,8 +244,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         _ => None,
     };
-    let catalog = catalog::Catalog::from_json(&catalog_json, &args.tools.0)?;
-    for set in &args.tools.0 {
+    let catalog = catalog::Catalog::from_json(&catalog_json, &args.tools)?;
+    for set in &args.tools.sets {
         anyhow::ensure!(
             catalog.actions.iter().any(|a| a.tool_set == *set),
             "the extension (version {}) has no tool set `{}`: ALTER EXTENSION neotoma UPDATE",
@@ -244,7 +256,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     tracing::info!(
         actions = catalog.actions.len(),
         tools = catalog.tools().len(),
-        tool_sets = %args.tools.0.iter().map(|s| s.name()).collect::<Vec<_>>().join(","),
+        tool_sets = %args.tools.sets.iter().map(|s| s.name()).collect::<Vec<_>>().join(","),
+        groups = %args.tools.groups.iter().map(|g| g.name()).collect::<Vec<_>>().join(","),
         catalog_version = %catalog.version,
         extension_version = %catalog.extension_version,
         "loaded the action catalog"
@@ -311,7 +324,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         large_calls: tokio::sync::Semaphore::new(args.max_large_requests.max(1)),
         hub,
         oauth,
-        inspector: inspector::InspectorSessions::default(),
+        inspector: inspector::InspectorSessions::new(args.sessions_per_user),
+        verbose_answers: args.verbose_answers,
     });
     let shutdown = CancellationToken::new();
     tokio::spawn(cancel_on_signal(shutdown.clone()));

@@ -10,7 +10,7 @@ use crate::interpreter::ModelInterpreter;
 use crate::limits::RateLimits;
 use crate::metrics::Metrics;
 use crate::subscriptions::{Hub, Registration};
-use neotoma_core::tool_sets::ErrorStyle;
+use neotoma_core::tool_sets::{ErrorStyle, ToolSet};
 use neotoma_core::{ErrorCode, NeotomaError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
@@ -29,13 +29,6 @@ use uuid::Uuid;
 
 pub const SERVER_NAME: &str = "neotoma-mcp";
 pub const SERVER_VERSION: &str = env!("CARGO_PKG_VERSION");
-
-const INSTRUCTIONS: &str = "Neotoma is a memory for agents. Store what you learn with `store` \
-(structured `entities` with an `entity_type`, or a file), then read it back with the \
-`retrieve_*` tools: every field of an entity snapshot traces to the observation and source it \
-came from. Call `list_entity_types` before choosing an entity_type. Use `correct` to fix a \
-field, `create_relationship` to link entities, `list_timeline_events` for dates. Errors come \
-back as {\"error\": {code, message, details, trace_id}}. Browse with the neotoma:// resources.";
 
 /// How often a call that asked for progress hears that it is still running.
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
@@ -71,6 +64,9 @@ pub struct AppState {
     pub oauth: Option<Arc<crate::oauth::OAuth>>,
     /// Who each inspector session (`/inspector`) acts for.
     pub inspector: crate::inspector::InspectorSessions,
+    /// Neotoma's answers in full unless a call asks otherwise
+    /// (`--verbose-answers`).
+    pub verbose_answers: bool,
 }
 
 #[derive(Clone)]
@@ -110,6 +106,18 @@ fn tool_error(e: &NeotomaError, trace_id: &str, style: ErrorStyle) -> CallToolRe
 }
 
 impl Gateway {
+    /// Whether the tool sets served list this resource: Neotoma's own
+    /// (`neotoma://`) with Neotoma's tools, the reference memory server's
+    /// (`memory://knowledge-graph`) with its tools. Any can be read.
+    fn serves_resource(&self, uri: &str) -> bool {
+        let sets = &self.state.catalog.tool_sets;
+        if uri.starts_with("memory://") {
+            sets.contains(&neotoma_core::tool_sets::ToolSet::Memory)
+        } else {
+            sets.contains(&neotoma_core::tool_sets::ToolSet::Neotoma)
+        }
+    }
+
     pub fn new(state: Arc<AppState>) -> Self {
         Gateway {
             state,
@@ -396,7 +404,7 @@ impl ServerHandler for Gateway {
                     .with_title("Neotoma")
                     .with_description("Memory for AI agents, inside Postgres"),
             )
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(crate::instructions::for_selection(&self.state.catalog.selection))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -421,7 +429,7 @@ impl ServerHandler for Gateway {
         let name = request.name.to_string();
         let caller = self.caller_for(&cx);
         let user = caller.user;
-        let args = Value::Object(request.arguments.unwrap_or_default());
+        let mut args = request.arguments.unwrap_or_default();
         let action = self
             .state
             .catalog
@@ -431,7 +439,31 @@ impl ServerHandler for Gateway {
         let outcome = match &action {
             Some(action) => {
                 let progress = cx.meta.get_progress_token().map(|t| (t, cx.peer.clone()));
-                self.run_with_progress(action, args, caller, progress).await
+                // Neotoma's answers are lean unless the call asks for all.
+                let lean = action.tool_set == ToolSet::Neotoma;
+                let verbose = if lean {
+                    args.remove(crate::catalog::VERBOSE)
+                } else {
+                    None
+                };
+                match verbose {
+                    Some(v) if !v.is_boolean() => Err(NeotomaError::invalid_field(
+                        crate::catalog::VERBOSE,
+                        "verbose is true or false",
+                    )),
+                    v => {
+                        let whole = v.and_then(|v| v.as_bool()).unwrap_or(self.state.verbose_answers);
+                        let answer = self
+                            .run_with_progress(action, Value::Object(args), caller, progress)
+                            .await;
+                        answer.map(|mut a| {
+                            if lean && !whole {
+                                neotoma_core::lean::lean(&mut a);
+                            }
+                            a
+                        })
+                    }
+                }
             }
             None => Err(NeotomaError::validation(format!(
                 "unknown tool `{name}`; call tools/list for the available tools"
@@ -477,6 +509,7 @@ impl ServerHandler for Gateway {
             .as_array()
             .into_iter()
             .flatten()
+            .filter(|r| self.serves_resource(r["uri"].as_str().unwrap_or_default()))
             .filter_map(|r| {
                 let mut resource = Resource::new(r["uri"].as_str()?, r["name"].as_str()?);
                 if let Some(d) = r["description"].as_str() {
@@ -493,9 +526,12 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         _cx: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        Ok(ListResourceTemplatesResult::with_all_items(
-            self.state.catalog.resource_templates.clone(),
-        ))
+        let templates = if self.serves_resource(neotoma_core::actions::resources::SCHEME) {
+            self.state.catalog.resource_templates.clone()
+        } else {
+            Vec::new()
+        };
+        Ok(ListResourceTemplatesResult::with_all_items(templates))
     }
 
     async fn read_resource(
@@ -518,7 +554,13 @@ impl ServerHandler for Gateway {
             .resource_reads
             .with_label_values(&[outcome])
             .inc();
-        let body = read?;
+        let mut body = read?;
+        // The memory server's graph, as it reads it: entities and relations.
+        if uri.starts_with("memory://")
+            && let Some(map) = body.as_object_mut()
+        {
+            map.remove("workspace_context");
+        }
         let text = serde_json::to_string_pretty(&body).unwrap_or_default();
         let contents = ResourceContents::text(text, uri).with_mime_type("application/json");
         Ok(ReadResourceResult::new(vec![contents]).into())

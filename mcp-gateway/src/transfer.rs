@@ -120,6 +120,23 @@ pub async fn import(url: &str, user: Uuid, file: &Path) -> anyhow::Result<()> {
         }
         let value: Value = serde_json::from_str(&line)
             .with_context(|| format!("line {} of {} is not JSON", n + 1, file.display()))?;
+        if value["table"] == "entity_schemas" {
+            let row = &value["row"];
+            let text = |k: &str| row[k].as_str().unwrap_or_default();
+            neotoma_core::schema::check_stored(
+                text("entity_type"),
+                text("schema_version"),
+                &row["definition"],
+            )
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "line {} of {} is an entity schema that cannot be used, so nothing was imported: {}",
+                    n + 1,
+                    file.display(),
+                    e.message
+                )
+            })?;
+        }
         lines.push(value);
     }
     let mut client = connect(url, user).await?;

@@ -486,20 +486,22 @@ def test_pkce_and_single_use_codes(start_gateway) -> None:
     assert_refused(mcp(gw.url, first["access_token"]), gw.base)
     assert oauth_error(refresh(gw.base, client, first["refresh_token"])) == "invalid_grant"
 
+    # Refused on a page, never sent to the redirect URI (no open redirector).
     verifier, _ = pkce()
-    redirect = client["redirect_uris"][0]
-    plain = redirected(authorize(gw.base, authorize_params(gw.base, client, verifier, "p", code_challenge_method="plain"),
-                                 login), redirect)  # fmt: skip
-    assert plain["error"] == "invalid_request" and plain["state"] == "p" and "code" not in plain
-    missing = redirected(authorize(gw.base, authorize_params(gw.base, client, None, "m", code_challenge_method=None),
-                                   login), redirect)  # fmt: skip
-    assert missing["error"] == "invalid_request" and "code" not in missing
+    plain = authorize(gw.base, authorize_params(gw.base, client, verifier, "p", code_challenge_method="plain"), login)
+    not_redirected(plain)
+    assert plain.status_code == 400 and "invalid_request" in plain.text
+    missing = authorize(gw.base, authorize_params(gw.base, client, None, "m", code_challenge_method=None), login)
+    not_redirected(missing)
+    assert missing.status_code == 400 and "invalid_request" in missing.text
 
 
 def test_authorize_request_errors(start_gateway) -> None:
-    """An unknown client or unregistered redirect URI gets an error page; a
-    foreign resource is invalid_target, operator scope invalid_scope, another
-    response type unsupported_response_type, all sent back with the state."""
+    """An unknown client or unregistered redirect URI gets an error page; so
+    does a foreign resource (invalid_target), operator scope (invalid_scope)
+    or another response type (unsupported_response_type): a request nobody
+    saw a consent page for is never sent to a redirect URI, or anyone who
+    registers a client would have an open redirector (docs/oauth.md)."""
     gw = start_gateway(auth=True)
     client = register(gw.base)
     login = {"username": "x", "password": "y"}
@@ -522,8 +524,10 @@ def test_authorize_request_errors(start_gateway) -> None:
         ({"scope": "operator"}, "invalid_scope"),
         ({"response_type": "token"}, "unsupported_response_type"),
     ):
-        q = redirected(authorize(gw.base, authorize_params(gw.base, client, challenge, "st", **overrides), login), redirect)
-        assert q["error"] == expected and q["state"] == "st" and "code" not in q, (overrides, q)
+        r = authorize(gw.base, authorize_params(gw.base, client, challenge, "st", **overrides), login)
+        not_redirected(r)
+        assert r.status_code == 400 and expected in r.text, (overrides, r.text[:500])
+        assert redirect not in r.text, "the page offers no way to the redirect URI"
 
 
 async def test_tokens_are_bound_to_their_gateway(start_gateway) -> None:

@@ -112,8 +112,12 @@ async def test_the_other_tool_sets_answer_their_output_schemas(start_gateway) ->
         await check("delete_entity", {"entity_id": bug["entity_id"]})
 
 
-async def test_every_published_output_schema_is_what_the_action_returns(start_gateway) -> None:
-    gw = start_gateway("--user-id", new_user())
+@pytest.mark.parametrize("answers", ["whole", "lean"])
+async def test_every_published_output_schema_is_what_the_action_returns(start_gateway, answers: str) -> None:
+    """Every answer validates in both forms: whole (--verbose-answers) and
+    lean (the default: null, empty and bookkeeping fields left out)."""
+    verbose = "true" if answers == "whole" else "false"
+    gw = start_gateway("--user-id", new_user(), NEOTOMA_VERBOSE_ANSWERS=verbose)
     async with Client(gw.url) as c:
         tools = {t.name: t for t in (await c.list_tools()).tools}
         published = {name: t.output_schema for name, t in tools.items() if t.output_schema}

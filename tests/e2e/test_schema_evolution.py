@@ -104,9 +104,9 @@ async def test_automatic_promotion_is_per_user(start_gateway) -> None:
         auto = ok(await a.call_tool("get_schema_recommendations", {"entity_type": "task", "status": "auto_applied"}))
         assert auto["recommendations"][0]["fields"][0]["field_name"] == "effort"
         assert auto["recommendations"][0]["evidence"]["effort"]["frequency"] == 3
-        mine = next(t for t in ok(await a.call_tool("list_entity_types", {}))["entity_types"] if t["entity_type"] == "task")
+        mine = next(t for t in ok(await a.call_tool("list_entity_types", {"detail": True}))["entity_types"] if t["entity_type"] == "task")
         assert "effort" in mine["field_names"] and mine["scope"] == "user"
-        theirs = next(t for t in ok(await b.call_tool("list_entity_types", {}))["entity_types"] if t["entity_type"] == "task")
+        theirs = next(t for t in ok(await b.call_tool("list_entity_types", {"detail": True}))["entity_types"] if t["entity_type"] == "task")
         assert "effort" not in theirs["field_names"] and theirs["scope"] == "global"
         listed = ok(await a.call_tool("retrieve_entities", {"entity_type": "task"}))
         assert sorted(e["snapshot"]["effort"] for e in listed["entities"]) == [1, 2, 3]

@@ -13,6 +13,8 @@ docs/tool-sets.md), through a real MCP client:
 
 from __future__ import annotations
 
+import re
+
 import asyncio
 import json
 import os
@@ -237,50 +239,58 @@ async def test_engram_set_runs_its_tools(database: str) -> None:
             "content": "The staging deploy failed because the disk was full",
             "source": {"type": "log", "ref": "ci#42", "citation": "No space left on device"},
             "confidence_hint": "B", "agent_id": "ops-agent"}))
-        assert sent["status"] == "stored" and sent["memory_id"].startswith("ent_")
+        assert sent["status"] == "accepted" and re.fullmatch(r"mem_[0-9a-f]{16}", sent["memory_id"]), sent
+        assert sent["error_code"] is None and sent["message"] is None
         other = ok(await c.call_tool("send_memory", {"content": "The staging disk holds build caches"}))
         got = ok(await c.call_tool("get_memory", {"query": "staging deploy disk"}))
+        assert got["status"] == "ok" and got["meta"]["truncated"] is False
         by_id = {m["id"]: m for m in got["memories"]}
         memory = by_id[sent["memory_id"]]
-        assert memory["confidence"] == "B3" and memory["type"] == "Memory"
+        assert memory["confidence"] == "B3" and memory["type"] == "Fact" and memory["dynamic_type"] is None
         assert {"type": "log", "ref": "ci#42", "citation": "No space left on device", "agent_id": "ops-agent"}.items() <= \
             memory["sources"][0].items()
-        assert by_id[other["memory_id"]]["confidence"] == "F3"
+        assert by_id[other["memory_id"]]["confidence"] == "F3" and by_id[other["memory_id"]]["sources"] == []
         assert got["meta"]["total_found"] == 2 and got["meta"]["min_confidence"] == "F6"
         # AND semantics: C3 lets B3 through, not F3.
         filtered = ok(await c.call_tool("get_memory", {"query": "staging deploy disk", "min_confidence": "C3"}))
         assert [m["id"] for m in filtered["memories"]] == [sent["memory_id"]]
         compact = ok(await c.call_tool("get_memory", {"query": "staging deploy disk", "compact": True}))
         assert all(m["sources"] == [] and m["causal_chain"] == [] for m in compact["memories"])
-        # Corrections: contest lowers the rating a step; annotate; merge.
+        # Corrections: contest lowers the rating a step; annotate; both show in properties; merge.
         contested = ok(await c.call_tool("correct_memory", {"target_id": sent["memory_id"], "action": "contest",
                                                             "payload": {"reason": "the quota, not the disk"}}))
-        assert contested["status"] == "applied" and contested["details"]["confidence"] == "B4"
+        assert contested["status"] == "applied" and contested["details"]["new_confidence"] == "B4"
         noted = ok(await c.call_tool("correct_memory", {"target_id": sent["memory_id"], "action": "annotate",
                                                         "payload": {"note": "see the post-mortem"}}))
-        assert noted["details"]["note"] == "see the post-mortem"
+        assert noted["details"]["note"] == "see the post-mortem" and noted["details"]["annotation_count"] == 1
+        marked = next(m for m in ok(await c.call_tool("get_memory", {"query": "staging deploy disk"}))["memories"]
+                      if m["id"] == sent["memory_id"])
+        assert marked["properties"]["status"] == "contested"
+        assert marked["properties"]["contest_reason"] == "the quota, not the disk"
+        assert [a["note"] for a in marked["properties"]["annotations"]] == ["see the post-mortem"]
         merged = ok(await c.call_tool("correct_memory", {"target_id": sent["memory_id"], "action": "merge_entities",
-                                                         "payload": {"source_id": other["memory_id"]}}))
-        assert merged["status"] == "applied" and merged["details"]["to_entity_id"] == sent["memory_id"]
-        assert ok(await c.call_tool("correct_memory", {"target_id": other["memory_id"], "action": "annotate",
-                                                       "payload": {"note": "x"}}))["status"] == "applied"
-        gone = ok(await c.call_tool("correct_memory", {"target_id": "ent_0000000000000000000000000000dead",
+                                                         "payload": {"merge_with": other["memory_id"]}}))
+        assert merged["status"] == "applied" and merged["details"]["merged_into"] == sent["memory_id"]
+        gone = ok(await c.call_tool("correct_memory", {"target_id": "mem_000000000000dead",
                                                        "action": "annotate", "payload": {"note": "x"}}))
         assert gone["status"] == "not_found"
-        # Failures: {error_code, message}.
-        bad = failure(await c.call_tool("send_memory", {"content": "x", "confidence_hint": "Z"}))
-        assert bad["error_code"] == "VALIDATION_ERROR" and "A to F" in bad["message"]
-        bad = failure(await c.call_tool("correct_memory", {"target_id": sent["memory_id"], "action": "contest"}))
-        assert bad["error_code"] == "VALIDATION_ERROR" and "reason" in bad["message"]
-        bad = failure(await c.call_tool("correct_memory", {"target_id": sent["memory_id"], "action": "forget"}))
-        assert set(bad) == {"error_code", "message"}
+        # Refusals are answers with error_code and message, as the original's.
+        bad = ok(await c.call_tool("send_memory", {"content": "x", "confidence_hint": "Z"}))
+        assert bad["status"] == "rejected" and bad["error_code"] == "validation_error" and "A to F" in bad["message"]
+        bad = ok(await c.call_tool("correct_memory", {"target_id": sent["memory_id"], "action": "contest"}))
+        assert bad["status"] == "rejected" and "reason" in bad["message"]
+        bad = ok(await c.call_tool("correct_memory", {"target_id": sent["memory_id"], "action": "forget"}))
+        assert bad["status"] == "rejected" and bad["action"] == "forget" and bad["error_code"] == "validation_error"
+        # Arguments that cannot be read are an error, {error_code, message}.
+        unreadable = failure(await c.call_tool("send_memory", {}))
+        assert set(unreadable) == {"error_code", "message"}
 
 
 async def test_one_memory_through_every_set(database: str, admin_db) -> None:
     """What the memory set writes, the workspace and engram sets, Neotoma's
     tools and SQL read, with the source it came from."""
     user = new_user()
-    async with stdio_client("--tools", "memory,workspace,engram,neotoma", "--user-id", user,
+    async with stdio_client("--tools", "memory,workspace,engram,neotoma,workspaces", "--user-id", user,
                             env=gateway_env(DATABASE_URL=database)) as c:
         names = [t.name for t in (await c.list_tools()).tools]
         assert len(names) == len(set(names))
@@ -295,7 +305,7 @@ async def test_one_memory_through_every_set(database: str, admin_db) -> None:
         assert [r["relationType"] for r in ws["relations"]] == ["designed"]
         grace_id = next(e["id"] for e in ws["entities"] if e["name"] == "Grace Hopper")
         memories = ok(await c.call_tool("get_memory", {"query": "Grace Hopper"}))
-        grace = next(m for m in memories["memories"] if m["id"] == grace_id)
+        grace = next(m for m in memories["memories"] if m["content"] == "Grace Hopper")
         assert grace["causal_chain"][0]["relation"] == "designed" and grace["causal_chain"][0]["to_content"] == "COBOL"
         snap = ok(await c.call_tool("retrieve_entity_snapshot", {"entity_id": grace_id}))
         assert snap["snapshot"]["observations"] == ["invented the compiler"]
@@ -325,7 +335,7 @@ async def test_one_memory_through_every_set(database: str, admin_db) -> None:
 def test_an_unknown_tool_set_is_refused(database: str) -> None:
     run = subprocess.run([mcp_bin(), "--tools", "memory,mem0"], env=gateway_env(DATABASE_URL=database),
                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    assert run.returncode != 0 and "unknown tool set `mem0`" in run.stderr, run.stderr
+    assert run.returncode != 0 and "unknown tool set or group `mem0`" in run.stderr, run.stderr
 
 
 async def test_graphmem_set_runs_its_tools(database: str, admin_db) -> None:

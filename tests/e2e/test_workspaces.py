@@ -90,9 +90,10 @@ async def test_every_tool_of_a_workspace_says_where_it_answered(start_gateway) -
                              "get_product_analytics", "list_connectors"}
         for name in scoped:
             out = tools[name].output_schema
+            # (Listed output schemas require nothing: answers are lean
+            # unless asked; the catalog's require workspace_context.)
             if out:
                 assert "workspace_context" in out["properties"], name
-                assert "workspace_context" in out.get("required", []), name
 
         stored = ok(await c.call_tool("store", {"workspace": "lab", "entities": [
             {"entity_type": "note", "title": "Centrifuge", "content": "calibrated", "created_date": "2026-02-03"}]}))

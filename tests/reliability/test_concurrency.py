@@ -485,3 +485,89 @@ def test_repeatable_read_stores_to_one_entity(shared_db: Database, admin: psycop
     assert in_table == sessions * stores + 1
     assert count == in_table, f"snapshot counts {count} observations, the table holds {in_table}"
     assert_verified(admin)
+
+
+# ------------------------------------------------------------------ (f)
+
+
+def test_concurrent_metadata_tags_on_shared_relationships(shared_db: Database, admin: psycopg.Connection) -> None:
+    """8 sessions × 30 calls, each adding a metadata tag to one of 3
+    relationships (REFERS_TO from one person to one of 3 companies); every
+    5th call is a bulk of two create_relationship operations on two of them
+    in random order. No retries: any Postgres error (a deadlock, 40P01,
+    above all) fails the test. Afterwards each relationship's snapshot has
+    every tag written to it, and verify() is clean."""
+    user, sessions, calls = new_user(), 8, 30
+    with shared_db.session(user) as s:
+        stored = call(s, "store", {"entities": [person("rel@example.com", "Rel Person")] + [
+            {"entity_type": "company", "name": f"Company {k}"} for k in range(3)]})  # fmt: skip
+        ids = [e["entity_id"] for e in stored["entities"]]
+        source, companies = ids[0], ids[1:]
+        assert len(set(companies)) == 3
+
+        def link(k: int, tag: str) -> dict[str, Any]:
+            return {"relationship_type": "REFERS_TO", "source_entity_id": source, "target_entity_id": companies[k],
+                    "metadata": {tag: True}}  # fmt: skip
+
+        for k in range(3):
+            call(s, "create_relationship", link(k, f"setup_{k}"))
+    written: list[set[str]] = [{f"setup_{k}"} for k in range(3)]
+    lock = threading.Lock()
+    conns = [shared_db.session(user) for _ in range(sessions)]
+    raw_errors: Counter[str] = Counter()
+
+    def worker(i: int):
+        rng = random.Random(6000 + i)
+
+        def run(barrier: threading.Barrier) -> int:
+            barrier.wait()
+            done = 0
+            for j in range(calls):
+                try:
+                    if j % 5 == 4:
+                        pair = rng.sample(range(3), 2)
+                        tags = [f"t_{i}_{j}_{n}" for n in range(2)]
+                        ops = [{"action": "create_relationship", "args": link(k, t)} for k, t in zip(pair, tags)]
+                        r = call(conns[i], "bulk", {"operations": ops})
+                        assert len(r["results"]) == 2, r
+                        with lock:
+                            for k, t in zip(pair, tags):
+                                written[k].add(t)
+                    else:
+                        k, tag = rng.randrange(3), f"t_{i}_{j}"
+                        r = call(conns[i], "create_relationship", link(k, tag))
+                        assert r["metadata"].get(tag) is True, r
+                        with lock:
+                            written[k].add(tag)
+                except psycopg.Error as e:
+                    with lock:
+                        raw_errors[e.sqlstate or "?"] += 1
+                    raise
+                done += 1
+            return done
+
+        return run
+
+    try:
+        done = run_parallel([worker(i) for i in range(sessions)])
+    finally:
+        for c in conns:
+            c.close()
+        report(f"metadata tags on shared relationships: {raw_errors['40P01']} deadlocks (40P01), "
+               f"other Postgres errors {dict((k, v) for k, v in raw_errors.items() if k != '40P01')}, no retries")  # fmt: skip
+
+    assert sum(done) == sessions * calls
+    rows = admin.execute(
+        """SELECT target_entity_id::text, id::text, snapshot FROM neotoma.relationships
+           WHERE user_id = %s AND relationship_type = 'REFERS_TO' AND source_entity_id = %s""",
+        (user, source),
+    ).fetchall()
+    by_target = {target: (rel, snap) for target, rel, snap in rows}
+    assert set(by_target) == set(companies), f"expected one relationship per company: {rows}"
+    assert len(rows) == 3
+    for k, company in enumerate(companies):
+        rel, snap = by_target[company]
+        missing = sorted(written[k] - set(snap))
+        assert not missing, f"relationship {rel} lost {len(missing)} of {len(written[k])} tags: {missing[:20]}"
+    assert sum(len(w) for w in written) == 3 + sessions * (calls + calls // 5)
+    assert_verified(admin)

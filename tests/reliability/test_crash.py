@@ -99,7 +99,7 @@ def check_after_recovery(admin: psycopg.Connection, user: str, acked: list[dict[
         """SELECT s.observation_count, (SELECT count(*) FROM neotoma.observations o
                                          WHERE o.user_id = s.user_id AND o.entity_id = s.entity_id)
            FROM neotoma.entity_snapshots s JOIN neotoma.entities e ON e.user_id = s.user_id AND e.id = s.entity_id
-           WHERE s.user_id = %s AND e.canonical_name = %s""",
+           WHERE s.user_id = %s AND e.identity_key = 'email=' || lower(%s)""",
         (user, SHARED_EMAIL),
     ).fetchone()
     assert row is not None and row[0] == row[1], f"shared person: snapshot counts {row}"

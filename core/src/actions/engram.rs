@@ -1,7 +1,14 @@
 //! The `engram` tool set: EngraMCP's three tools (seed 004), with its
-//! names, parameters and response shapes. A memory is a graph entity of
-//! type `Memory` named by its content; `memory_id` is its entity id, so
-//! `correct_memory` corrects any entity of the user.
+//! names, parameters and response shapes. A memory is a graph entity
+//! labelled `Fact` named by its content; its id is `mem_<hex16>`, the
+//! entity's stable graph number (`neotoma.graph_ids`, as GraphMem shows it)
+//! in hexadecimal, so `correct_memory` corrects any entity of the user.
+//!
+//! As the original answers them: a call whose arguments are readable but
+//! refused is a normal result (`status` `rejected`, or `error` for
+//! `get_memory`, with `error_code` such as `validation_error` and a
+//! `message`); only arguments that cannot be read (a missing `content`)
+//! are an MCP error.
 
 use crate::confidence::Confidence;
 use schemars::JsonSchema;
@@ -44,12 +51,11 @@ pub struct SendMemoryRequest {
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct SendMemoryResult {
+    /// `mem_<hex16>` (empty when rejected).
     pub memory_id: String,
-    /// `stored`, or `already_stored` when the memory held this content.
+    /// `accepted`, or `rejected` (then `error_code` and `message` say why).
     pub status: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
 
@@ -132,12 +138,19 @@ pub struct Participant {
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct MemoryEntry {
+    /// `mem_<hex16>`.
     pub id: String,
     pub content: String,
     #[serde(rename = "type")]
     pub memory_type: String,
+    /// A type the memory was given besides its own (none here).
+    pub dynamic_type: Option<String>,
     /// The NATO rating of the observation its content came from.
     pub confidence: Confidence,
+    /// What corrections marked: `status` `contested` with `contest_reason`
+    /// and `contested_at`, `annotations` (`note`, `created_at`), times in
+    /// seconds since the epoch.
+    pub properties: serde_json::Map<String, Value>,
     pub sources: Vec<SourceEntry>,
     pub causal_chain: Vec<CausalLink>,
     pub participants: Vec<Participant>,
@@ -160,6 +173,16 @@ pub struct MetaInfo {
     pub query: String,
     pub total_found: i64,
     pub returned: i64,
+    /// Whether more memories passed than `limit` returned.
+    pub truncated: bool,
+    pub max_depth_used: i64,
+    pub min_confidence_applied: String,
+    /// Not measured here.
+    pub retrieval_ms: Option<f64>,
+    /// The original's working-memory hits: none here (one store).
+    pub working_memory_hits: i64,
+    /// Memories found in the graph (all of them here).
+    pub graph_hits: i64,
     pub max_depth: i64,
     pub min_confidence: String,
     pub compact: bool,
@@ -170,12 +193,12 @@ pub struct MetaInfo {
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct GetMemoryResult {
+    /// `ok`, or `error` (then `error_code` and `message` say why).
+    pub status: String,
     pub memories: Vec<MemoryEntry>,
     pub contradictions: Vec<ContradictionEntry>,
     pub meta: MetaInfo,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
 
@@ -192,8 +215,10 @@ pub enum CorrectionAction {
 /// Each action's payload:
 /// - contest: `{reason}`: disputes the observation the memory's content came from;
 /// - annotate: `{note}`;
-/// - merge_entities: `{source_id}`: that memory (or entity) is merged into the target;
-/// - split_entity: `{observation_ids}` or `{source_ids}`, optionally `{to_entity_id}`: those move to another entity;
+/// - merge_entities: `{merge_with}`: that memory is merged into the target, which keeps its id;
+/// - split_entity: `{split_into: [content, …]}`: each becomes a memory of its own, with the
+///   target's source and reliability, and the target is deleted (or `{observation_ids}` /
+///   `{source_ids}`: those observations move to another entity);
 /// - reclassify: `{new_type, reason}`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -201,7 +226,7 @@ pub struct CorrectMemoryRequest {
     /// ID of the memory to correct
     pub target_id: String,
     /// One of: contest, annotate, merge_entities, split_entity, reclassify
-    pub action: CorrectionAction,
+    pub action: String,
     /// Action-specific data
     pub payload: Option<serde_json::Map<String, Value>>,
     #[serde(default)]
@@ -212,15 +237,47 @@ pub struct CorrectMemoryRequest {
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct CorrectMemoryResult {
     pub target_id: String,
-    pub action: CorrectionAction,
-    /// `applied`, or `not_found` when no memory has this id.
+    /// The action asked for.
+    pub action: String,
+    /// `applied`; `not_found` when no memory has this id; `rejected` (then
+    /// `error_code` and `message` say why).
     pub status: String,
-    /// What Neotoma's action answered.
+    /// What the correction did.
     pub details: Value,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+}
+
+impl CorrectionAction {
+    pub fn parse(action: &str) -> Option<CorrectionAction> {
+        serde_json::from_value(Value::String(action.to_string())).ok()
+    }
+}
+
+/// How the original names an error: the original's own code where the
+/// error names one (`details.error_code`, e.g. `invalid_merge_target`),
+/// else Neotoma's code in lower case (`VALIDATION_ERROR` →
+/// `validation_error`).
+pub fn error_code_of(e: &crate::NeotomaError) -> String {
+    e.details
+        .get("error_code")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| e.code.as_str().to_ascii_lowercase())
+}
+
+/// A memory's id: its graph number in hexadecimal (`mem_0000000000000007`).
+pub fn memory_id(graph_id: i64) -> String {
+    format!("mem_{graph_id:016x}")
+}
+
+/// The graph number a memory id names.
+pub fn graph_id_of(memory_id: &str) -> Option<i64> {
+    let hex = memory_id.strip_prefix("mem_")?;
+    (hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| i64::from_str_radix(hex, 16).ok())
+        .flatten()
+        .filter(|n| *n > 0)
 }
 
 /// The rating a hint gives a new memory: the letter, uncorroborated (3).
@@ -260,6 +317,21 @@ mod tests {
             serde_json::json!({"target_id": "x", "action": "merge_entities"}),
         )
         .unwrap();
-        assert_eq!(c.action, CorrectionAction::MergeEntities);
+        assert_eq!(
+            CorrectionAction::parse(&c.action),
+            Some(CorrectionAction::MergeEntities)
+        );
+        assert_eq!(CorrectionAction::parse("invalid_action"), None);
+    }
+
+    #[test]
+    fn memory_ids_are_graph_numbers_in_hex() {
+        assert_eq!(memory_id(7), "mem_0000000000000007");
+        assert_eq!(memory_id(255), "mem_00000000000000ff");
+        assert_eq!(graph_id_of("mem_00000000000000ff"), Some(255));
+        assert_eq!(graph_id_of(&memory_id(123_456_789)), Some(123_456_789));
+        for bad in ["mem_", "mem_0000000000000000", "mem_ff", "ent_00000000000000ff", "mem_zzzzzzzzzzzzzzzz"] {
+            assert_eq!(graph_id_of(bad), None, "{bad}");
+        }
     }
 }

@@ -62,6 +62,9 @@ pub struct EntitySnapshotResponse {
     /// Present when the entity is deleted (asked with include_deleted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deleted_at: Option<String>,
+    /// Why it was deleted, when the deletion said (with deleted_at).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted_reason: Option<String>,
     /// The fields whose observations disagree (asked with
     /// include_contradictions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -328,6 +331,11 @@ pub struct CorrectResponse {
 pub struct ListEntityTypesRequest {
     /// Words to look for in type names, descriptions and field names.
     pub keyword: Option<String>,
+    /// One type, in full (its fields, their types and merge policies).
+    pub entity_type: Option<String>,
+    /// Every type in full; by default each is one line: its name, what it
+    /// is for and the fields that identify it.
+    pub detail: Option<bool>,
     pub user_id: Option<String>,
 }
 
@@ -341,14 +349,20 @@ pub struct FieldSummary {
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct EntityTypeOut {
     pub entity_type: String,
-    pub schema_version: String,
     pub description: String,
-    pub field_names: Vec<String>,
-    pub field_summary: Map<String, Value>,
     /// Fields that decide identity, in precedence order.
     pub identity_fields: Vec<Value>,
+    /// The rest in full only (`entity_type` or `detail`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field_names: Option<Vec<String>>,
+    /// Field → {type, required, merge_policy}.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field_summary: Option<Map<String, Value>>,
     /// "global" or "user".
-    pub scope: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub similarity_score: Option<f64>,
     /// "keyword" (its name or a field name contains it), "vector" (near in

@@ -69,9 +69,14 @@ pub enum ResourceUri {
     Sources,
     /// The best matches of a search (its text percent-decoded).
     Search(String),
+    /// `memory://knowledge-graph`: the whole graph as the reference memory
+    /// server's resource shows it (`--tools memory`).
+    KnowledgeGraph,
 }
 
 pub const SCHEME: &str = "neotoma://";
+/// The reference memory server's one resource.
+pub const KNOWLEDGE_GRAPH: &str = "memory://knowledge-graph";
 
 fn not_found(uri: &str, why: &str) -> NeotomaError {
     NeotomaError::new(ErrorCode::NotFound, format!("no resource {uri}: {why}")).with("uri", uri)
@@ -80,6 +85,12 @@ fn not_found(uri: &str, why: &str) -> NeotomaError {
 impl ResourceUri {
     /// What `uri` names, pinned to a workspace or not.
     pub fn parse(uri: &str) -> Result<ResourceUri> {
+        if uri == KNOWLEDGE_GRAPH {
+            return Ok(ResourceUri::KnowledgeGraph);
+        }
+        if uri.starts_with("memory://") {
+            return Err(not_found(uri, "the memory server has one resource, memory://knowledge-graph"));
+        }
         let (_, unpinned) = split_pin(uri)?;
         let Some(path) = unpinned.strip_prefix(SCHEME) else {
             return Err(NeotomaError::invalid_field(
@@ -116,7 +127,15 @@ impl ResourceUri {
             ["entity", id, "observations"] => Ok(ResourceUri::EntityObservations(entity(id)?)),
             ["entity", id, "relationships"] => Ok(ResourceUri::EntityRelationships(entity(id)?)),
             ["timeline", period] => {
-                let bad = || not_found(uri, "the period is YYYY or YYYY-MM, years 0001 to 9999");
+                // A period that is no date is bad input, as dates are
+                // everywhere else (years 0001 to 9999).
+                let bad = || {
+                    NeotomaError::invalid_field(
+                        "uri",
+                        format!("{uri}: the period is YYYY or YYYY-MM, years 0001 to 9999"),
+                    )
+                    .with("uri", uri)
+                };
                 let digits =
                     |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
                 let year = |y: &str| {
@@ -187,6 +206,8 @@ impl ResourceUri {
             ResourceUri::Sources => change.kind == "source",
             // Any entity may start or stop matching.
             ResourceUri::Search(_) => change.kind == "entity",
+            // Every entity and relation is in it.
+            ResourceUri::KnowledgeGraph => matches!(change.kind.as_str(), "entity" | "relationship"),
         }
     }
 }
@@ -410,13 +431,6 @@ mod tests {
         for bad in [
             "neotoma://nothing",
             "neotoma://entity/abc",
-            "neotoma://timeline/2024-13",
-            "neotoma://timeline/24",
-            "neotoma://timeline/0000",
-            "neotoma://timeline/0000-01",
-            "neotoma://timeline/+999",
-            "neotoma://timeline/-999-01",
-            "neotoma://timeline/10000",
             "neotoma://source/xyz",
             "neotoma://entities/bad type",
         ] {
@@ -425,6 +439,20 @@ mod tests {
                 ErrorCode::NotFound,
                 "{bad}"
             );
+        }
+        // A period outside the dates Neotoma takes is bad input.
+        for bad in [
+            "neotoma://timeline/2024-13",
+            "neotoma://timeline/24",
+            "neotoma://timeline/0000",
+            "neotoma://timeline/0000-01",
+            "neotoma://timeline/+999",
+            "neotoma://timeline/-999-01",
+            "neotoma://timeline/10000",
+        ] {
+            let e = ResourceUri::parse(bad).unwrap_err();
+            assert_eq!(e.code, ErrorCode::ValidationError, "{bad}");
+            assert_eq!(e.details["field"], "uri", "{bad}");
         }
         assert_eq!(templates().as_array().unwrap().len(), 11);
     }

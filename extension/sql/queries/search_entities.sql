@@ -13,18 +13,86 @@
 -- every observation's words and those of the stored files they came from
 -- ('true'/'false'); $23 the workspaces (text[]: only their entities
 -- answer; the lines marked ws:some leave when they are all the user's).
+-- $24 the question's words (stop words dropped: neotoma_core::question),
+-- $25 its character pairs (scripts written without spaces), $26 the text
+-- search configuration of its language, $27 the most entities a term may
+-- match and still be rare.
+-- A question is a set of terms (a word, as written and as stemmed; a
+-- character pair), any of which an entity may have: each weighs its
+-- inverse document frequency among the user's entities (as BM25 weighs
+-- it), and an entity's text coverage is the weight of the terms it has
+-- over the weight of them all. A term matching more than $27 entities is
+-- common: it adds its weight to the entities the rare terms found, and
+-- only when every term is common do the entities having all of them
+-- answer.
 -- Lexical score = 0.6 × name similarity (trigrams, 1 for the same name)
---               + 0.4 × text rank (ts_rank_cd normalised to 0–1);
+--               + 0.4 × text coverage (0 to 1);
 -- an entity matched by its type alone scores 0.1. Semantic score = the
 -- cosine similarity of the embeddings. relevance_score is the mode's: in
--- hybrid, (1/(k + lexical rank) + 1/(k + semantic rank)) × (k + 1) / 2, so 1
--- for an entity first in both.
-WITH q AS (
-  SELECT websearch_to_tsquery('pg_catalog.simple', $2) || websearch_to_tsquery('pg_catalog.english', $2) AS text_query),
+-- hybrid, (lexical score / (k + lexical rank) + 1 / (k + semantic rank)) ×
+-- (k + 1) / 2, so 1 for an entity first in both by its very name, while an
+-- entity the words barely cover (a name said in many turns) weighs little.
+WITH terms AS (
+  SELECT t.n, t.tq, t.pair FROM (
+    SELECT w.n, plainto_tsquery('pg_catalog.simple', w.w) || plainto_tsquery('pg_catalog.english', w.w)
+                || plainto_tsquery($26::regconfig, w.w) AS tq, false AS pair
+    FROM unnest($24::text[]) WITH ORDINALITY AS w(w, n)
+    UNION ALL
+    SELECT 1000 + g.n, quote_literal(g.g)::tsquery, true FROM unnest($25::text[]) WITH ORDINALITY AS g(g, n)) t
+  WHERE numnode(t.tq) > 0),
+-- Any term: what matched_fields and the observations' and files' words ask.
+q AS (
+  SELECT coalesce((SELECT string_agg('(' || t.tq::text || ')', ' | ')::tsquery FROM terms t), ''::tsquery) AS text_query),
+n_entities AS (
+  SELECT greatest(coalesce(sum(c.current), 0), 1)::float8 AS n FROM neotoma.entity_counts c
+  WHERE c.user_id = $1::uuid AND ($5::text IS NULL OR c.entity_type = $5)),
+-- Each term's entities, one scan of its index each: all of them when rare.
+term_hits AS (
+  SELECT t.n, t.tq, t.pair, h.ids, cardinality(h.ids) AS df
+  FROM terms t
+  CROSS JOIN LATERAL (SELECT coalesce(array_agg(s.entity_id), '{}') AS ids FROM (
+      SELECT s.entity_id FROM neotoma.entity_snapshots s
+      WHERE NOT t.pair AND $12 = 'true' AND s.user_id = $1::uuid AND s.search_vector @@ t.tq
+        AND ($5::text IS NULL OR s.entity_type = $5)
+      LIMIT $27::int + 1) s) h
+  WHERE NOT t.pair
+  UNION ALL -- 0.16
+  -- A character pair, in the pairs of the snapshots' text.
+  SELECT t.n, t.tq, t.pair, h.ids, cardinality(h.ids) AS df -- 0.16
+  FROM terms t -- 0.16
+  CROSS JOIN LATERAL (SELECT coalesce(array_agg(s.entity_id), '{}') AS ids FROM ( -- 0.16
+      SELECT s.entity_id FROM neotoma.entity_snapshots s -- 0.16
+      WHERE t.pair AND $12 = 'true' AND s.user_id = $1::uuid AND s.search_grams @@ t.tq -- 0.16
+        AND ($5::text IS NULL OR s.entity_type = $5) -- 0.16
+      LIMIT $27::int + 1) s) h -- 0.16
+  WHERE t.pair -- 0.16
+  ),
+weights AS (
+  SELECT h.n, h.tq, h.pair, h.ids, h.df, ln(1 + (greatest(e.n, h.df) - h.df + 0.5) / (h.df + 0.5)) AS w
+  FROM term_hits h, n_entities e),
+mass AS (SELECT greatest(coalesce(sum(w.w), 0), 1e-9) AS total,
+                coalesce(bool_and(w.df > $27::int), false) AS all_common,
+                (SELECT string_agg('(' || c.tq::text || ')', ' & ')::tsquery FROM weights c
+                 WHERE c.df > 0 AND NOT c.pair) AS all_terms
+         FROM weights w WHERE w.df > 0),
+-- The entities the rare terms found, with the weight of those they have.
+rare_hits AS (
+  SELECT u.entity_id, sum(w.w) AS text_w
+  FROM weights w CROSS JOIN LATERAL unnest(w.ids) AS u(entity_id)
+  WHERE w.df BETWEEN 1 AND $27::int
+  GROUP BY u.entity_id),
 text_hits AS (
-  SELECT s.entity_id, ts_rank_cd(s.search_vector, q.text_query, 32) AS text_rank
-  FROM neotoma.entity_snapshots s, q
-  WHERE $12 = 'true' AND s.user_id = $1::uuid AND s.search_vector @@ q.text_query
+  -- The common terms they have too.
+  SELECT r.entity_id, (r.text_w + coalesce(c.w, 0)) / m.total AS text_rank
+  FROM rare_hits r, mass m
+  CROSS JOIN LATERAL (SELECT s.search_vector FROM neotoma.entity_snapshots s
+                      WHERE s.user_id = $1::uuid AND s.entity_id = r.entity_id OFFSET 0) s
+  CROSS JOIN LATERAL (SELECT sum(w.w) AS w FROM weights w
+                      WHERE w.df > $27::int AND NOT w.pair AND s.search_vector @@ w.tq) c
+  UNION ALL
+  -- Every term common: the entities having them all.
+  SELECT s.entity_id, 1.0 FROM mass m, neotoma.entity_snapshots s
+  WHERE m.all_common AND $12 = 'true' AND s.user_id = $1::uuid AND s.search_vector @@ m.all_terms
     AND ($5::text IS NULL OR s.entity_type = $5)),
 -- Every observation's words (values since superseded too), by the GIN index
 -- on neotoma._observation_vector(fields).
@@ -139,7 +207,7 @@ ranked AS (
          CASE $18
            WHEN 'lexical' THEN p.lex_score
            WHEN 'semantic' THEN p.sem_sim
-           ELSE (coalesce(1.0 / ($19::int + p.lex_place), 0) + coalesce(1.0 / ($19::int + p.sem_place), 0))
+           ELSE (coalesce(p.lex_score / ($19::int + p.lex_place), 0) + coalesce(1.0 / ($19::int + p.sem_place), 0))
                 * ($19::int + 1) / 2.0
          END::float8 AS score
   FROM places p),
@@ -169,7 +237,9 @@ SELECT json_build_object(
       SELECT coalesce(json_agg(f.field ORDER BY f.field), '[]') AS fields FROM (
         SELECT kv.key AS field FROM jsonb_each(s.snapshot) kv, q
         WHERE $12 = 'true' AND (jsonb_to_tsvector('pg_catalog.simple', kv.value, '["string", "numeric"]')
-               || jsonb_to_tsvector('pg_catalog.english', kv.value, '["string"]')) @@ q.text_query
+               || jsonb_to_tsvector('pg_catalog.english', kv.value, '["string"]')
+               || array_to_tsvector(neotoma._text_grams(kv.value::text)) -- 0.16
+               ) @@ q.text_query
         UNION
         SELECT CASE WHEN s.snapshot ? 'name' THEN 'name' ELSE 'title' END
         WHERE page.name_sim >= $11::float8

@@ -31,12 +31,14 @@ const CONTESTED: &str = "
                  'observed_at', neotoma._micros(o.observed_at), 'source_priority', o.source_priority,
                  'specificity_score', o.specificity_score, 'fields', '{}'::jsonb, 'confidence', o.confidence,
                  'contests', (SELECT count(*) FROM neotoma.observation_contests c
-                              WHERE c.user_id = o.user_id AND c.observation_id = o.id)))
+                              WHERE c.user_id = o.user_id AND c.observation_id = o.id)
+                 , 'write_order', o.write_order -- 0.16
+                 ))
     FROM neotoma.observations o WHERE o.user_id = $1::uuid AND o.id = $2::uuid";
 
 fn contested(user: &Uuid, observation: &Uuid) -> Result<Contested, NeotomaError> {
     let v = db::json(
-        CONTESTED,
+        &crate::installed::adapt(CONTESTED)?,
         &[Arg::uuid(user), Arg::Text(&observation.to_string())],
     )?;
     if v.is_null() {

@@ -105,9 +105,9 @@ pub fn retrieve_entity_snapshot(
     req: RetrieveEntitySnapshotRequest,
 ) -> Result<EntitySnapshotResponse, NeotomaError> {
     let entity_id = common::entity_id("entity_id", &req.entity_id)?;
-    let deleted_at = crate::lifecycle::deleted_at(&user, &entity_id)?;
-    if let (Some(at), false) = (&deleted_at, req.include_deleted.unwrap_or(false)) {
-        return Err(crate::lifecycle::deleted_error(&entity_id, at));
+    let deletion = crate::lifecycle::deletion(&user, &entity_id)?;
+    if let (Some(d), false) = (&deletion, req.include_deleted.unwrap_or(false)) {
+        return Err(crate::lifecycle::deleted_error(&entity_id, &d.at));
     }
     let at = req
         .at
@@ -121,7 +121,10 @@ pub fn retrieve_entity_snapshot(
         Some(at) => snapshot_at(&user, &entity, at, req.at.as_deref().unwrap_or_default())?,
     };
     out.redirected_from = redirected_from;
-    out.deleted_at = deleted_at;
+    if let Some(d) = deletion {
+        out.deleted_at = Some(d.at);
+        out.deleted_reason = d.reason;
+    }
     if let Some(min) = req.min_confidence {
         crate::installed::require(11, "min_confidence")?;
         reducer::keep_passing(
@@ -202,6 +205,7 @@ fn snapshot_at(
         at: Some(as_given.to_string()),
         redirected_from: None,
         deleted_at: None,
+        deleted_reason: None,
         contradictions: None,
         annotations: None,
     })

@@ -423,7 +423,16 @@ pub fn erase_user_rows(user: &Uuid) -> Result<ErasedCounts, NeotomaError> {
         del("login_codes")?;
         del("logins")?;
     }
-    del("api_tokens")?;
+    if crate::installed::at_least(16)? {
+        del("inspector_sessions")?;
+    }
+    // Every gateway forgets the user's tokens at once (their caches keep a
+    // token until told).
+    db::run(
+        "WITH gone AS (DELETE FROM neotoma.api_tokens WHERE user_id = $1 RETURNING token_hash)
+         SELECT count(pg_notify('neotoma_tokens', token_hash)) FROM gone",
+        &[u()],
+    )?;
     Ok(c)
 }
 

@@ -101,6 +101,9 @@ fn serve<A: Action, U: Tenant>(
         )
     };
     U::establish(user_arg.as_deref(), |user| {
+        if let (Some(u), Some(exclusive)) = (user.user(), user_lock(A::ID)) {
+            crate::snapshots::lock_user(&u.to_string(), exclusive)?;
+        }
         let Some(scope) = scope::establish(user.user(), req.workspace())? else {
             return serde_json::to_string(&handler(user, req)?).map_err(unserialisable);
         };
@@ -118,6 +121,29 @@ fn serve<A: Action, U: Tenant>(
         }
         serde_json::to_string(&value).map_err(unserialisable)
     })
+}
+
+/// How a write holds its user's lock ([`crate::snapshots::lock_user`])
+/// from its first statement to its commit: `Some(false)` shared, so that
+/// the writes that take it exclusively (`Some(true)`: erasures, merges,
+/// splits, reclassifications and every write of several steps) run
+/// between writers, never among them. An erasure then never removes what
+/// a write is about to refer to, and a write of several steps never holds
+/// a row another waits for while it waits for one the other holds: a
+/// deadlock needs two writers holding locks, and an exclusive writer holds
+/// them alone. Reads take no lock. Nested actions (bulk's steps) take it
+/// again, which their transaction already holds.
+fn user_lock(id: ActionId) -> Option<bool> {
+    use ActionId::*;
+    let spec = catalog::spec(id);
+    if spec.read_only {
+        return None;
+    }
+    let several_steps = matches!(
+        id,
+        Bulk | CreateRelationships | MergeEntities | Erase | SplitEntity | Reclassify
+    ) || spec.tool_set != ToolSet::Neotoma;
+    Some(several_steps)
 }
 
 /// Runs a catalog action as a step of another (its own validation,

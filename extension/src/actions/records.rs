@@ -19,14 +19,24 @@ use uuid::Uuid;
 
 /// The record an id names (following a merge), or RECORD_NOT_FOUND.
 fn find_record(user: &Uuid, id: &str) -> Result<EntityRow, NeotomaError> {
-    let id = common::entity_id("id", id)?;
-    match resolve_live_entity(user, &id) {
-        Ok((entity, _)) => Ok(entity),
-        Err(e) if e.code == ErrorCode::EntityNotFound => Err(NeotomaError::new(
+    let missing = |id: &str| {
+        NeotomaError::new(
             ErrorCode::RecordNotFound,
             format!("no record `{id}` (records are entities now: retrieve_entities lists them)"),
         )
-        .with("id", id)),
+        .with("id", id)
+    };
+    // Records of the earlier specification had UUIDs: one names no record
+    // here (seed 001: RECORD_NOT_FOUND), as any id that is not one's.
+    if id.trim().is_empty() {
+        return Err(NeotomaError::invalid_field("id", "id names the record"));
+    }
+    let Ok(id) = common::entity_id("id", id) else {
+        return Err(missing(id));
+    };
+    match resolve_live_entity(user, &id) {
+        Ok((entity, _)) => Ok(entity),
+        Err(e) if e.code == ErrorCode::EntityNotFound => Err(missing(&id)),
         Err(e) => Err(e),
     }
 }

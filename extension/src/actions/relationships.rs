@@ -230,7 +230,10 @@ pub fn apply_to_relationship(
     fresh: bool,
 ) -> Result<(), NeotomaError> {
     let row = db::json(
-        "SELECT reducer_state FROM neotoma.relationships WHERE user_id = $1::uuid AND id = $2::uuid FOR UPDATE",
+        // NO KEY UPDATE: the assertion's insert holds a key-share lock on
+        // this row (its foreign key), which FOR UPDATE would wait for, so
+        // two writers of one relationship would each wait for the other.
+        "SELECT reducer_state FROM neotoma.relationships WHERE user_id = $1::uuid AND id = $2::uuid FOR NO KEY UPDATE",
         &[Arg::uuid(user), Arg::Text(id)],
     )?;
     let mut state: SnapshotState = if fresh || row.is_null() || row == json!({}) {
@@ -325,6 +328,7 @@ fn assert_relationship(
             fields: metadata.clone(),
             confidence: None,
             contests: 0,
+            write_order: 0,
         };
         apply_to_relationship(user, &id, &[o], false)?;
     }
@@ -371,12 +375,16 @@ pub fn create_relationship(
     let metadata = metadata_of(req.metadata)?;
     let (s, _) = resolve_live_entity(&user, &source)?;
     let (t, _) = resolve_live_entity(&user, &target)?;
-    if s.id == t.id {
-        return Err(
-            NeotomaError::validation("an entity cannot be related to itself")
-                .with("field", "target_entity_id")
-                .with("entity_id", s.id),
-        );
+    // Only a mention may point back at its own entity (the reference
+    // memory server's self-relations are REFERS_TO): a part, dependency,
+    // duplicate or correction of itself is no relationship.
+    if s.id == t.id && rtype != RelationshipType::RefersTo {
+        return Err(NeotomaError::validation(format!(
+            "an entity cannot be related to itself by {} (only REFERS_TO may point back at its own entity)",
+            rtype.as_str()
+        ))
+        .with("field", "target_entity_id")
+        .with("entity_id", s.id));
     }
     assert_relationship(&user, rtype, &s.id, &t.id, &metadata)
 }

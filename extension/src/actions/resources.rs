@@ -29,10 +29,19 @@ pub fn list_resources(user: Uuid, _req: ListResourcesRequest) -> Result<Value, N
         [one] => prefix_of(one),
         _ => SCHEME.to_string(),
     };
-    db::json(
+    let mut listed = db::json(
         &scope.adapt(LIST_RESOURCES)?,
         &[Arg::uuid(user), scope.arg(), Arg::Text(&prefix)],
-    )
+    )?;
+    // The reference memory server's resource (the gateway lists it with
+    // that tool set).
+    if let Some(resources) = listed["resources"].as_array_mut() {
+        resources.push(json!({"uri": KNOWLEDGE_GRAPH, "name": "knowledge-graph",
+            "title": "Knowledge Graph",
+            "description": "The full knowledge graph with all entities and relations",
+            "mime_type": "application/json"}));
+    }
+    Ok(listed)
 }
 
 /// A resource; a URI pinned to a workspace (`neotoma://workspace/{name}/…`)
@@ -52,9 +61,45 @@ pub fn read_resource(user: Uuid, req: ReadResourceRequest) -> Result<Value, Neot
     Ok(body)
 }
 
+/// Most entities `memory://knowledge-graph` holds (read_graph pages on).
+const KNOWLEDGE_GRAPH_ENTITIES: usize = 10_000;
+
+/// `memory://knowledge-graph`: the whole graph, as the reference memory
+/// server reads it (its read_graph's pages, joined; at most
+/// [`KNOWLEDGE_GRAPH_ENTITIES`] entities, then `truncated`).
+fn knowledge_graph(user: Uuid) -> Result<Value, NeotomaError> {
+    use neotoma_core::actions::memory_server::ReadGraphRequest;
+    let (mut entities, mut relations) = (Vec::new(), Vec::new());
+    let mut cursor = None;
+    loop {
+        let page = super::graph_servers::memory::read_graph(
+            user,
+            ReadGraphRequest {
+                limit: Some(1000),
+                cursor,
+                user_id: None,
+            },
+        )?;
+        entities.extend(page.entities);
+        relations.extend(page.relations);
+        cursor = page.next_cursor;
+        if cursor.is_none() || entities.len() >= KNOWLEDGE_GRAPH_ENTITIES {
+            break;
+        }
+    }
+    let mut graph = json!({"entities": entities, "relations": relations});
+    if cursor.is_some() {
+        graph["truncated"] = json!(true);
+    }
+    Ok(graph)
+}
+
 fn read(user: Uuid, req: ReadResourceRequest) -> Result<Value, NeotomaError> {
     let uri = req.uri.clone();
     let kind = ResourceUri::parse(&uri)?;
+    if kind == ResourceUri::KnowledgeGraph {
+        return knowledge_graph(user);
+    }
     let page = Some(MAX_ITEMS);
     let mut body = match &kind {
         ResourceUri::Entities(t) => {
@@ -140,6 +185,7 @@ fn read(user: Uuid, req: ReadResourceRequest) -> Result<Value, NeotomaError> {
                 &[Arg::uuid(user), Arg::Int(MAX_ITEMS), scope.arg()],
             )?
         }
+        ResourceUri::KnowledgeGraph => knowledge_graph(user)?,
         ResourceUri::Search(q) => {
             let r = entities::retrieve_entities(
                 user,

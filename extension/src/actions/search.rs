@@ -7,7 +7,8 @@ use crate::db::{self, Arg};
 use neotoma_core::actions::common;
 use neotoma_core::actions::entities::{RetrieveEntitiesRequest, RetrieveEntitiesResponse};
 use neotoma_core::search::{
-    self, Answering, SearchMode, NAME_THRESHOLD, RRF_K, SEMANTIC_CANDIDATES, SEMANTIC_THRESHOLD,
+    self, Answering, SearchMode, NAME_THRESHOLD, RARE_TERM_ENTITIES, RRF_K, SEMANTIC_CANDIDATES,
+    SEMANTIC_THRESHOLD,
 };
 use neotoma_core::NeotomaError;
 use uuid::Uuid;
@@ -86,6 +87,7 @@ pub fn run(user: Uuid, s: &Search) -> Result<RetrieveEntitiesResponse, NeotomaEr
     let flag = |b: bool| if b { "true" } else { "false" };
     let scope = crate::scope::current();
     let mut answer: RetrieveEntitiesResponse = if search::has_words(q) {
+        let question = neotoma_core::question::read(q);
         let grams = search::query_trigrams(q);
         let least = search::least_shared(grams.len());
         let threshold = NAME_THRESHOLD.to_string();
@@ -119,6 +121,10 @@ pub fn run(user: Uuid, s: &Search) -> Result<RetrieveEntitiesResponse, NeotomaEr
                         Arg::Int(SEMANTIC_CANDIDATES),
                         Arg::Text(flag(lexical && s.in_observations)),
                         scope.arg(),
+                        Arg::Texts(question.words.clone()),
+                        Arg::Texts(question.grams.clone()),
+                        Arg::Text(question.language.config()),
+                        Arg::Int(RARE_TERM_ENTITIES),
                     ],
                     "found entities",
                 )

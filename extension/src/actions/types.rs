@@ -2,6 +2,7 @@
 
 use crate::registry;
 use neotoma_core::actions::entities::*;
+use neotoma_core::schema::IdentityRule;
 use neotoma_core::typesearch;
 use neotoma_core::NeotomaError;
 use serde_json::{json, Map, Value};
@@ -24,8 +25,27 @@ pub fn list_entity_types(
             "keyword must be at most 200 characters",
         ));
     }
+    let one = req
+        .entity_type
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty());
+    let full = one.is_some() || req.detail.unwrap_or(false);
     let active = registry::all_active(user.unwrap_or(Uuid::nil()))?;
-    let entries: Vec<&registry::Active> = active.values().collect();
+    if let Some(t) = one {
+        if !active.contains_key(t) {
+            return Err(NeotomaError::new(
+                neotoma_core::ErrorCode::SchemaNotFound,
+                format!("no entity type `{t}` (list_entity_types lists them)"),
+            )
+            .with("field", "entity_type")
+            .with("entity_type", t));
+        }
+    }
+    let entries: Vec<&registry::Active> = active
+        .values()
+        .filter(|a| one.is_none_or(|t| a.schema.entity_type == t))
+        .collect();
     let schemas: Vec<_> = entries.iter().map(|a| (*a.schema).clone()).collect();
     // (index, score) in answer order, and how they were found.
     let (picked, how): (Vec<(usize, Option<f64>)>, Option<typesearch::MatchType>) = match keyword {
@@ -72,12 +92,24 @@ pub fn list_entity_types(
                 .collect();
             EntityTypeOut {
                 entity_type: s.entity_type.clone(),
-                schema_version: s.schema_version.clone(),
-                description: s.description.clone(),
-                field_names: s.fields.keys().cloned().collect(),
-                field_summary: summary,
-                identity_fields: s.identity.iter().map(|r| json!(r)).collect(),
-                scope: a.scope.to_string(),
+                description: if full {
+                    s.description.clone()
+                } else {
+                    one_line(&s.entity_type, &s.description)
+                },
+                identity_fields: s
+                    .identity
+                    .iter()
+                    .map(|r| match r {
+                        // A composite as one line: `a+b`.
+                        IdentityRule::Composite { .. } if !full => json!(r.fields().join("+")),
+                        _ => json!(r),
+                    })
+                    .collect(),
+                schema_version: full.then(|| s.schema_version.clone()),
+                field_names: full.then(|| s.fields.keys().cloned().collect()),
+                field_summary: full.then_some(summary),
+                scope: full.then(|| a.scope.to_string()),
                 similarity_score: score,
                 match_type: how.map(|h| h.as_str().to_string()),
             }
@@ -89,6 +121,28 @@ pub fn list_entity_types(
         keyword: keyword.map(str::to_string),
         search_method: method.to_string(),
     })
+}
+
+/// A type's description as the compact catalogue shows it: its first
+/// sentence, without an opening clause that only names the type ("A
+/// person: an individual human…" → "An individual human…").
+fn one_line(entity_type: &str, description: &str) -> String {
+    let line = description.lines().next().unwrap_or_default().trim();
+    let line = match line.find(". ") {
+        Some(end) => &line[..=end],
+        None => line,
+    };
+    let named = entity_type.replace('_', " ");
+    match line.split_once(": ") {
+        Some((head, rest)) if head.len() < 45 && head.to_lowercase().contains(&named) => {
+            let mut chars = rest.chars();
+            chars
+                .next()
+                .map(|c| c.to_uppercase().chain(chars).collect())
+                .unwrap_or_default()
+        }
+        _ => line.to_string(),
+    }
 }
 
 /// Most type texts whose embeddings a backend keeps (then it starts over).

@@ -119,11 +119,13 @@ macro_rules! observation_ctes {
   INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
       interpretation_run_id, kind, observed_at, specificity_score, source_priority, fields
       , confidence -- 0.11
+      , write_order -- 0.16
       )
   SELECT $1::uuid, (r->>'id')::uuid, r->>'entity_id', r->>'entity_type', r->>'schema_version', $6::uuid,
          $7::uuid, $8, neotoma._from_micros($10), (r->>'specificity_score')::double precision, $9::int,
          r->'fields'
          , r->>'confidence' -- 0.11
+         , (r->>'write_order')::bigint -- 0.16
   FROM unnest($5::jsonb[]) AS r
   RETURNING entity_id, entity_type
 ), fragments AS (
@@ -177,6 +179,7 @@ struct ObservationRow<'a> {
     fields: &'a Map<String, Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     confidence: Option<Confidence>,
+    write_order: i64,
 }
 
 /// One slice of a batch; `first` is the index of its first entity in the
@@ -199,7 +202,7 @@ fn store_chunk(
         .collect();
     // New observations go to the entity an entity was merged into.
     let (fold, redirects) = if folds {
-        (Some(Fold::begin(&user, &ids)?), BTreeMap::new())
+        (Some(Fold::begin(&user, &ids, prepared.len())?), BTreeMap::new())
     } else {
         (None, redirects(&user, ids)?)
     };
@@ -214,6 +217,12 @@ fn store_chunk(
         .observed_at
         .unwrap_or_else(db::transaction_start_micros);
 
+    // In the order given: of two observations of one field the later one
+    // wins (bulk's operations, or a file's rows, in order).
+    let write_orders = fold
+        .as_ref()
+        .map(|f| f.write_orders.clone())
+        .unwrap_or_default();
     let mut observations = Vec::with_capacity(prepared.len());
     let mut fragment_rows = Vec::new();
     for (i, p) in prepared.iter().enumerate() {
@@ -243,6 +252,7 @@ fn store_chunk(
                 fields: p.fields.clone(),
                 confidence: origin.trust.confidence,
                 contests: 0,
+                write_order: write_orders.get(i).copied().unwrap_or(0),
             },
         ));
     }
@@ -258,6 +268,7 @@ fn store_chunk(
                 specificity_score: o.specificity_score,
                 fields: &o.fields,
                 confidence: o.confidence,
+                write_order: o.write_order,
             })
             .collect::<Vec<_>>(),
     )?;

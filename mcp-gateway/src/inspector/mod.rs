@@ -8,12 +8,16 @@
 //! `--user-id`; otherwise a person signs in once with an API token (a
 //! `user` or `operator` one, not an OAuth token: those are bound to `/mcp`)
 //! or, where OAuth logins exist, a username and password or one-time code.
-//! The session is a random id in an HttpOnly, SameSite=Strict cookie,
-//! remembered by this process for 8 idle hours.
+//! The session is a random id in an HttpOnly, SameSite=Strict cookie; the
+//! database keeps its hash (`neotoma.inspector_sessions`), so every gateway
+//! process sees it, and it ends on the next request when what it was signed
+//! in with ends: the token revoked or expired, the login removed or its
+//! password changed, the user erased; or after 8 idle hours.
 
 mod pages;
+mod sessions;
 
-use crate::auth::{Caller, hash_token, random_hex};
+use crate::auth::Caller;
 use crate::limits::SlidingWindow;
 use crate::server::AppState;
 use axum::extract::rejection::{FormRejection, QueryRejection};
@@ -24,67 +28,34 @@ use axum::routing::{get, post};
 use neotoma_core::NeotomaError;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::collections::HashMap;
+use sessions::SignedInWith;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 const COOKIE: &str = "neotoma_inspector";
-/// A session unused this long is forgotten.
+/// A session unused this long ends.
 const IDLE: Duration = Duration::from_secs(8 * 3600);
-const MAX_SESSIONS: usize = 10_000;
 const FAILED_SIGN_INS_PER_MINUTE: u32 = 10;
+/// Sign-ins per client address and minute, successful or not: one
+/// address cannot open sessions without end.
+const SIGN_INS_PER_MINUTE: u32 = 30;
 const PAGE_SIZE: i64 = 25;
 
-/// Who each inspector session acts for (by the hash of its cookie).
+/// The inspector's limits on signing in (the sessions are the database's).
 pub struct InspectorSessions {
-    sessions: Mutex<HashMap<String, (Caller, Instant)>>,
+    sign_ins: SlidingWindow<IpAddr>,
     failures: SlidingWindow<IpAddr>,
-}
-
-impl Default for InspectorSessions {
-    fn default() -> Self {
-        InspectorSessions {
-            sessions: Mutex::default(),
-            failures: SlidingWindow::new(FAILED_SIGN_INS_PER_MINUTE, Duration::from_secs(60)),
-        }
-    }
+    /// Sessions one user keeps; one more closes the least recently used.
+    per_user: usize,
 }
 
 impl InspectorSessions {
-    fn get(&self, id: &str) -> Option<Caller> {
-        let mut m = self.sessions.lock().ok()?;
-        let key = hash_token(id);
-        match m.get_mut(&key) {
-            Some((caller, used)) if used.elapsed() < IDLE => {
-                *used = Instant::now();
-                Some(*caller)
-            }
-            Some(_) => {
-                m.remove(&key);
-                None
-            }
-            None => None,
-        }
-    }
-
-    /// A new session for `caller`: its cookie value.
-    fn open(&self, caller: Caller) -> Option<String> {
-        let id = random_hex(32).ok()?;
-        let mut m = self.sessions.lock().ok()?;
-        if m.len() >= MAX_SESSIONS {
-            m.retain(|_, (_, used)| used.elapsed() < IDLE);
-        }
-        if m.len() >= MAX_SESSIONS {
-            return None;
-        }
-        m.insert(hash_token(&id), (caller, Instant::now()));
-        Some(id)
-    }
-
-    fn close(&self, id: &str) {
-        if let Ok(mut m) = self.sessions.lock() {
-            m.remove(&hash_token(id));
+    pub fn new(per_user: usize) -> Self {
+        InspectorSessions {
+            sign_ins: SlidingWindow::new(SIGN_INS_PER_MINUTE, Duration::from_secs(60)),
+            failures: SlidingWindow::new(FAILED_SIGN_INS_PER_MINUTE, Duration::from_secs(60)),
+            per_user: per_user.max(1),
         }
     }
 }
@@ -124,17 +95,34 @@ fn cookie(headers: &HeaderMap) -> Option<&str> {
         .map(|(_, v)| v)
 }
 
-/// The caller of a request: the session's, or `--user-id` without auth.
-fn signed_in(state: &AppState, headers: &HeaderMap) -> Option<Caller> {
+/// The caller of a request: the session's, or `--user-id` without auth;
+/// else what to answer (the sign-in page, or that the database is down).
+async fn signed_in(state: &AppState, headers: &HeaderMap) -> Result<Caller, Response> {
     if !state.require_tokens {
-        return Some(Caller {
+        return Ok(Caller {
             user: state.default_user,
             operator: false,
             remote: true,
             token: None,
         });
     }
-    cookie(headers).and_then(|id| state.inspector.get(id))
+    let Some(id) = cookie(headers) else {
+        return Err(to_login());
+    };
+    match sessions::find(&state.db, id, IDLE).await {
+        Ok(Some(caller)) => Ok(caller),
+        Ok(None) => Err(to_login()),
+        Err(e) => Err(unavailable(&e)),
+    }
+}
+
+/// The database cannot be reached: a page saying so.
+fn unavailable(e: &NeotomaError) -> Response {
+    tracing::warn!(error = %e, "inspector: the database failed");
+    page(
+        StatusCode::SERVICE_UNAVAILABLE,
+        pages::error_page("The database cannot be reached: try again shortly.", None),
+    )
 }
 
 fn who(state: &AppState, caller: &Caller) -> Option<String> {
@@ -167,13 +155,16 @@ async fn act(
         .await
 }
 
+/// An action's refusal as a page: what the request asked for is not there
+/// (404), not the caller's (403) or not right (400); the database failed
+/// (503). Never a 500: the inspector passes only what the person typed.
 fn failed(state: &AppState, caller: &Caller, e: &NeotomaError) -> Response {
-    let status = match e.code {
-        neotoma_core::ErrorCode::EntityNotFound
-        | neotoma_core::ErrorCode::SourceNotFound
-        | neotoma_core::ErrorCode::NotFound => StatusCode::NOT_FOUND,
-        neotoma_core::ErrorCode::ValidationError => StatusCode::BAD_REQUEST,
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    let status = match e.code.http_status() {
+        404 => StatusCode::NOT_FOUND,
+        401 | 403 => StatusCode::FORBIDDEN,
+        429 => StatusCode::TOO_MANY_REQUESTS,
+        400..=499 => StatusCode::BAD_REQUEST,
+        _ => StatusCode::SERVICE_UNAVAILABLE,
     };
     page(
         status,
@@ -185,7 +176,7 @@ fn failed(state: &AppState, caller: &Caller, e: &NeotomaError) -> Response {
 }
 
 async fn login_page(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    if signed_in(&state, &headers).is_some() {
+    if signed_in(&state, &headers).await.is_ok() {
         return Redirect::to("/inspector/overview").into_response();
     }
     page(
@@ -199,43 +190,41 @@ struct LoginForm {
     token: Option<String>,
     username: Option<String>,
     password: Option<String>,
+    /// A one-time code from an operator (`neotoma-mcp login code`).
+    code: Option<String>,
 }
 
-/// Who the form signs in: an API token not bound to a resource, else a
-/// username and password.
-async fn sign_in(state: &AppState, form: &LoginForm) -> Result<Option<Caller>, NeotomaError> {
-    if let Some(token) = form
-        .token
-        .as_deref()
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-    {
+fn given(value: &Option<String>) -> Option<&str> {
+    value.as_deref().map(str::trim).filter(|v| !v.is_empty())
+}
+
+/// Who the form signs in, and with what: an API token not bound to a
+/// resource, else a one-time code, else a username and password.
+async fn sign_in(
+    state: &AppState,
+    form: &LoginForm,
+) -> Result<Option<(uuid::Uuid, SignedInWith)>, NeotomaError> {
+    if let Some(token) = given(&form.token) {
         return Ok(state
             .tokens
             .identity(&state.db, token)
             .await?
             .filter(|i| i.resource.is_none())
-            .map(|i| Caller {
-                user: i.user,
-                operator: i.operator,
-                remote: true,
-                token: i.id,
-            }));
+            .and_then(|i| Some((i.user, SignedInWith::Token(i.id?)))));
     }
-    let (Some(username), Some(password)) = (form.username.as_deref(), form.password.as_deref())
+    if state.oauth.is_none() {
+        return Ok(None);
+    }
+    if let Some(code) = given(&form.code) {
+        let user = crate::oauth::log_in(state, Some(code), None, None).await?;
+        return Ok(user.map(|u| (u, SignedInWith::Code)));
+    }
+    let (Some(username), Some(password)) = (given(&form.username), form.password.as_deref())
     else {
         return Ok(None);
     };
-    if state.oauth.is_none() || username.trim().is_empty() {
-        return Ok(None);
-    }
     let user = crate::oauth::log_in(state, None, Some(username), Some(password)).await?;
-    Ok(user.map(|user| Caller {
-        user,
-        operator: false,
-        remote: true,
-        token: None,
-    }))
+    Ok(user.map(|u| (u, SignedInWith::Login)))
 }
 
 async fn login(
@@ -245,52 +234,56 @@ async fn login(
     form: Result<Form<LoginForm>, FormRejection>,
 ) -> Response {
     let logins = state.oauth.is_some();
+    let refused = |status: StatusCode, why: &str| page(status, pages::login_page(Some(why), logins));
     let Ok(Form(form)) = form else {
-        return page(
-            StatusCode::BAD_REQUEST,
-            pages::login_page(Some("The form cannot be read."), logins),
-        );
+        return refused(StatusCode::BAD_REQUEST, "The form cannot be read.");
     };
     if !crate::http::same_origin(&headers) {
-        return page(
-            StatusCode::FORBIDDEN,
-            pages::login_page(Some("Sign in from this server's own page."), logins),
-        );
+        return refused(StatusCode::FORBIDDEN, "Sign in from this server's own page.");
     }
-    if state.inspector.failures.blocked(&peer.ip()).is_some() {
-        return page(
+    let address = peer.ip();
+    // Every sign-in counts, whether it succeeds or not; a failure, or an
+    // attempt still being checked, counts against the failure limit too
+    // (its place is held before the check, so concurrent guesses cannot
+    // all pass it).
+    let too_many = || {
+        refused(
             StatusCode::TOO_MANY_REQUESTS,
-            pages::login_page(
-                Some("Too many failed sign-ins from this address: wait a minute."),
-                logins,
-            ),
-        );
+            "Too many sign-ins from this address: wait a minute.",
+        )
+    };
+    if state.inspector.failures.blocked(&address).is_some()
+        || state.inspector.sign_ins.try_acquire(&address).is_err()
+    {
+        return too_many();
     }
-    let caller = match sign_in(&state, &form).await {
-        Ok(Some(c)) => c,
+    let Ok(attempt) = state.inspector.failures.reserve(&address) else {
+        return too_many();
+    };
+    let (user, with) = match sign_in(&state, &form).await {
+        Ok(Some(found)) => found,
         Ok(None) => {
-            state.inspector.failures.record(&peer.ip());
             state.metrics.unauthorized.inc();
-            return page(
+            return refused(
                 StatusCode::UNAUTHORIZED,
-                pages::login_page(
-                    Some("That token, or username and password, is not right."),
-                    logins,
-                ),
+                "That token, username and password, or one-time code is not right.",
             );
         }
         Err(e) => {
-            return page(
-                StatusCode::SERVICE_UNAVAILABLE,
-                pages::login_page(Some(&e.message), logins),
-            );
+            state.inspector.failures.forgive(&address, attempt);
+            return unavailable(&e);
         }
     };
-    let Some(id) = state.inspector.open(caller) else {
-        return page(
-            StatusCode::SERVICE_UNAVAILABLE,
-            pages::login_page(Some("Too many sessions: try later."), logins),
-        );
+    state.inspector.failures.forgive(&address, attempt);
+    let id = match sessions::open(&state.db, user, with, state.inspector.per_user, IDLE).await {
+        Ok(Some(id)) => id,
+        Ok(None) => {
+            return refused(
+                StatusCode::UNAUTHORIZED,
+                "That token or login has just ended: sign in again.",
+            );
+        }
+        Err(e) => return unavailable(&e),
     };
     let secure = state
         .oauth
@@ -309,8 +302,10 @@ async fn login(
 }
 
 async fn logout(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    if let Some(id) = cookie(&headers) {
-        state.inspector.close(id);
+    if let Some(id) = cookie(&headers)
+        && let Err(e) = sessions::close(&state.db, id).await
+    {
+        return unavailable(&e);
     }
     let mut r = Redirect::to("/inspector/login").into_response();
     r.headers_mut().insert(
@@ -379,8 +374,9 @@ async fn entities(
     headers: HeaderMap,
     query: Result<Query<EntitiesQuery>, QueryRejection>,
 ) -> Response {
-    let Some(caller) = signed_in(&state, &headers) else {
-        return to_login();
+    let caller = match signed_in(&state, &headers).await {
+        Ok(c) => c,
+        Err(r) => return r,
     };
     let Query(q) = query.unwrap_or_default();
     let search = q.search.unwrap_or_default();
@@ -512,8 +508,9 @@ async fn entity(
     Path(id): Path<String>,
     query: Result<Query<EntityQuery>, QueryRejection>,
 ) -> Response {
-    let Some(caller) = signed_in(&state, &headers) else {
-        return to_login();
+    let caller = match signed_in(&state, &headers).await {
+        Ok(c) => c,
+        Err(r) => return r,
     };
     let Query(q) = query.unwrap_or_default();
     let notice = q.corrected.map(|f| format!("Corrected {f}."));
@@ -540,8 +537,9 @@ async fn correct(
     Path(id): Path<String>,
     form: Result<Form<CorrectForm>, FormRejection>,
 ) -> Response {
-    let Some(caller) = signed_in(&state, &headers) else {
-        return to_login();
+    let caller = match signed_in(&state, &headers).await {
+        Ok(c) => c,
+        Err(r) => return r,
     };
     if !crate::http::same_origin(&headers) {
         return cross_origin();
@@ -581,8 +579,9 @@ async fn graph(
     Path(id): Path<String>,
     query: Result<Query<GraphQuery>, QueryRejection>,
 ) -> Response {
-    let Some(caller) = signed_in(&state, &headers) else {
-        return to_login();
+    let caller = match signed_in(&state, &headers).await {
+        Ok(c) => c,
+        Err(r) => return r,
     };
     let Query(q) = query.unwrap_or_default();
     let mut args =
@@ -641,8 +640,9 @@ async fn timeline(
     headers: HeaderMap,
     query: Result<Query<TimelineQuery>, QueryRejection>,
 ) -> Response {
-    let Some(caller) = signed_in(&state, &headers) else {
-        return to_login();
+    let caller = match signed_in(&state, &headers).await {
+        Ok(c) => c,
+        Err(r) => return r,
     };
     let Query(q) = query.unwrap_or_default();
     let mut args = json!({"limit": 500});
@@ -673,8 +673,9 @@ async fn timeline(
 }
 
 async fn sources(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    let Some(caller) = signed_in(&state, &headers) else {
-        return to_login();
+    let caller = match signed_in(&state, &headers).await {
+        Ok(c) => c,
+        Err(r) => return r,
     };
     let all = json!({"uri": "neotoma://sources"});
     match act(&state, &caller, "read_resource", all, false).await {
@@ -691,8 +692,9 @@ async fn source(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
-    let Some(caller) = signed_in(&state, &headers) else {
-        return to_login();
+    let caller = match signed_in(&state, &headers).await {
+        Ok(c) => c,
+        Err(r) => return r,
     };
     let around = json!({"node_id": id, "node_type": "source"});
     let neighborhood = match act(
@@ -729,8 +731,9 @@ async fn source(
 }
 
 async fn overview(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    let Some(caller) = signed_in(&state, &headers) else {
-        return to_login();
+    let caller = match signed_in(&state, &headers).await {
+        Ok(c) => c,
+        Err(r) => return r,
     };
     let (workspaces, recent) = match (
         act(&state, &caller, "list_workspaces", json!({}), false).await,
@@ -772,13 +775,14 @@ async fn schema(
     headers: HeaderMap,
     query: Result<Query<SchemaQuery>, QueryRejection>,
 ) -> Response {
-    let Some(caller) = signed_in(&state, &headers) else {
-        return to_login();
+    let caller = match signed_in(&state, &headers).await {
+        Ok(c) => c,
+        Err(r) => return r,
     };
     let Query(q) = query.unwrap_or_default();
     let every = json!({"min_frequency": 1, "min_confidence": 0});
     let (types, candidates) = match (
-        act(&state, &caller, "list_entity_types", json!({}), false).await,
+        act(&state, &caller, "list_entity_types", json!({"detail": true}), false).await,
         act(&state, &caller, "analyze_schema_candidates", every, false).await,
     ) {
         (Ok(t), Ok(c)) => (t, c),
@@ -811,8 +815,9 @@ async fn promote(
     headers: HeaderMap,
     form: Result<Form<PromoteForm>, FormRejection>,
 ) -> Response {
-    let Some(caller) = signed_in(&state, &headers) else {
-        return to_login();
+    let caller = match signed_in(&state, &headers).await {
+        Ok(c) => c,
+        Err(r) => return r,
     };
     if !crate::http::same_origin(&headers) {
         return cross_origin();
@@ -858,8 +863,9 @@ async fn entity_write(
     args: Value,
     done: &str,
 ) -> Response {
-    let Some(caller) = signed_in(state, headers) else {
-        return to_login();
+    let caller = match signed_in(state, headers).await {
+        Ok(c) => c,
+        Err(r) => return r,
     };
     if !crate::http::same_origin(headers) {
         return cross_origin();

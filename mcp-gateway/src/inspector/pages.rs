@@ -54,7 +54,10 @@ pub fn login_page(error: Option<&str>, logins: bool) -> String {
         "<fieldset><legend>or with your username and password</legend>\
          <label for=\"username\">Username</label><input type=\"text\" id=\"username\" name=\"username\" autocomplete=\"username\">\
          <label for=\"password\">Password</label><input type=\"password\" id=\"password\" name=\"password\" autocomplete=\"current-password\">\
-         </fieldset>"
+         </fieldset>\
+         <fieldset><legend>or with a one-time code from your operator</legend>\
+         <label for=\"code\">One-time code (neotoma-mcp login code)</label>\
+         <input type=\"text\" id=\"code\" name=\"code\" autocomplete=\"one-time-code\"></fieldset>"
     } else {
         ""
     };

@@ -329,8 +329,9 @@ fn consent_error(status: StatusCode, message: &str) -> Response {
     page(status, consent::error_page(message))
 }
 
-/// Checks an authorization request: errors about the client or its
-/// redirect URI are told to the person; the others go back to the client.
+/// Checks an authorization request. Every error is told to the person on
+/// a page: only a request that shows the consent page ever goes back to
+/// the client (with a code, or `access_denied` when the owner denies).
 async fn check_request(
     state: &AppState,
     o: &OAuth,
@@ -361,13 +362,12 @@ async fn check_request(
             ));
         }
     };
+    // The other errors are shown on a page too, never sent to the
+    // redirect URI: a request nobody has seen a consent page for does not
+    // redirect anywhere, or any registered client would make this server
+    // an open redirector (OAuth 2.0 Security BCP, 4.11.2).
     let back = |error: &str, description: &str| {
-        back_to_client(
-            o,
-            &redirect_uri,
-            p.state.as_deref(),
-            &[("error", error), ("error_description", description)],
-        )
+        consent_error(StatusCode::BAD_REQUEST, &format!("{error}: {description}"))
     };
     if p.response_type.as_deref() != Some("code") {
         return Err(back(
@@ -520,7 +520,10 @@ async fn authorize_decision(
         );
     }
     let address = peer.ip();
-    if let Some(wait) = o.login_failures.blocked(&address) {
+    // The attempt holds a place among the failures until it is known to
+    // have succeeded, so concurrent guesses cannot all pass the limit.
+    let attempt = o.login_failures.reserve(&address);
+    if let Err(wait) = attempt {
         let page_html = consent::consent_page(
             &form.params,
             req.client.display_name(),
@@ -541,7 +544,6 @@ async fn authorize_decision(
     {
         Ok(Some(user)) => user,
         Ok(None) => {
-            o.login_failures.record(&address);
             state.metrics.unauthorized.inc();
             return page(
                 StatusCode::UNAUTHORIZED,
@@ -552,8 +554,16 @@ async fn authorize_decision(
                 ),
             );
         }
-        Err(e) => return unavailable(e),
+        Err(e) => {
+            if let Ok(at) = attempt {
+                o.login_failures.forgive(&address, at);
+            }
+            return unavailable(e);
+        }
     };
+    if let Ok(at) = attempt {
+        o.login_failures.forgive(&address, at);
+    }
     let Ok(code) = random_hex(32) else {
         return consent_error(StatusCode::INTERNAL_SERVER_ERROR, "no randomness");
     };

@@ -47,7 +47,7 @@ pub async fn login(db: &Database, username: &str) -> Result<Option<(Uuid, String
 pub async fn use_login_code(db: &Database, code_hash: &str) -> Result<Option<Uuid>, NeotomaError> {
     let user = db
         .query_json_with(
-            "SELECT to_jsonb(neotoma_private.oauth_use_login_code($1))",
+            "SELECT coalesce(to_jsonb(neotoma_private.oauth_use_login_code($1)), 'null')",
             &[&code_hash],
         )
         .await?;

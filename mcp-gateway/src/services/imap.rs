@@ -77,10 +77,12 @@ impl Imap {
         let addr = addrs
             .next()
             .ok_or_else(|| format!("{} has no address", account.host))?;
+        // Said without the address it resolved to: a remote caller learns
+        // nothing of the server's network from the refusal.
         if caller.remote && !self.allow_private_hosts && super::private_address(addr.ip()) {
             return Err(format!(
-                "{} is a private or loopback address; this server does not connect to those for remote callers (--allow-private-hosts)",
-                addr.ip()
+                "{} is a private or loopback host; this server does not connect to those for remote callers (--allow-private-hosts)",
+                account.host
             ));
         }
         Ok(addr)

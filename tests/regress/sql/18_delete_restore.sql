@@ -28,14 +28,15 @@ SELECT e->>'entity_type' AS type, e->>'deleted_reason' AS reason, e->>'deleted_a
 FROM neotoma.retrieve_entities('{"include_deleted": true}') AS r, jsonb_array_elements(r->'entities') AS e
 ORDER BY 1;
 SELECT error_code(try_action('retrieve_entity_snapshot', jsonb_build_object('entity_id', :'invoice'))) AS snapshot;
-SELECT s->'snapshot'->>'invoice_number' AS number, s->>'deleted_at' IS NOT NULL AS has_time
+SELECT s->'snapshot'->>'invoice_number' AS number, s->>'deleted_at' IS NOT NULL AS has_time, s->>'deleted_reason' AS reason
 FROM neotoma.retrieve_entity_snapshot(jsonb_build_object('entity_id', :'invoice', 'include_deleted', true)) AS s;
 SELECT jsonb_array_length(neotoma.retrieve_entity_by_identifier('{"identifier": "INV-18"}')->'entities') AS by_number;
 SELECT neotoma.list_timeline_events('{}')->'total' AS events;
 SELECT (SELECT count(*) FROM neotoma.entity_fields WHERE entity_id = :'invoice') AS fields,
        (SELECT count(*) FROM neotoma.relationship_overview) AS relationships,
        (SELECT count(*) FROM neotoma.timeline) AS timeline,
-       (SELECT deleted_reason FROM neotoma.entity_overview WHERE entity_id = :'invoice') AS overview;
+       (SELECT count(*) FROM neotoma.entity_overview WHERE entity_id = :'invoice') AS in_overview,
+       (SELECT deleted_reason FROM neotoma.deleted_entities WHERE entity_id = :'invoice') AS deleted;
 -- Its relationships are hidden while it is deleted, from the other end too.
 SELECT neotoma.list_relationships(jsonb_build_object('entity_id', :'ada'))->'total' AS ada_relationships,
        jsonb_array_length(neotoma.retrieve_related_entities(jsonb_build_object('entity_id', :'ada'))->'entities') AS ada_related,

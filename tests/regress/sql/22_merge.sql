@@ -18,8 +18,8 @@ SELECT jsonb_array_length(neotoma.store('{"entities": [
   {"entity_type": "company", "name": "Roe Inc", "website": "roe.example"},
   {"entity_type": "invoice", "invoice_number": "M-1", "vendor_name": "Roe Inc", "invoice_date": "2024-05-01"}],
   "provenance": {"extracted_at": "2024-05-02T00:00:00Z", "extractor_version": "t"}}')->'entities') AS stored;
-SELECT id AS old_bob FROM neotoma.entities WHERE canonical_name = 'bob@old.example' \gset
-SELECT id AS new_bob FROM neotoma.entities WHERE canonical_name = 'bob@new.example' \gset
+SELECT id AS old_bob FROM neotoma.entities WHERE identity_key = 'email=bob@old.example' \gset
+SELECT id AS new_bob FROM neotoma.entities WHERE identity_key = 'email=bob@new.example' \gset
 SELECT id AS roe FROM neotoma.entities WHERE entity_type = 'company' \gset
 SELECT id AS inv FROM neotoma.entities WHERE entity_type = 'invoice' \gset
 SELECT neotoma.create_relationship(jsonb_build_object('relationship_type', 'REFERS_TO', 'source_entity_id', :'old_bob', 'target_entity_id', :'roe', 'metadata', '{"role": "founder"}'::jsonb))->'relationship_type' AS rel;

@@ -23,8 +23,8 @@ SELECT neotoma.store('{"entities": [{"entity_type": "person", "name": "Ann C.", 
        neotoma.retrieve_entities('{"entity_type": "person", "limit": 1}')->'total' AS persons;
 
 -- A merge takes one out of the current total, not out of the total with merged.
-SELECT id AS ann FROM neotoma.entities WHERE canonical_name = 'ann@count.example' \gset
-SELECT id AS anne FROM neotoma.entities WHERE canonical_name = 'anne@count.example' \gset
+SELECT id AS ann FROM neotoma.entities WHERE identity_key = 'email=ann@count.example' \gset
+SELECT id AS anne FROM neotoma.entities WHERE identity_key = 'email=anne@count.example' \gset
 SELECT neotoma.merge_entities(jsonb_build_object('from_entity_id', :'anne', 'to_entity_id', :'ann'))->'observations_moved' AS moved;
 SELECT neotoma.retrieve_entities('{"entity_type": "person", "limit": 1}')->'total' AS current_persons,
        neotoma.retrieve_entities('{"entity_type": "person", "limit": 1, "include_merged": true}')->'total' AS with_merged;

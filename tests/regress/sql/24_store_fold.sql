@@ -47,13 +47,13 @@ FROM neotoma.store('{"entities": [
   {"entity_type": "person", "name": "Fay Fold", "email": "fay@fold.example"},
   {"entity_type": "person", "name": "Fay F.", "email": "fay@fold.example", "shoe_size": 38}]}') AS s;
 SELECT snapshot->'name' AS name, observation_count FROM neotoma.entity_snapshots s
-JOIN neotoma.entities e USING (user_id) WHERE e.id = s.entity_id AND e.canonical_name = 'fay@fold.example';
+JOIN neotoma.entities e USING (user_id) WHERE e.id = s.entity_id AND e.identity_key = 'email=fay@fold.example';
 SELECT fragment_key, fragment_value FROM neotoma.raw_fragments ORDER BY fragment_key;
 
 -- A store of an entity merged into another observes the merge target.
 SELECT neotoma.store('{"entities": [{"entity_type": "person", "name": "Gil Fold", "email": "gil@fold.example"}]}') IS NOT NULL AS stored;
-SELECT id AS fay FROM neotoma.entities WHERE canonical_name = 'fay@fold.example' \gset
-SELECT id AS gil FROM neotoma.entities WHERE canonical_name = 'gil@fold.example' \gset
+SELECT id AS fay FROM neotoma.entities WHERE identity_key = 'email=fay@fold.example' \gset
+SELECT id AS gil FROM neotoma.entities WHERE identity_key = 'email=gil@fold.example' \gset
 SELECT neotoma.merge_entities(jsonb_build_object('from_entity_id', :'gil', 'to_entity_id', :'fay'))->'observations_moved' AS moved;
 SELECT (neotoma.store('{"entities": [{"entity_type": "person", "name": "Gil After Merge", "email": "gil@fold.example", "phone": "+1 555 0100"}]}')
         ->'entities'->0->>'entity_id') = :'fay' AS observed_the_target;

@@ -44,7 +44,7 @@ SELECT r->'schema_version' AS version, r->'fields_added' AS added, r->'scope' AS
 FROM neotoma.update_schema_incremental('{"entity_type": "contact", "fields_to_add": [{"field_name": "tier", "field_type": "string"}]}') r;
 SELECT neotoma.store('{"entities": [{"entity_type": "contact", "email": "c1@x.example", "tier": "gold"}]}')->'unknown_fields_count' AS unknown;
 SELECT snapshot->>'tier' AS tier FROM neotoma.entity_snapshots s JOIN neotoma.entities e ON e.id = s.entity_id
-WHERE e.canonical_name = 'c1@x.example';
+WHERE e.identity_key = 'email=c1@x.example';
 -- Same fields again: same version, nothing new.
 SELECT r->'schema_version' AS version, r->'fields_added' AS added
 FROM neotoma.update_schema_incremental('{"entity_type": "contact", "fields_to_add": [{"field_name": "tier", "field_type": "string"}]}') r;
@@ -142,10 +142,10 @@ SELECT count(*) FILTER (WHERE migrated_at IS NULL) AS height_fragments_left FROM
 
 -- User-specific variants are invisible to other users.
 SELECT t->>'schema_version' AS version, t->>'scope' AS scope, t->'field_names' ? 'mood' AS has_mood
-FROM jsonb_array_elements(neotoma.list_entity_types('{"keyword": "note"}')->'entity_types') t WHERE t->>'entity_type' = 'note';
+FROM jsonb_array_elements(neotoma.list_entity_types('{"keyword": "note", "detail": true}')->'entity_types') t WHERE t->>'entity_type' = 'note';
 SET neotoma.user_id = '20000000-0000-0000-0000-000000000002';
 SELECT t->>'schema_version' AS version, t->>'scope' AS scope, t->'field_names' ? 'mood' AS has_mood
-FROM jsonb_array_elements(neotoma.list_entity_types('{"keyword": "note"}')->'entity_types') t WHERE t->>'entity_type' = 'note';
+FROM jsonb_array_elements(neotoma.list_entity_types('{"keyword": "note", "detail": true}')->'entity_types') t WHERE t->>'entity_type' = 'note';
 SELECT neotoma.store('{"entities": [{"entity_type": "note", "content": "other user", "mood": "ok"}]}')->'unknown_fields_count' AS mood_is_unknown_for_b;
 SET neotoma.user_id = '10000000-0000-0000-0000-000000000001';
 

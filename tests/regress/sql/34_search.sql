@@ -47,8 +47,8 @@ FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "computing machi
 SELECT error_code(try_action('retrieve_entities', '{"include_observations": true}')) AS without_search;
 -- A merged entity's name is an alias of the one it went to.
 SELECT neotoma.merge_entities(jsonb_build_object(
-  'from_entity_id', (SELECT id FROM neotoma.entities WHERE canonical_name = 'gj@example.com'),
-  'to_entity_id', (SELECT id FROM neotoma.entities WHERE canonical_name = 'grace@navy.example'))) IS NOT NULL AS merged;
+  'from_entity_id', (SELECT id FROM neotoma.entities WHERE identity_key = 'email=gj@example.com'),
+  'to_entity_id', (SELECT id FROM neotoma.entities WHERE identity_key = 'email=grace@navy.example'))) IS NOT NULL AS merged;
 SELECT e->'snapshot'->>'name' AS name, e->'matched_fields' AS fields
 FROM jsonb_array_elements(neotoma.retrieve_entities('{"search": "Grace Hopper Jr", "search_mode": "lexical"}')->'entities') e;
 SELECT jsonb_array_length(neotoma.retrieve_entities('{"search": "Grace Hopper Jr", "search_mode": "lexical", "include_merged": true}')->'entities') AS with_merged;

@@ -13,8 +13,8 @@ SELECT count(*) AS stored FROM jsonb_array_elements(neotoma.store('{"entities": 
   {"entity_type": "person", "name": "Charles Babbage", "email": "cb@example.com", "notes": "designed the engine"},
   {"entity_type": "company", "name": "Engine Works", "website": "engine.example"},
   {"entity_type": "note", "title": "Tea", "content": "Earl Grey", "created_date": "2026-01-02"}]}')->'entities');
-SELECT id AS ada FROM neotoma.entities WHERE canonical_name = 'ada@example.com' \gset
-SELECT id AS babbage FROM neotoma.entities WHERE canonical_name = 'cb@example.com' \gset
+SELECT id AS ada FROM neotoma.entities WHERE identity_key = 'email=ada@example.com' \gset
+SELECT id AS babbage FROM neotoma.entities WHERE identity_key = 'email=cb@example.com' \gset
 SELECT id AS works FROM neotoma.entities WHERE entity_type = 'company' \gset
 SELECT id AS tea FROM neotoma.entities WHERE entity_type = 'note' \gset
 SELECT neotoma.create_relationship(jsonb_build_object('relationship_type', 'REFERS_TO',

@@ -15,7 +15,7 @@ SELECT neotoma.store('{"entities": [{"entity_type": "person", "name": "Ann Lee",
 SELECT neotoma.store('{"entities": [{"entity_type": "person", "name": "Ann Lee", "email": "ann@example.com", "phone": "+1 555 0199"}],
                        "provenance": {"extracted_at": "2026-02-01T00:00:00Z", "extractor_version": "regress/1"}}') IS NOT NULL AS second;
 SELECT neotoma.store('{"entities": [{"entity_type": "person", "name": "Bob Roe", "email": "bob@example.com", "phone": "+1 555 0200"}]}') IS NOT NULL AS bob;
-SELECT id AS ann FROM neotoma.entities WHERE canonical_name = 'ann@example.com' \gset
+SELECT id AS ann FROM neotoma.entities WHERE identity_key = 'email=ann@example.com' \gset
 
 SELECT c->>'entity_type' AS type, c->>'field' AS field, c->'chosen_value' AS chosen,
        jsonb_path_query_array(c, '$.values[*].value') AS competing,

@@ -10,7 +10,7 @@ SET ROLE neotoma_regress_agent;
 SET neotoma.user_id = '39000000-0000-0000-0000-00000000000a';
 
 SELECT neotoma.store('{"entities": [{"entity_type": "person", "name": "Ann Lee", "email": "ann@example.com", "phone": "+1 555 0100"}]}') IS NOT NULL AS stored;
-SELECT id AS ann FROM neotoma.entities WHERE canonical_name = 'ann@example.com' \gset
+SELECT id AS ann FROM neotoma.entities WHERE identity_key = 'email=ann@example.com' \gset
 SELECT id AS obs FROM neotoma.observations WHERE entity_id = :'ann' \gset
 CREATE TEMP TABLE before AS SELECT snapshot, provenance FROM neotoma.entity_snapshots WHERE entity_id = :'ann';
 
@@ -32,7 +32,7 @@ SELECT action, target_kind, details->>'note' AS note FROM neotoma.audit_trail WH
 
 -- A merged entity's notes go with it.
 SELECT neotoma.store('{"entities": [{"entity_type": "person", "name": "A. Lee", "email": "a.lee@example.com"}]}') IS NOT NULL AS stored;
-SELECT id AS alee FROM neotoma.entities WHERE canonical_name = 'a.lee@example.com' \gset
+SELECT id AS alee FROM neotoma.entities WHERE identity_key = 'email=a.lee@example.com' \gset
 SELECT neotoma.annotate(jsonb_build_object('entity_id', :'alee', 'note', 'Same person as Ann?')) IS NOT NULL AS annotated;
 SELECT neotoma.merge_entities(jsonb_build_object('from_entity_id', :'alee', 'to_entity_id', :'ann')) IS NOT NULL AS merged;
 SELECT jsonb_array_length(r->'annotations') AS notes

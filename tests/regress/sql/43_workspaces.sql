@@ -76,7 +76,7 @@ SELECT jsonb_path_query_array(neotoma.bulk('{"workspace": "play", "operations": 
   {"action": "store", "ref": "car", "args": {"entities": [{"entity_type": "note", "title": "Bob''s car"}]}},
   {"action": "create_relationship", "args": {"relationship_type": "REFERS_TO", "source_entity_id": "$car", "target_entity_id": "$bob"}}]}'),
   '$.results[*].result.workspace_context.workspaces[0]') AS bulk_wrote_in;
-SELECT count(*) AS bob_in_play FROM neotoma.entities WHERE workspace = 'play' AND canonical_name LIKE 'bob%';
+SELECT count(*) AS bob_in_play FROM neotoma.entities WHERE workspace = 'play' AND identity_key LIKE 'email=bob%';
 
 -- Duplicates pair within one workspace: the two "Ada at work" (work, play) are no pair.
 SELECT jsonb_array_length(neotoma.list_potential_duplicates('{"entity_type": "person", "threshold": 0.1, "workspace": "*"}')->'pairs') AS pairs_across,

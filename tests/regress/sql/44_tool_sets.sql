@@ -27,6 +27,18 @@ SELECT neotoma.memory_add_observations('{"observations": [{"entityName": "John_S
 SELECT neotoma.memory_delete_observations('{"deletions": [{"entityName": "John_Smith", "observations": ["Graduated in 2019"]},
   {"entityName": "Nobody", "observations": ["x"]}]}') AS deleted_observations;
 SELECT neotoma.memory_delete_relations('{"relations": [{"from": "John_Smith", "to": "Anthropic", "relationType": "Invested In"}]}') AS deleted_relation;
+-- A relation from an entity to itself, as the reference server accepts it
+-- (a REFERS_TO relationship from the entity to itself), with the others of
+-- its batch; deleted like any.
+SELECT neotoma.memory_create_relations('{"relations": [{"from": "John_Smith", "to": "John_Smith", "relationType": "mentors"},
+  {"from": "John_Smith", "to": "Anthropic", "relationType": "advises"}]}') AS with_a_self_relation;
+SELECT jsonb_path_query_array(neotoma.memory_read_graph(), '$.relations[*] ? (@.from == @.to)') AS self_relations;
+SELECT neotoma.memory_delete_relations('{"relations": [{"from": "John_Smith", "to": "John_Smith", "relationType": "mentors"}]}') ->> 'success' AS deleted_self,
+       jsonb_path_query_array(neotoma.memory_read_graph(), '$.relations[*] ? (@.from == @.to)') AS self_relations_after;
+-- Only REFERS_TO may point back at its own entity.
+SELECT error_code(try_action('create_relationship', jsonb_build_object('relationship_type', 'PART_OF',
+         'source_entity_id', e.id, 'target_entity_id', e.id))) AS part_of_itself
+FROM neotoma.entities e ORDER BY e.id LIMIT 1;
 SELECT neotoma.memory_open_nodes('{"names": ["John_Smith", "Nobody"]}') AS opened;
 SELECT neotoma.memory_search_nodes('{"query": "SPANISH"}') -> 'entities' AS found_by_observation,
        neotoma.memory_search_nodes('{"query": "life ev"}') -> 'entities' AS found_by_type,
@@ -71,44 +83,64 @@ SELECT neotoma.set_context('{"workspace": "demo-space"}') -> 'effective' AS cont
 SELECT jsonb_path_query_array(neotoma.memory_read_graph(), '$.entities[*].name') AS demo_names;
 SELECT neotoma.clear_context() -> 'effective' AS context;
 
--- engram: a memory rated by its writer's reliability, corroborated by a better one.
-SELECT neotoma.engram_send_memory('{"content": "The deploy failed because the disk was full",
-  "source": {"type": "log", "ref": "ci#42", "citation": "No space left on device"}, "confidence_hint": "C", "agent_id": "claude"}') ->> 'status' AS sent;
+-- engram: a memory rated by its writer's reliability, corroborated by a better
+-- one; ids are mem_<hex16> (the entity's graph number), answers have the
+-- original's fields (status, error_code, message: null unless refused).
+SELECT r->>'status' AS sent, r->>'memory_id' ~ '^mem_[0-9a-f]{16}$' AS mem_id, r->'error_code' AS error_code
+FROM neotoma.engram_send_memory('{"content": "The deploy failed because the disk was full",
+  "source": {"type": "log", "ref": "ci#42", "citation": "No space left on device"}, "confidence_hint": "C", "agent_id": "claude"}') r;
 SELECT neotoma.engram_send_memory('{"content": "The deploy failed because the disk was full", "confidence_hint": "b"}') ->> 'status' AS sent_again;
-SELECT m->'type' AS type, m->'confidence' AS confidence, m->'content' AS content,
-       jsonb_path_query_array(m, '$.sources[*] ? (@.type != null)') #- '{0,source_id}' #- '{0,observed_at}' AS sources
+SELECT r->>'status' AS status, m->'type' AS type, m ? 'dynamic_type' AS has_dynamic_type, m->'confidence' AS confidence,
+       m->'content' AS content, jsonb_path_query_array(m, '$.sources[*]') #- '{0,source_id}' #- '{0,observed_at}' AS sources,
+       r->'meta'->'truncated' AS truncated
 FROM neotoma.engram_get_memory('{"query": "deploy disk full"}') r, jsonb_array_elements(r->'memories') m;
 SELECT r->'meta'->'total_found' AS passing_a2 FROM neotoma.engram_get_memory('{"query": "deploy disk full", "min_confidence": "A2"}') r;
-SELECT id AS memory_id FROM neotoma.entities WHERE entity_type = 'memory' \gset
+SELECT m->>'id' AS memory_id FROM jsonb_array_elements(neotoma.engram_get_memory('{"query": "deploy disk full"}')->'memories') m \gset
 SELECT (neotoma.engram_correct_memory(jsonb_build_object('target_id', :'memory_id', 'action', 'contest',
-          'payload', '{"reason": "the disk had space; the quota was the cause"}'::jsonb)) - 'details' - 'target_id') AS contested,
-       (SELECT m->'confidence' FROM jsonb_array_elements(neotoma.engram_get_memory('{"query": "deploy disk full"}')->'memories') m) AS after_contest;
+          'payload', '{"reason": "the disk had space; the quota was the cause"}'::jsonb)) - 'details' - 'target_id') AS contested;
 SELECT neotoma.engram_correct_memory(jsonb_build_object('target_id', :'memory_id', 'action', 'annotate',
           'payload', '{"note": "see the post-mortem"}'::jsonb)) ->> 'status' AS annotated,
-       neotoma.engram_correct_memory('{"target_id": "ent_00000000000000000000000000000000", "action": "annotate", "payload": {"note": "x"}}') - 'target_id' AS not_found;
--- Split: the observation the second writer gave goes to an entity of its
--- own; reclassify: the memory becomes a Fact, its label and history kept.
-SELECT o.id AS second_observation FROM neotoma.observations o
-WHERE o.entity_id = :'memory_id' AND o.confidence = 'B3' \gset
-SELECT r->>'status' AS split, r->'details'->'observations_moved' AS moved, r->'details'->>'from_entity_id' = :'memory_id' AS from_memory
-FROM neotoma.engram_correct_memory(jsonb_build_object('target_id', :'memory_id', 'action', 'split_entity',
-       'payload', jsonb_build_object('observation_ids', jsonb_build_array(:'second_observation'), 'reason', 'two sources'))) r;
-SELECT r->>'status' AS reclassified, r->'details'->>'entity_type' AS entity_type
+       neotoma.engram_correct_memory('{"target_id": "mem_00000000000000ff", "action": "annotate", "payload": {"note": "x"}}') - 'target_id' AS not_found;
+-- The marks show in properties, as the original shows them.
+SELECT m->'confidence' AS after_contest, m->'properties'->'status' AS status, m->'properties'->'contest_reason' AS reason,
+       jsonb_typeof(m->'properties'->'contested_at') AS contested_at, m->'properties'->'annotations'->0->'note' AS note
+FROM jsonb_array_elements(neotoma.engram_get_memory('{"query": "deploy disk full"}')->'memories') m;
+-- Merge: another memory is merged into this one, which keeps its id.
+SELECT r->>'memory_id' AS other_id FROM neotoma.engram_send_memory('{"content": "The runner ran out of disk during the deploy"}') r \gset
+SELECT r->>'status' AS merged, r->'details'->>'merged_into' = :'memory_id' AS kept_its_id,
+       r->'details'->>'merged_from' = :'other_id' AS merged_from
+FROM neotoma.engram_correct_memory(jsonb_build_object('target_id', :'memory_id', 'action', 'merge_entities',
+       'payload', jsonb_build_object('merge_with', :'other_id'))) r;
+SELECT r->>'status' AS merged_with_itself, r->>'error_code' AS error_code
+FROM neotoma.engram_correct_memory(jsonb_build_object('target_id', :'memory_id', 'action', 'merge_entities',
+       'payload', jsonb_build_object('merge_with', :'memory_id'))) r;
+-- Reclassify: the memory keeps its id in its new type.
+SELECT r->>'status' AS reclassified, r->'details'->>'old_type' AS old_type, r->'details'->>'new_type' AS new_type
 FROM neotoma.engram_correct_memory(jsonb_build_object('target_id', :'memory_id', 'action', 'reclassify',
-       'payload', '{"new_type": "Fact", "reason": "verified"}'::jsonb)) r;
-SELECT m->'type' AS type, m->'confidence' AS confidence
+       'payload', '{"new_type": "Event", "reason": "it happened"}'::jsonb)) r;
+SELECT m->'type' AS type, m->>'id' = :'memory_id' AS same_id
 FROM jsonb_array_elements(neotoma.engram_get_memory('{"query": "deploy disk full"}')->'memories') m ORDER BY 1;
+-- Split: each part becomes a memory with the target's source and letter, the target goes.
+SELECT r->>'status' AS split, jsonb_array_length(r->'details'->'created_memory_ids') AS created
+FROM neotoma.engram_correct_memory(jsonb_build_object('target_id', :'memory_id', 'action', 'split_entity',
+       'payload', '{"split_into": ["The disk was full", "The deploy failed"]}'::jsonb)) r;
+SELECT m->'content' AS content, m->'confidence' AS confidence, m->'sources'->0->'type' AS source_type
+FROM jsonb_array_elements(neotoma.engram_get_memory('{"query": "disk deploy full failed"}')->'memories') m
+WHERE m->>'content' IN ('The disk was full', 'The deploy failed') ORDER BY 1;
+SELECT m->>'id' AS part_id FROM jsonb_array_elements(neotoma.engram_get_memory('{"query": "disk full"}')->'memories') m
+WHERE m->>'content' = 'The disk was full' \gset
+SELECT neotoma.engram_correct_memory(jsonb_build_object('target_id', :'memory_id', 'action', 'annotate',
+          'payload', '{"note": "x"}'::jsonb)) ->> 'status' AS split_target;
 -- Compact: the memory only.
 SELECT jsonb_path_query_array(neotoma.engram_get_memory('{"query": "deploy", "compact": true}'), '$.memories[*].sources') AS compact_sources;
--- The memory tools see the memory too.
-SELECT neotoma.memory_open_nodes('{"names": ["The deploy failed because the disk was full"]}') -> 'entities' -> 0 -> 'entityType' AS memory_type;
+-- The memory tools see the memories too.
+SELECT neotoma.memory_open_nodes('{"names": ["The disk was full"]}') -> 'entities' -> 0 -> 'entityType' AS memory_type;
 
 -- Bad input: each set's validation, nothing written.
 SELECT count(*) AS observations_before FROM neotoma.observations \gset
 SELECT error_code(try_action('memory_add_observations', '{"observations": [{"entityName": "Nobody", "contents": ["x"]}]}')) AS missing_entity,
        try_action('memory_add_observations', '{"observations": [{"entityName": "Nobody", "contents": ["x"]}]}')->'error'->>'message' AS message,
        error_code(try_action('memory_create_relations', '{"relations": [{"from": "John_Smith", "to": "Nobody", "relationType": "knows"}]}')) AS missing_end,
-       error_code(try_action('memory_create_relations', '{"relations": [{"from": "Anthropic", "to": "Anthropic", "relationType": "is"}]}')) AS to_itself,
        error_code(try_action('memory_create_entities', '{"entities": [{"name": "x"}]}')) AS no_type,
        error_code(try_action('memory_create_entities', '{"entities": [{"name": " ", "entityType": "t", "observations": []}]}')) AS blank_name,
        error_code(try_action('memory_read_graph', '{"limit": 0}')) AS bad_limit,
@@ -120,12 +152,14 @@ SELECT try_action('workspace_upsert_entity', '{"workspaceName": "demo", "name": 
        try_action('workspace_get_entity_relations', '{"workspaceName": "demo space", "entityName": "Bob"}')->'error'->>'message' AS no_bob,
        error_code(try_action('workspace_read_graph', '{"workspaceName": "---"}')) AS no_workspace_name,
        error_code(try_action('workspace_upsert_entity', '{"workspaceName": "demo", "name": "A", "entityType": "P", "metadata": "{not json"}')) AS bad_metadata;
-SELECT error_code(try_action('engram_send_memory', '{"content": "x", "confidence_hint": "Z"}')) AS bad_hint,
-       error_code(try_action('engram_send_memory', '{"content": "  "}')) AS empty_memory,
-       error_code(try_action('engram_get_memory', '{"query": "x", "min_confidence": "G9"}')) AS bad_rating,
-       error_code(try_action('engram_get_memory', '{"query": "x", "max_depth": 9}')) AS too_deep,
-       error_code(try_action('engram_correct_memory', '{"target_id": "x", "action": "delete"}')) AS bad_action,
-       error_code(try_action('engram_correct_memory', jsonb_build_object('target_id', :'memory_id', 'action', 'contest'))) AS no_reason;
+-- engram refuses as the original does: a normal answer saying why.
+SELECT neotoma.engram_send_memory('{"content": "x", "confidence_hint": "Z"}') - 'message' AS bad_hint,
+       neotoma.engram_send_memory('{"content": "  "}') ->> 'error_code' AS empty_memory,
+       neotoma.engram_get_memory('{"query": "x", "min_confidence": "G9"}') - 'meta' - 'message' AS bad_rating,
+       neotoma.engram_get_memory('{"query": "x", "max_depth": 11}') ->> 'status' AS too_deep,
+       neotoma.engram_correct_memory('{"target_id": "x", "action": "delete"}') - 'message' AS bad_action,
+       neotoma.engram_correct_memory(jsonb_build_object('target_id', :'part_id', 'action', 'contest')) ->> 'error_code' AS no_reason,
+       error_code(try_action('engram_send_memory', '{"source": {}}')) AS unreadable;
 SELECT count(*) - :observations_before AS observations_from_bad_input FROM neotoma.observations;
 
 -- Another user sees none of it, by any set.

@@ -3,6 +3,7 @@
 //! given the first time something is shown) and entity types canonicalized
 //! through `neotoma.entity_type_mappings`.
 
+use super::ids::{carry as carry_ids, resolve, Kind, Numbering};
 use super::{Node, Relation};
 use crate::db::{self, Arg};
 use neotoma_core::actions::graphmem::*;
@@ -21,46 +22,12 @@ const MERGE_CANDIDATES: i64 = 500;
 const MAX_RELATIONS: usize = 1000;
 const MAX_HITS: usize = 50;
 
-#[derive(Clone, Copy)]
-enum Kind {
-    Entity,
-    Observation,
-    Relation,
-}
-
-impl Kind {
-    fn as_str(self) -> &'static str {
-        match self {
-            Kind::Entity => "entity",
-            Kind::Observation => "observation",
-            Kind::Relation => "relation",
-        }
-    }
-}
-
 fn text_digest(text: &str) -> String {
     sha256_hex(text.as_bytes())
 }
 
-/// The things an answer shows, to number in one statement.
-#[derive(Default)]
-struct Numbering {
-    wanted: Vec<Value>,
-    ids: BTreeMap<String, i64>,
-}
-
+/// What GraphMem shows of the graph, by its numbers.
 impl Numbering {
-    fn key(kind: Kind, reference: &str, detail: &str) -> String {
-        sha256_hex(format!("{}\n{reference}\n{detail}", kind.as_str()).as_bytes())
-    }
-
-    fn want(&mut self, kind: Kind, reference: &str, detail: &str) {
-        let key = Self::key(kind, reference, detail);
-        self.wanted
-            .push(json!({"ord": self.wanted.len(), "kind": kind.as_str(),
-                                "ref": reference, "detail": detail, "key": key}));
-    }
-
     fn want_node(&mut self, node: &Node, with_observations: bool) {
         self.want(Kind::Entity, &node.id, "");
         if with_observations {
@@ -74,45 +41,6 @@ impl Numbering {
         self.want(Kind::Entity, &r.from_id, "");
         self.want(Kind::Entity, &r.to_id, "");
         self.want(Kind::Relation, &r.relationship_id, &r.relation_type);
-    }
-
-    /// Gives what has no id yet the next ids of the user, in the order
-    /// wanted (one call at a time per user), and reads them all.
-    fn assign(&mut self, user: &Uuid) -> Result<(), NeotomaError> {
-        if self.wanted.is_empty() {
-            return Ok(());
-        }
-        db::run(
-            "SELECT pg_advisory_xact_lock(hashtextextended('neotoma.graph_ids:' || $1::text, 0))",
-            &[Arg::uuid(user)],
-        )?;
-        let v = db::json(
-            "WITH wanted AS (SELECT * FROM jsonb_to_recordset($2) AS w(ord int, kind text, ref text, detail text, key text)),
-             missing AS (SELECT DISTINCT ON (w.key) w.* FROM wanted w
-                         WHERE NOT EXISTS (SELECT 1 FROM neotoma.graph_ids g WHERE g.user_id = $1::uuid AND g.key = w.key)
-                         ORDER BY w.key, w.ord),
-             base AS (SELECT coalesce(max(g.id), 0) AS m FROM neotoma.graph_ids g WHERE g.user_id = $1::uuid),
-             ins AS (INSERT INTO neotoma.graph_ids (user_id, id, kind, ref, detail, key)
-                     SELECT $1::uuid, base.m + row_number() OVER (ORDER BY missing.ord), missing.kind, missing.ref,
-                            missing.detail, missing.key
-                     FROM missing, base RETURNING key, id)
-             SELECT coalesce(jsonb_object_agg(key, id), '{}') FROM (
-               SELECT key, id FROM ins
-               UNION ALL
-               SELECT g.key, g.id FROM neotoma.graph_ids g
-               WHERE g.user_id = $1::uuid AND g.key IN (SELECT key FROM wanted)) x",
-            &[Arg::uuid(user), Arg::Json(&Value::Array(std::mem::take(&mut self.wanted)))],
-        )?;
-        self.ids
-            .extend(db::from_json::<BTreeMap<String, i64>>(v, "graph ids")?);
-        Ok(())
-    }
-
-    fn id(&self, kind: Kind, reference: &str, detail: &str) -> i64 {
-        self.ids
-            .get(&Self::key(kind, reference, detail))
-            .copied()
-            .unwrap_or_default()
     }
 
     fn entity(&self, node: &Node) -> EntityOut {
@@ -153,35 +81,6 @@ fn text_field(node: &Node, field: &str) -> Option<String> {
         .get(field)
         .and_then(Value::as_str)
         .map(str::to_string)
-}
-
-/// What an integer id names: its kind's reference and detail.
-fn resolve(user: &Uuid, kind: Kind, id: i64) -> Result<Option<(String, String)>, NeotomaError> {
-    let v = db::json(
-        "SELECT jsonb_build_array(ref, detail) FROM neotoma.graph_ids
-         WHERE user_id = $1::uuid AND id = $2 AND kind = $3",
-        &[Arg::uuid(user), Arg::Int(id), Arg::Text(kind.as_str())],
-    )?;
-    Ok(v.as_array().map(|a| {
-        (
-            a[0].as_str().unwrap_or_default().to_string(),
-            a[1].as_str().unwrap_or_default().to_string(),
-        )
-    }))
-}
-
-/// Gives the ids of entity `from` (and of its observations) to entity `to`,
-/// where `to` has none of its own: an entity keeps its number when a type
-/// change moves it to another entity.
-fn carry_ids(user: &Uuid, from: &str, to: &str) -> Result<(), NeotomaError> {
-    db::run(
-        "UPDATE neotoma.graph_ids g
-            SET ref = $3, key = encode(sha256(convert_to(g.kind || E'\\n' || $3 || E'\\n' || g.detail, 'UTF8')), 'hex')
-          WHERE g.user_id = $1::uuid AND g.ref = $2 AND g.kind IN ('entity', 'observation')
-            AND NOT EXISTS (SELECT 1 FROM neotoma.graph_ids o
-                            WHERE o.user_id = $1::uuid AND o.ref = $3 AND o.kind = g.kind AND o.detail = g.detail)",
-        &[Arg::uuid(user), Arg::Text(from), Arg::Text(to)],
-    )
 }
 
 fn not_found(what: &str, id: i64) -> NeotomaError {

@@ -266,14 +266,10 @@ pub fn create_relations(
     req: CreateRelationsRequest,
 ) -> Result<CreateRelationsResponse, NeotomaError> {
     check_count("relations", req.relations.len())?;
+    // A relation from an entity to itself is accepted, as the reference
+    // server accepts it: a REFERS_TO relationship from the entity to itself.
     for r in &req.relations {
         check_name("relationType", &r.relation_type)?;
-        if r.from == r.to {
-            return Err(NeotomaError::invalid_field(
-                "relations",
-                format!("a relation joins two entities, not {} to itself", r.from),
-            ));
-        }
     }
     let workspace = super::writing(&user)?;
     let ids = ends(&user, &workspace, &req.relations, true)?;

@@ -11,6 +11,7 @@
 
 pub mod engram;
 pub mod graphmem;
+pub mod ids;
 pub mod memory;
 pub mod workspace;
 

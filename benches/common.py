@@ -9,6 +9,7 @@ import statistics
 import time
 import uuid
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Callable, Iterator
 
 import psycopg
@@ -30,6 +31,30 @@ def fresh_database(name: str) -> str:
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("CREATE EXTENSION neotoma")
     return dsn
+
+
+def gateway_database(name: str, role: str) -> str:
+    """A fresh database `name` with the extension, for a gateway that connects
+    as `role`: an ordinary role (row level security applies) that may name
+    the user it acts for, like the embedded default. Answers role's DSN."""
+    dsn = fresh_database(name)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
+            conn.execute(f"CREATE ROLE {role} LOGIN NOSUPERUSER NOBYPASSRLS")
+        conn.execute(f"GRANT neotoma_operator TO {role}")
+    return dsn.replace("user=postgres", f"user={role}")
+
+
+def gateway_env(dsn: str, **extra: str) -> dict[str, str]:
+    """The environment of a gateway on `dsn`: none of the caller's NEOTOMA_*
+    settings, warnings only in its log, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NEOTOMA_") and k != "DATABASE_URL"}
+    env.update(DATABASE_URL=dsn, NEOTOMA_LOG="warn", RUST_BACKTRACE="0", **extra)
+    return env
+
+
+def gateway_bin() -> str:
+    return os.environ.get("NEOTOMA_MCP_BIN") or str(Path(__file__).resolve().parent.parent / "target/release/neotoma-mcp")
 
 
 def new_user() -> str:

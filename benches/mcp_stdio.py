@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 import psycopg
-from common import fresh_database, pct, summary, table, timer
+from common import gateway_bin, gateway_database, gateway_env, pct, summary, table, timer
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -68,16 +68,12 @@ def reference_entity(i: int) -> dict:
 
 
 def gateway_params(user: str) -> StdioServerParameters:
-    dsn = fresh_database(DATABASE)
+    dsn = gateway_database(DATABASE, APP_ROLE)
     with psycopg.connect(dsn, autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (APP_ROLE,)).fetchone():
-            conn.execute(f"CREATE ROLE {APP_ROLE} LOGIN NOSUPERUSER NOBYPASSRLS")
-        conn.execute(f"GRANT neotoma_operator TO {APP_ROLE}")
         version = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'neotoma'").fetchone()[0]
     print(f"  ours: neotoma-mcp over stdio, extension neotoma {version} in database {DATABASE}")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NEOTOMA_") and k != "DATABASE_URL"}
-    env.update(DATABASE_URL=dsn.replace("user=postgres", f"user={APP_ROLE}"), NEOTOMA_LOG="warn", RUST_BACKTRACE="0")
-    binary = os.environ.get("NEOTOMA_MCP_BIN") or str(HERE.parent / "target/release/neotoma-mcp")
+    env = gateway_env(dsn)
+    binary = gateway_bin()
     limits = [a for action in ("store", "retrieve_entities", "retrieve_entity_by_identifier")
               for a in ("--rate-limit", f"{action}=0")]  # fmt: skip
     return StdioServerParameters(command=binary, args=["--user-id", user, *limits], env=env)

@@ -26,8 +26,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
-import psycopg
-from common import fresh_database, pct, table
+from common import gateway_bin, gateway_database, gateway_env, pct, table
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -47,15 +46,8 @@ def entity(i: int) -> dict[str, Any]:
 
 
 def ours() -> StdioServerParameters:
-    dsn = fresh_database(DATABASE)
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (APP_ROLE,)).fetchone():
-            conn.execute(f"CREATE ROLE {APP_ROLE} LOGIN NOSUPERUSER NOBYPASSRLS")
-        conn.execute(f"GRANT neotoma_operator TO {APP_ROLE}")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NEOTOMA_") and k != "DATABASE_URL"}
-    env.update(DATABASE_URL=dsn.replace("user=postgres", f"user={APP_ROLE}"), NEOTOMA_LOG="warn", RUST_BACKTRACE="0")
-    binary = os.environ.get("NEOTOMA_MCP_BIN") or str(HERE.parent / "target/release/neotoma-mcp")
-    return StdioServerParameters(command=binary, args=["--tools", "memory", "--user-id", str(uuid.uuid4())], env=env)
+    env = gateway_env(gateway_database(DATABASE, APP_ROLE))
+    return StdioServerParameters(command=gateway_bin(), args=["--tools", "memory", "--user-id", str(uuid.uuid4())], env=env)
 
 
 def reference(memory_file: Path) -> StdioServerParameters:

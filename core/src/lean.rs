@@ -4,9 +4,11 @@
 //! for it: fields that are null, collections that are empty (below the top
 //! level, where an empty list is the answer), bookkeeping (which embedding
 //! model ranked, how many embeddings are pending, content hashes, run
-//! ids), and `workspace_context` when it only says `default`. The user's
-//! own data (snapshots, fields, metadata, values) is never touched: a null
-//! there says a field was cleared.
+//! ids), `workspace_context` when it only says `default`, an item's
+//! `workspace` when it is `default`, and the short `provenance` map (field
+//! → observation id) beside `field_provenance`, which says the same and
+//! more. The user's own data (snapshots, fields, metadata, values) is never
+//! touched: a null there says a field was cleared.
 
 use serde_json::{Map, Value};
 
@@ -52,8 +54,14 @@ fn only_default(context: &Value) -> bool {
 }
 
 fn lean_map(map: &mut Map<String, Value>, depth: usize) {
+    if map.contains_key("field_provenance") {
+        map.remove("provenance");
+    }
     map.retain(|key, value| {
         if value.is_null() || BOOKKEEPING.contains(&key.as_str()) {
+            return false;
+        }
+        if key == "workspace" && value == "default" {
             return false;
         }
         if !DATA.contains(&key.as_str()) {
@@ -121,7 +129,7 @@ mod tests {
         lean(&mut a);
         assert_eq!(a, json!({"entities": [], "total": 0}), "the top level keeps the answer");
         let mut b = json!({
-            "entities": [{"id": "e", "merged_into": null, "matched_fields": [],
+            "entities": [{"id": "e", "merged_into": null, "matched_fields": [], "workspace": "default",
                           "snapshot": {"x": null, "tags": []}, "relevance_score": 0.5}],
             "workspace_context": {"workspaces": ["work"], "all": false, "from": "argument"},
             "deduplicated": false,
@@ -132,6 +140,24 @@ mod tests {
             json!({"entities": [{"id": "e", "snapshot": {"x": null, "tags": []}, "relevance_score": 0.5}],
                    "workspace_context": {"workspaces": ["work"], "all": false, "from": "argument"},
                    "deduplicated": false})
+        );
+    }
+
+    #[test]
+    fn field_provenance_stands_for_provenance_and_other_workspaces_are_named() {
+        let mut a = json!({
+            "snapshot": {"name": "Ada", "workspace": "default"},
+            "provenance": {"name": "o1"},
+            "field_provenance": {"name": {"observation_id": "o1", "source_id": "s1"}},
+            "entities": [{"id": "e", "workspace": "work"}],
+        });
+        lean(&mut a);
+        assert_eq!(
+            a,
+            json!({"snapshot": {"name": "Ada", "workspace": "default"},
+                   "field_provenance": {"name": {"observation_id": "o1", "source_id": "s1"}},
+                   "entities": [{"id": "e", "workspace": "work"}]}),
+            "the user's own `workspace` field stays"
         );
     }
 

@@ -81,6 +81,9 @@ pub const SEMANTIC_CANDIDATES: i64 = 1000;
 /// rarer term finds the entities that have it (all of them), a commoner
 /// one only adds its weight to those (sql/queries/search_entities.sql).
 pub const RARE_TERM_ENTITIES: i64 = 2000;
+/// Most names a word no entity has (a typo) brings, the likest to it first:
+/// a short word shares a few trigrams with a great many names.
+pub const FUZZY_NAME_CANDIDATES: i64 = 200;
 /// Reciprocal Rank Fusion's constant: a result ranked r-th in a ranking
 /// counts 1 / (RRF_K + r) (Cormack et al.).
 pub const RRF_K: i64 = 60;
@@ -175,13 +178,6 @@ pub fn query_trigrams(q: &str) -> Vec<String> {
     trigrams(q).into_iter().collect()
 }
 
-/// The fewest of a query's `n` trigrams a name must share to be
-/// [`NAME_THRESHOLD`] similar: similarity = shared / (n + name's − shared) is
-/// at most shared / n. The index finds names sharing that many.
-pub fn least_shared(n: usize) -> i64 {
-    ((NAME_THRESHOLD * n as f64).ceil() as i64).max(1)
-}
-
 /// A type name for free text (a query naming a type, a memory server's
 /// `entityType`): lower case, runs of anything but letters and digits as
 /// `_`, starting with a letter:
@@ -238,14 +234,14 @@ mod tests {
     fn names_must_share_enough_trigrams() {
         let grams = query_trigrams("Grace");
         assert_eq!(grams.len(), 6);
-        assert_eq!(least_shared(grams.len()), 2);
-        assert_eq!(least_shared(1), 1);
         assert!(query_trigrams("?!").is_empty());
-        // The bound holds: a name at the threshold shares at least that many.
+        // The bound the index search uses (sql/queries/search_entities.sql):
+        // similarity = shared / (n + name's − shared) is at most shared / n,
+        // so a name at the threshold shares at least ⌈threshold × n⌉.
         let (a, b) = (trigrams("grace hopper"), trigrams("grce hoppr"));
-        let shared = a.intersection(&b).count() as i64;
+        let shared = a.intersection(&b).count() as f64;
         assert!(crate::similarity::similarity(&a, &b) >= NAME_THRESHOLD);
-        assert!(shared >= least_shared(b.len()));
+        assert!(shared >= (NAME_THRESHOLD * b.len() as f64).ceil());
     }
 
     #[test]

@@ -47,6 +47,18 @@ pub fn for_selection(selection: &Selection) -> String {
             text.push_str(&extra.join("; "));
             text.push('.');
         }
+        // So that an agent missing a tool can tell its user what to enable.
+        let off: Vec<&str> = ToolGroup::ALL
+            .iter()
+            .filter(|g| !selection.groups.contains(g))
+            .map(|g| g.name())
+            .collect();
+        if !off.is_empty() {
+            text.push_str(&format!(
+                " More tools exist in groups the operator can enable (neotoma-mcp --tools): {}.",
+                off.join(", ")
+            ));
+        }
     }
     let others: Vec<&str> = selection
         .sets
@@ -75,14 +87,18 @@ mod tests {
 
     #[test]
     fn instructions_stay_within_two_kilobytes() {
-        for tools in ["neotoma", "all", "memory", "memory,neotoma,lifecycle", "graphmem,engram,workspace,all"] {
+        for tools in ["neotoma", "core", "all", "memory", "memory,neotoma,lifecycle", "graphmem,engram,workspace,all"] {
             let text = for_selection(&parse_selection(tools).unwrap());
             assert!(text.len() <= 2048, "{tools}: {} bytes", text.len());
             assert!(!text.is_empty());
         }
         let all = for_selection(&parse_selection("all").unwrap());
         assert!(all.contains("lifecycle") && all.contains("bulk"));
+        assert!(all.contains("Also enabled") && !all.contains("More tools exist"));
         let core = for_selection(&Selection::default());
         assert!(core.contains("list_entity_types") && !core.contains("Also enabled"));
+        assert!(core.contains("can enable (neotoma-mcp --tools): lifecycle, review,"));
+        let memory = for_selection(&parse_selection("memory").unwrap());
+        assert!(!memory.contains("store"), "{memory}");
     }
 }

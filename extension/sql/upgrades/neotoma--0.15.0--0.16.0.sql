@@ -277,6 +277,10 @@ GRANT EXECUTE ON FUNCTION neotoma_private.inspector_open(uuid, text, uuid, boole
 REVOKE ALL ON FUNCTION neotoma."_schema_row_problem"(jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION neotoma."_schema_row_problem"(jsonb) TO neotoma_user;
 
+-- list_entity_types answers a compact catalogue by default.
+COMMENT ON FUNCTION neotoma.list_entity_types(jsonb) IS
+  'The entity types you can store, one line each (name, what it is for, the fields that identify it). `keyword` ranks them by name, fields and meaning (''payment'' finds transaction and invoice); `entity_type` gives one type in full (its fields, types, merge policies); `detail: true` gives every type in full.';
+
 -- Search reads a question: the character pairs of scripts written without
 -- spaces are searched beside the words (a rewrite of entity_snapshots).
 CREATE FUNCTION neotoma."_text_grams"(

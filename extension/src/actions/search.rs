@@ -7,7 +7,7 @@ use crate::db::{self, Arg};
 use neotoma_core::actions::common;
 use neotoma_core::actions::entities::{RetrieveEntitiesRequest, RetrieveEntitiesResponse};
 use neotoma_core::search::{
-    self, Answering, SearchMode, NAME_THRESHOLD, RARE_TERM_ENTITIES, RRF_K, SEMANTIC_CANDIDATES,
+    self, Answering, SearchMode, FUZZY_NAME_CANDIDATES, NAME_THRESHOLD, RARE_TERM_ENTITIES, RRF_K, SEMANTIC_CANDIDATES,
     SEMANTIC_THRESHOLD,
 };
 use neotoma_core::NeotomaError;
@@ -89,7 +89,6 @@ pub fn run(user: Uuid, s: &Search) -> Result<RetrieveEntitiesResponse, NeotomaEr
     let mut answer: RetrieveEntitiesResponse = if search::has_words(q) {
         let question = neotoma_core::question::read(q);
         let grams = search::query_trigrams(q);
-        let least = search::least_shared(grams.len());
         let threshold = NAME_THRESHOLD.to_string();
         let semantic_threshold = SEMANTIC_THRESHOLD.to_string();
         let type_name = (lexical && s.in_types).then(|| search::type_name(q));
@@ -99,9 +98,7 @@ pub fn run(user: Uuid, s: &Search) -> Result<RetrieveEntitiesResponse, NeotomaEr
                     &scope.adapt(SEARCH_ENTITIES)?,
                     &[
                         Arg::uuid(user),
-                        Arg::Text(q),
                         Arg::Texts(grams),
-                        Arg::Int(least),
                         Arg::OptText(s.entity_type),
                         Arg::Text(flag(s.include_merged)),
                         Arg::Text(flag(s.include_deleted)),
@@ -125,6 +122,7 @@ pub fn run(user: Uuid, s: &Search) -> Result<RetrieveEntitiesResponse, NeotomaEr
                         Arg::Texts(question.grams.clone()),
                         Arg::Text(question.language.config()),
                         Arg::Int(RARE_TERM_ENTITIES),
+                        Arg::Int(FUZZY_NAME_CANDIDATES),
                     ],
                     "found entities",
                 )

@@ -90,6 +90,29 @@ SELECT count(*) FILTER (WHERE search_vector @@ 'glovebox'::tsquery) AS binary_wo
        count(*) FILTER (WHERE search_vector @@ 'a00'::tsquery) AS within_limit,
        count(*) FILTER (WHERE search_vector @@ 'zzz'::tsquery) AS beyond_limit FROM neotoma.files;
 
+-- A question, not a conjunction: an entity matching some of its words is
+-- found, one matching more ranks higher; the exact name still comes first.
+SELECT jsonb_array_length(neotoma.store('{"entities": [
+  {"entity_type": "person", "name": "Ada Lovelace", "notes": "Wrote the first program"},
+  {"entity_type": "task", "title": "Call Ada about the engine", "status": "open"},
+  {"entity_type": "note", "title": "Baxter", "content": "We adopted Baxter, a beagle puppy, from the shelter."},
+  {"entity_type": "note", "title": "Holiday", "content": "We chose the beach this summer."},
+  {"entity_type": "note", "title": "Hiking", "content": "The mountains in autumn."},
+  {"entity_type": "note", "title": "Report", "content": "The report is ready. Der Bericht ist fertig. Le rapport est prêt."},
+  {"entity_type": "note", "title": "Dog", "content": "Rex the dog; der Hund Bello; le chat Minou."},
+  {"entity_type": "note", "title": "会议", "content": "我们明天在北京开会讨论预算。"},
+  {"entity_type": "note", "title": "日本", "content": "来週は東京で新しいプロジェクトを始めます。"},
+  {"entity_type": "note", "title": "ไทย", "content": "พรุ่งนี้เราจะไปเชียงใหม่เพื่อประชุมลูกค้า"}]}')->'entities') AS stored;
+SELECT q, string_agg(coalesce(e->'snapshot'->>'name', e->'snapshot'->>'title'), ' | ' ORDER BY o) AS found
+FROM (VALUES (1, 'engine program'), (2, 'When did I adopt Baxter?'), (3, 'beach or mountains?'), (4, 'Ada Lovelace'),
+             -- stop words of the question's language match nothing
+             (5, 'Where is the dog?'), (6, 'Wo ist der Hund?'), (7, 'Où est le chat ?'),
+             -- a word inside a sentence without spaces
+             (8, '北京'), (9, '東京で'), (10, 'เชียงใหม่')) t(n, q),
+  LATERAL neotoma.retrieve_entities(jsonb_build_object('search', q, 'search_mode', 'lexical')) r,
+  LATERAL jsonb_array_elements(r->'entities') WITH ORDINALITY a(e, o)
+GROUP BY n, q ORDER BY n;
+
 -- Another user finds none of it, by any word or name.
 SET neotoma.user_id = '34000000-0000-0000-0000-00000000000b';
 SELECT r->'total' AS total FROM (VALUES ('grace'), ('Grce Hoppr'), ('compiler'), ('enigma')) t(q),

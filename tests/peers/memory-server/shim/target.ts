@@ -9,7 +9,7 @@
 //   MEMORY_PEER_TMP     the run's temporary directory (memory files, the
 //                       embedded cluster's data directory, server logs)
 //   NEOTOMA_MCP_BIN     ours: the gateway (default target/release/neotoma-mcp)
-//   NEOTOMA_TEST_PG     ours: a DATABASE_URL to use; without it the embedded
+//   NEOTOMA_TEST_PG     ours: the DATABASE_URL run made (a database of its own); without it the embedded
 //                       cluster in $MEMORY_PEER_TMP/neotoma on --pg-port
 //                       MEMORY_PEER_PG_PORT (55502)
 

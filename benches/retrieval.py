@@ -100,11 +100,12 @@ def metrics(rankings: list[list[int]], questions: list[conversations.Question]) 
 
 def app_role(admin: psycopg.Connection) -> None:
     """The ordinary role searches run as: neotoma_user's privileges, allowed
-    to say which user it acts for (as an application's own role would be)."""
+    to say which user it acts for (as an application's own role would be:
+    a member of neotoma_service, not a grant on the cluster-wide parameter)."""
     if not admin.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (ROLE,)).fetchone():
         admin.execute(f"CREATE ROLE {ROLE} LOGIN NOSUPERUSER NOBYPASSRLS")
     admin.execute(f"GRANT neotoma_user TO {ROLE}")
-    admin.execute(f"GRANT SET ON PARAMETER neotoma.user_id TO {ROLE}")
+    admin.execute(f"GRANT neotoma_service TO {ROLE}")
 
 
 def connect_as_user(dsn: str, user: str) -> psycopg.Connection:

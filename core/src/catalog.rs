@@ -411,7 +411,16 @@ fn lean_schema(v: &Value) -> Value {
                     "default" => !val.is_null(),
                     "format" => !matches!(
                         val.as_str(),
-                        Some("int32" | "int64" | "uint" | "uint32" | "uint64" | "uint8" | "double" | "float")
+                        Some(
+                            "int32"
+                                | "int64"
+                                | "uint"
+                                | "uint32"
+                                | "uint64"
+                                | "uint8"
+                                | "double"
+                                | "float"
+                        )
                     ),
                     "additionalProperties" => val != &Value::Bool(true),
                     _ => true,
@@ -433,7 +442,10 @@ fn lean_schema(v: &Value) -> Value {
                     // Names, not schemas: kept as they are.
                     ("required" | "enum", _) => val.clone(),
                     ("properties", Value::Object(props)) => Value::Object(
-                        props.iter().map(|(name, p)| (name.clone(), lean_schema(p))).collect(),
+                        props
+                            .iter()
+                            .map(|(name, p)| (name.clone(), lean_schema(p)))
+                            .collect(),
                     ),
                     _ => lean_schema(val),
                 };
@@ -469,8 +481,14 @@ pub fn group_of(id: ActionId) -> ToolGroup {
         | ListTimelineEvents
         | RetrieveFileUrl
         | Reinterpret => ToolGroup::Core,
-        DeleteEntity | RestoreEntity | DeleteRelationship | RestoreRelationship | Erase
-        | ListRecentChanges | ListPotentialDuplicates | SplitEntity => ToolGroup::Lifecycle,
+        DeleteEntity
+        | RestoreEntity
+        | DeleteRelationship
+        | RestoreRelationship
+        | Erase
+        | ListRecentChanges
+        | ListPotentialDuplicates
+        | SplitEntity => ToolGroup::Lifecycle,
         Contest | Annotate | ListContradictions | Reclassify => ToolGroup::Review,
         ListWorkspaces | SetContext | GetContext | ClearContext => ToolGroup::Workspaces,
         Bulk | CreateRelationships => ToolGroup::Bulk,
@@ -479,14 +497,19 @@ pub fn group_of(id: ActionId) -> ToolGroup {
         | GetSchemaRecommendations
         | UpdateSchemaIncremental
         | RegisterSchema => ToolGroup::Schema,
-        PlaidCreateLinkToken | PlaidExchangePublicToken | PlaidSync | PlaidListItems
-        | RecordPlaidItem | RecordPlaidSync | ListProviderCatalog | ConnectProvider
-        | ListConnectors | SyncProviderImports | RecordConnector | RecordProviderSync => {
-            ToolGroup::Connectors
-        }
-        GetVersion | GetCurrentTime | GetProductAnalytics | GetTechnicalMetrics => {
-            ToolGroup::Admin
-        }
+        PlaidCreateLinkToken
+        | PlaidExchangePublicToken
+        | PlaidSync
+        | PlaidListItems
+        | RecordPlaidItem
+        | RecordPlaidSync
+        | ListProviderCatalog
+        | ConnectProvider
+        | ListConnectors
+        | SyncProviderImports
+        | RecordConnector
+        | RecordProviderSync => ToolGroup::Connectors,
+        GetVersion | GetCurrentTime | GetProductAnalytics | GetTechnicalMetrics => ToolGroup::Admin,
         // Not listed (legacy names, resources, the gateway's own), or
         // listed with their own set.
         RecordInterpretation | SubmitPayload | UploadFile | UpdateRecord | RetrieveRecords
@@ -1677,18 +1700,36 @@ mod tests {
     fn the_default_profile_is_within_its_budgets() {
         let (tools, bytes) = core_profile();
         eprintln!("default profile: {tools} tools, {bytes} bytes");
-        assert!(tools <= 24, "{tools} tools in the default profile (budget 24)");
-        assert!(bytes <= 24 * 1024, "{bytes} bytes of tools in the default profile (budget 24 KB)");
+        assert!(
+            tools <= 24,
+            "{tools} tools in the default profile (budget 24)"
+        );
+        assert!(
+            bytes <= 24 * 1024,
+            "{bytes} bytes of tools in the default profile (budget 24 KB)"
+        );
     }
 
     #[test]
     fn every_seed_action_an_agent_needs_is_in_the_default_profile() {
         for name in [
-            "store", "list_entity_types", "retrieve_entities", "retrieve_entity_snapshot",
-            "retrieve_entity_by_identifier", "retrieve_field_provenance", "list_observations",
-            "correct", "merge_entities", "create_relationship", "list_relationships",
-            "get_relationship_snapshot", "retrieve_related_entities", "retrieve_graph_neighborhood",
-            "list_timeline_events", "retrieve_file_url", "reinterpret",
+            "store",
+            "list_entity_types",
+            "retrieve_entities",
+            "retrieve_entity_snapshot",
+            "retrieve_entity_by_identifier",
+            "retrieve_field_provenance",
+            "list_observations",
+            "correct",
+            "merge_entities",
+            "create_relationship",
+            "list_relationships",
+            "get_relationship_snapshot",
+            "retrieve_related_entities",
+            "retrieve_graph_neighborhood",
+            "list_timeline_events",
+            "retrieve_file_url",
+            "reinterpret",
         ] {
             let id = resolve(name).unwrap_or_else(|| panic!("{name}"));
             assert_eq!(group_of(id), ToolGroup::Core, "{name}");
@@ -1708,14 +1749,31 @@ mod tests {
         let props = store["properties"].as_object().unwrap();
         assert!(props.get("user_id").is_none() && props.get("workspace").is_none());
         assert_eq!(props["entities"]["type"], "array");
-        assert_eq!(props["file_path"]["type"], "string", "optional, not nullable");
+        assert_eq!(
+            props["file_path"]["type"], "string",
+            "optional, not nullable"
+        );
         assert!(props["file_path"].get("x-neotoma-read-file").is_none());
-        assert_eq!(store["required"], json!(["entities"]).as_array().map(|_| store["required"].clone()).unwrap());
+        assert_eq!(
+            store["required"],
+            json!(["entities"])
+                .as_array()
+                .map(|_| store["required"].clone())
+                .unwrap()
+        );
         let search = agent_schema(&ActionId::RetrieveEntities.input_schema(), true);
         assert!(search["properties"].get("workspace").is_some());
-        assert!(search["properties"]["search_mode"].to_string().contains("hybrid"), "enums kept");
+        assert!(
+            search["properties"]["search_mode"]
+                .to_string()
+                .contains("hybrid"),
+            "enums kept"
+        );
         let text = serde_json::to_string(&store).unwrap();
-        assert!(!text.contains("\"null\"") && !text.contains("int32") && !text.contains("\\n"), "{text}");
+        assert!(
+            !text.contains("\"null\"") && !text.contains("int32") && !text.contains("\\n"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -99,9 +99,14 @@ pub fn lenient_schema(schema: &Value) -> Value {
                     let lenient = match (k.as_str(), v) {
                         // Property names (a property may be called
                         // `required`), each a schema.
-                        ("properties" | "$defs" | "definitions", Value::Object(props)) => Value::Object(
-                            props.iter().map(|(name, p)| (name.clone(), lenient_schema(p))).collect(),
-                        ),
+                        ("properties" | "$defs" | "definitions", Value::Object(props)) => {
+                            Value::Object(
+                                props
+                                    .iter()
+                                    .map(|(name, p)| (name.clone(), lenient_schema(p)))
+                                    .collect(),
+                            )
+                        }
                         _ => lenient_schema(v),
                     };
                     (k.clone(), lenient)
@@ -127,7 +132,11 @@ mod tests {
             "workspace_context": {"workspaces": ["default"], "all": false, "from": "default"},
         });
         lean(&mut a);
-        assert_eq!(a, json!({"entities": [], "total": 0}), "the top level keeps the answer");
+        assert_eq!(
+            a,
+            json!({"entities": [], "total": 0}),
+            "the top level keeps the answer"
+        );
         let mut b = json!({
             "entities": [{"id": "e", "merged_into": null, "matched_fields": [], "workspace": "default",
                           "snapshot": {"x": null, "tags": []}, "relevance_score": 0.5}],

@@ -77,7 +77,12 @@ impl Language {
         let lists = LISTS.get_or_init(|| {
             Language::ALL
                 .iter()
-                .map(|l| stop_list(*l).into_iter().map(|w| w.to_lowercase()).collect())
+                .map(|l| {
+                    stop_list(*l)
+                        .into_iter()
+                        .map(|w| w.to_lowercase())
+                        .collect()
+                })
                 .collect()
         });
         &lists[Language::ALL.iter().position(|l| *l == self).unwrap_or(0)]
@@ -103,7 +108,7 @@ fn stop_list(language: Language) -> Vec<String> {
         Language::Hungarian => L::Hungarian,
         Language::Turkish => L::Turkish,
     })
-    .into_iter()
+    .iter()
     .map(|w| w.to_string())
     .collect()
 }
@@ -254,13 +259,19 @@ mod tests {
         assert_eq!(q.words, ["adopt", "baxter"]);
         assert_eq!(q.language, Language::English);
         let q = read("Did Maria go to the beach or the mountains?");
-        assert_eq!(q.words, ["maria", "go", "beach", "mountains"], "`or` is a word, not an operator");
+        assert_eq!(
+            q.words,
+            ["maria", "go", "beach", "mountains"],
+            "`or` is a word, not an operator"
+        );
         let de = read("Wann hat Anna ihren Hund bekommen?");
         assert_eq!(de.language, Language::German);
         assert!(de.words.contains(&"hund".to_string()) && !de.words.contains(&"ihren".to_string()));
         let fr = read("Où est-ce que Julie a passé ses vacances?");
         assert_eq!(fr.language, Language::French);
-        assert!(fr.words.contains(&"vacances".to_string()) && !fr.words.contains(&"ses".to_string()));
+        assert!(
+            fr.words.contains(&"vacances".to_string()) && !fr.words.contains(&"ses".to_string())
+        );
         let es = read("¿Dónde vive el hermano de Carlos?");
         assert_eq!(es.language, Language::Spanish);
         assert!(es.words.contains(&"hermano".to_string()) && !es.words.contains(&"el".to_string()));
@@ -277,7 +288,10 @@ mod tests {
         let ja = read("東京に行きます");
         assert!(ja.grams.contains(&"東京".to_string()));
         let th = read("ฉันชอบแมว");
-        assert!(th.grams.contains(&"แม".to_string()) && th.grams.contains(&"มว".to_string()), "{th:?}");
+        assert!(
+            th.grams.contains(&"แม".to_string()) && th.grams.contains(&"มว".to_string()),
+            "{th:?}"
+        );
         // Mixed: words and pairs.
         let mixed = read("Meeting in 東京 tomorrow");
         assert_eq!(mixed.words, ["meeting", "tomorrow"]);

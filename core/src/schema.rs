@@ -292,7 +292,11 @@ impl EntitySchema {
 /// version and its definition), as an import reads it: the definition
 /// must read as a schema, be coherent ([`EntitySchema::validate`]) and be
 /// of the row's type and version. Answers the schema.
-pub fn check_stored(entity_type: &str, schema_version: &str, definition: &Value) -> Result<EntitySchema> {
+pub fn check_stored(
+    entity_type: &str,
+    schema_version: &str,
+    definition: &Value,
+) -> Result<EntitySchema> {
     let schema: EntitySchema = serde_json::from_value(definition.clone()).map_err(|e| {
         NeotomaError::invalid_field("definition", format!("the definition is not a schema: {e}"))
     })?;

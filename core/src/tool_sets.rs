@@ -293,7 +293,11 @@ mod tests {
         assert!(parse_selection("memory,mem0").unwrap_err().contains("mem0"));
         for g in ToolGroup::ALL {
             assert_eq!(ToolGroup::parse(g.name()), Some(*g));
-            assert!(ToolSet::parse(g.name()).is_none(), "{} names a set and a group", g.name());
+            assert!(
+                ToolSet::parse(g.name()).is_none(),
+                "{} names a set and a group",
+                g.name()
+            );
         }
     }
 

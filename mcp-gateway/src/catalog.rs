@@ -138,10 +138,10 @@ impl Catalog {
             ))
             .unwrap_or_default();
             // Neotoma's answers are lean unless asked (neotoma_core::lean).
-            let neotoma = e["tool_set"].as_str().is_none_or(|s| s == ToolSet::Neotoma.name());
-            if neotoma
-                && let Some(Value::Object(props)) = listed_schema.get_mut("properties")
-            {
+            let neotoma = e["tool_set"]
+                .as_str()
+                .is_none_or(|s| s == ToolSet::Neotoma.name());
+            if neotoma && let Some(Value::Object(props)) = listed_schema.get_mut("properties") {
                 props.insert(
                     VERBOSE.into(),
                     serde_json::json!({"type": "boolean", "description": "Answer every field, bookkeeping and empty ones too (default false)."}),
@@ -164,7 +164,8 @@ impl Catalog {
             }
             if let Some(out) = object(&e["output_schema"]) {
                 let out = if neotoma {
-                    object(&neotoma_core::lean::lenient_schema(&Value::Object(out))).unwrap_or_default()
+                    object(&neotoma_core::lean::lenient_schema(&Value::Object(out)))
+                        .unwrap_or_default()
                 } else {
                     out
                 };
@@ -307,23 +308,45 @@ mod tests {
         let json = neotoma_core::catalog::catalog_json("9.9.9");
         let core = Catalog::from_json(&json, &Selection::default()).unwrap();
         let names: Vec<String> = core.tools().iter().map(|t| t.name.to_string()).collect();
-        assert!(names.len() <= 24 && names.contains(&"store".to_string()), "{names:?}");
+        assert!(
+            names.len() <= 24 && names.contains(&"store".to_string()),
+            "{names:?}"
+        );
         assert!(!names.contains(&"bulk".to_string()) && !names.contains(&"erase".to_string()));
         // Not listed, still callable by name.
         assert!(core.get("bulk").is_some() && core.get("erase").is_some());
         // Without the workspaces group, no tool lists a workspace argument.
-        assert!(core.tools().iter().all(|t| !t.input_schema.contains_key("properties")
-            || t.input_schema["properties"].get("workspace").is_none()));
-        assert!(core.tools().iter().all(|t| t.input_schema["properties"].get("user_id").is_none()));
-        let all = Catalog::from_json(&json, &neotoma_core::tool_sets::parse_selection("all").unwrap()).unwrap();
+        assert!(
+            core.tools()
+                .iter()
+                .all(|t| !t.input_schema.contains_key("properties")
+                    || t.input_schema["properties"].get("workspace").is_none())
+        );
+        assert!(
+            core.tools()
+                .iter()
+                .all(|t| t.input_schema["properties"].get("user_id").is_none())
+        );
+        let all = Catalog::from_json(
+            &json,
+            &neotoma_core::tool_sets::parse_selection("all").unwrap(),
+        )
+        .unwrap();
         let listable = all
             .actions
             .iter()
             .filter(|a| a.listable() && a.tool_set == ToolSet::Neotoma)
             .count();
-        assert_eq!(all.tools().len(), listable, "--tools all lists every tool once");
-        let with_lifecycle =
-            Catalog::from_json(&json, &neotoma_core::tool_sets::parse_selection("neotoma,lifecycle").unwrap()).unwrap();
+        assert_eq!(
+            all.tools().len(),
+            listable,
+            "--tools all lists every tool once"
+        );
+        let with_lifecycle = Catalog::from_json(
+            &json,
+            &neotoma_core::tool_sets::parse_selection("neotoma,lifecycle").unwrap(),
+        )
+        .unwrap();
         assert_eq!(with_lifecycle.tools().len(), core.tools().len() + 8);
     }
 
@@ -389,7 +412,9 @@ mod tests {
 
     #[test]
     fn refuses_a_catalog_without_actions() {
-        assert!(Catalog::from_json(&serde_json::json!({}), &every_group(&[ToolSet::Neotoma])).is_err());
+        assert!(
+            Catalog::from_json(&serde_json::json!({}), &every_group(&[ToolSet::Neotoma])).is_err()
+        );
     }
 
     /// Each set lists its tools by its own names; a name an earlier set
@@ -419,7 +444,8 @@ mod tests {
             ToolSet::Memory
         );
         assert!(memory.get("store").is_none());
-        let both = Catalog::from_json(&json, &every_group(&[ToolSet::Memory, ToolSet::Neotoma])).unwrap();
+        let both =
+            Catalog::from_json(&json, &every_group(&[ToolSet::Memory, ToolSet::Neotoma])).unwrap();
         assert!(both.get("store").is_some() && both.get("ingest").is_some());
         let names: Vec<String> = both.tools().iter().map(|t| t.name.to_string()).collect();
         assert_eq!(names[0], "create_entities");
@@ -430,7 +456,8 @@ mod tests {
         // A set chosen after Neotoma's yields the names both have to it;
         // Neotoma's, chosen after, are listed as neotoma_<name>.
         let graphmem_first =
-            Catalog::from_json(&json, &every_group(&[ToolSet::Graphmem, ToolSet::Neotoma])).unwrap();
+            Catalog::from_json(&json, &every_group(&[ToolSet::Graphmem, ToolSet::Neotoma]))
+                .unwrap();
         let names: Vec<String> = graphmem_first
             .tools()
             .iter()
@@ -449,7 +476,8 @@ mod tests {
             "set_context"
         );
         let neotoma_first =
-            Catalog::from_json(&json, &every_group(&[ToolSet::Neotoma, ToolSet::Graphmem])).unwrap();
+            Catalog::from_json(&json, &every_group(&[ToolSet::Neotoma, ToolSet::Graphmem]))
+                .unwrap();
         assert_eq!(
             neotoma_first.get("set_context").unwrap().name,
             "set_context"

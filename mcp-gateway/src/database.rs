@@ -519,8 +519,17 @@ mod tests {
     #[test]
     fn finds_a_nul_character_anywhere() {
         use serde_json::json;
-        assert_eq!(super::nul_at(&json!({"a": ["x", "y\u{0}"]}), ""), Some("a.1".into()));
-        assert_eq!(super::nul_at(&json!({"k\u{0}": 1}), ""), Some("k\\u0000".into()));
-        assert_eq!(super::nul_at(&json!({"a": "fine", "b": [1, {"c": null}]}), ""), None);
+        assert_eq!(
+            super::nul_at(&json!({"a": ["x", "y\u{0}"]}), ""),
+            Some("a.1".into())
+        );
+        assert_eq!(
+            super::nul_at(&json!({"k\u{0}": 1}), ""),
+            Some("k\\u0000".into())
+        );
+        assert_eq!(
+            super::nul_at(&json!({"a": "fine", "b": [1, {"c": null}]}), ""),
+            None
+        );
     }
 }

@@ -202,7 +202,9 @@ impl Embedded {
                     tracing::debug!(error = %e, "pg_ctl start");
                     std::thread::sleep(std::time::Duration::from_millis(250));
                 }
-                Err(e) => return Err(e).with_context(|| format!("see {}", self.log_file.display())),
+                Err(e) => {
+                    return Err(e).with_context(|| format!("see {}", self.log_file.display()));
+                }
             }
         }
     }
@@ -229,9 +231,13 @@ impl Embedded {
     fn previous_still_exiting(&self, from: u64) -> bool {
         let log = std::fs::read(&self.log_file).unwrap_or_default();
         let new = String::from_utf8_lossy(log.get(from as usize..).unwrap_or_default());
-        ["pre-existing shared memory block", "is another postmaster", "lock file"]
-            .iter()
-            .any(|m| new.contains(m))
+        [
+            "pre-existing shared memory block",
+            "is another postmaster",
+            "lock file",
+        ]
+        .iter()
+        .any(|m| new.contains(m))
     }
 
     pub fn is_running(&self) -> bool {

@@ -101,10 +101,10 @@ impl FileRoots {
             .custom_flags(libc::O_NONBLOCK)
             .open(&target)
             .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => not_found(),
-            _ if bounded => outside(),
-            _ => unreadable(e),
-        })?;
+                std::io::ErrorKind::NotFound => not_found(),
+                _ if bounded => outside(),
+                _ => unreadable(e),
+            })?;
         if bounded {
             let opened = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
                 .map_err(|_| outside())?;

@@ -20,12 +20,20 @@ Errors are {error: {code, message, details}}.";
 fn hint(group: ToolGroup) -> &'static str {
     match group {
         ToolGroup::Core => "",
-        ToolGroup::Lifecycle => "lifecycle (delete_entity and restore_entity to forget and bring back, erase for good, list_recent_changes)",
-        ToolGroup::Review => "review (contest a doubtful value, annotate, list_contradictions, reclassify)",
-        ToolGroup::Workspaces => "workspaces (set_context to work in one, `workspace` on every call)",
+        ToolGroup::Lifecycle => {
+            "lifecycle (delete_entity and restore_entity to forget and bring back, erase for good, list_recent_changes)"
+        }
+        ToolGroup::Review => {
+            "review (contest a doubtful value, annotate, list_contradictions, reclassify)"
+        }
+        ToolGroup::Workspaces => {
+            "workspaces (set_context to work in one, `workspace` on every call)"
+        }
         ToolGroup::Bulk => "bulk (several writes in one call, all or nothing)",
         ToolGroup::Subgraphs => "subgraphs (search_subgraph, get_subgraph_by_ids)",
-        ToolGroup::Schema => "schema (analyze_schema_candidates, update_schema_incremental to add fields)",
+        ToolGroup::Schema => {
+            "schema (analyze_schema_candidates, update_schema_incremental to add fields)"
+        }
         ToolGroup::Connectors => "connectors (mail and bank imports)",
         ToolGroup::Admin => "admin (versions, clock, metrics)",
     }
@@ -87,7 +95,14 @@ mod tests {
 
     #[test]
     fn instructions_stay_within_two_kilobytes() {
-        for tools in ["neotoma", "core", "all", "memory", "memory,neotoma,lifecycle", "graphmem,engram,workspace,all"] {
+        for tools in [
+            "neotoma",
+            "core",
+            "all",
+            "memory",
+            "memory,neotoma,lifecycle",
+            "graphmem,engram,workspace,all",
+        ] {
             let text = for_selection(&parse_selection(tools).unwrap());
             assert!(text.len() <= 2048, "{tools}: {} bytes", text.len());
             assert!(!text.is_empty());

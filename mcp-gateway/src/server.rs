@@ -404,7 +404,9 @@ impl ServerHandler for Gateway {
                     .with_title("Neotoma")
                     .with_description("Memory for AI agents, inside Postgres"),
             )
-            .with_instructions(crate::instructions::for_selection(&self.state.catalog.selection))
+            .with_instructions(crate::instructions::for_selection(
+                &self.state.catalog.selection,
+            ))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -452,7 +454,9 @@ impl ServerHandler for Gateway {
                         "verbose is true or false",
                     )),
                     v => {
-                        let whole = v.and_then(|v| v.as_bool()).unwrap_or(self.state.verbose_answers);
+                        let whole = v
+                            .and_then(|v| v.as_bool())
+                            .unwrap_or(self.state.verbose_answers);
                         let answer = self
                             .run_with_progress(action, Value::Object(args), caller, progress)
                             .await;

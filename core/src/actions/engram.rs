@@ -330,7 +330,13 @@ mod tests {
         assert_eq!(memory_id(255), "mem_00000000000000ff");
         assert_eq!(graph_id_of("mem_00000000000000ff"), Some(255));
         assert_eq!(graph_id_of(&memory_id(123_456_789)), Some(123_456_789));
-        for bad in ["mem_", "mem_0000000000000000", "mem_ff", "ent_00000000000000ff", "mem_zzzzzzzzzzzzzzzz"] {
+        for bad in [
+            "mem_",
+            "mem_0000000000000000",
+            "mem_ff",
+            "ent_00000000000000ff",
+            "mem_zzzzzzzzzzzzzzzz",
+        ] {
             assert_eq!(graph_id_of(bad), None, "{bad}");
         }
     }

@@ -89,7 +89,10 @@ impl ResourceUri {
             return Ok(ResourceUri::KnowledgeGraph);
         }
         if uri.starts_with("memory://") {
-            return Err(not_found(uri, "the memory server has one resource, memory://knowledge-graph"));
+            return Err(not_found(
+                uri,
+                "the memory server has one resource, memory://knowledge-graph",
+            ));
         }
         let (_, unpinned) = split_pin(uri)?;
         let Some(path) = unpinned.strip_prefix(SCHEME) else {
@@ -207,7 +210,9 @@ impl ResourceUri {
             // Any entity may start or stop matching.
             ResourceUri::Search(_) => change.kind == "entity",
             // Every entity and relation is in it.
-            ResourceUri::KnowledgeGraph => matches!(change.kind.as_str(), "entity" | "relationship"),
+            ResourceUri::KnowledgeGraph => {
+                matches!(change.kind.as_str(), "entity" | "relationship")
+            }
         }
     }
 }

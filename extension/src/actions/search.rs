@@ -7,8 +7,8 @@ use crate::db::{self, Arg};
 use neotoma_core::actions::common;
 use neotoma_core::actions::entities::{RetrieveEntitiesRequest, RetrieveEntitiesResponse};
 use neotoma_core::search::{
-    self, Answering, SearchMode, FUZZY_NAME_CANDIDATES, NAME_THRESHOLD, RARE_TERM_ENTITIES, RRF_K, SEMANTIC_CANDIDATES,
-    SEMANTIC_THRESHOLD,
+    self, Answering, SearchMode, FUZZY_NAME_CANDIDATES, NAME_THRESHOLD, RARE_TERM_ENTITIES, RRF_K,
+    SEMANTIC_CANDIDATES, SEMANTIC_THRESHOLD,
 };
 use neotoma_core::NeotomaError;
 use uuid::Uuid;

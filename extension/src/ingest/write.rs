@@ -202,7 +202,10 @@ fn store_chunk(
         .collect();
     // New observations go to the entity an entity was merged into.
     let (fold, redirects) = if folds {
-        (Some(Fold::begin(&user, &ids, prepared.len())?), BTreeMap::new())
+        (
+            Some(Fold::begin(&user, &ids, prepared.len())?),
+            BTreeMap::new(),
+        )
     } else {
         (None, redirects(&user, ids)?)
     };

@@ -219,8 +219,7 @@ async fn sign_in(
         let user = crate::oauth::log_in(state, Some(code), None, None).await?;
         return Ok(user.map(|u| (u, SignedInWith::Code)));
     }
-    let (Some(username), Some(password)) = (given(&form.username), form.password.as_deref())
-    else {
+    let (Some(username), Some(password)) = (given(&form.username), form.password.as_deref()) else {
         return Ok(None);
     };
     let user = crate::oauth::log_in(state, None, Some(username), Some(password)).await?;
@@ -234,12 +233,16 @@ async fn login(
     form: Result<Form<LoginForm>, FormRejection>,
 ) -> Response {
     let logins = state.oauth.is_some();
-    let refused = |status: StatusCode, why: &str| page(status, pages::login_page(Some(why), logins));
+    let refused =
+        |status: StatusCode, why: &str| page(status, pages::login_page(Some(why), logins));
     let Ok(Form(form)) = form else {
         return refused(StatusCode::BAD_REQUEST, "The form cannot be read.");
     };
     if !crate::http::same_origin(&headers) {
-        return refused(StatusCode::FORBIDDEN, "Sign in from this server's own page.");
+        return refused(
+            StatusCode::FORBIDDEN,
+            "Sign in from this server's own page.",
+        );
     }
     let address = peer.ip();
     // Every sign-in counts, whether it succeeds or not; a failure, or an
@@ -782,7 +785,14 @@ async fn schema(
     let Query(q) = query.unwrap_or_default();
     let every = json!({"min_frequency": 1, "min_confidence": 0});
     let (types, candidates) = match (
-        act(&state, &caller, "list_entity_types", json!({"detail": true}), false).await,
+        act(
+            &state,
+            &caller,
+            "list_entity_types",
+            json!({"detail": true}),
+            false,
+        )
+        .await,
         act(&state, &caller, "analyze_schema_candidates", every, false).await,
     ) {
         (Ok(t), Ok(c)) => (t, c),

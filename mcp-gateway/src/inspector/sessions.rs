@@ -31,7 +31,8 @@ pub async fn open(
     keep: usize,
     idle: Duration,
 ) -> Result<Option<String>, NeotomaError> {
-    let id = random_hex(32).map_err(|e| NeotomaError::new(ErrorCode::ServiceUnavailable, e.to_string()))?;
+    let id = random_hex(32)
+        .map_err(|e| NeotomaError::new(ErrorCode::ServiceUnavailable, e.to_string()))?;
     let token = match with {
         SignedInWith::Token(t) => Some(t),
         _ => None,
@@ -53,7 +54,11 @@ pub async fn open(
 }
 
 /// Who the session of a cookie acts for, if it is still good.
-pub async fn find(db: &Database, cookie: &str, idle: Duration) -> Result<Option<Caller>, NeotomaError> {
+pub async fn find(
+    db: &Database,
+    cookie: &str,
+    idle: Duration,
+) -> Result<Option<Caller>, NeotomaError> {
     let found = db
         .query_json_with(
             "SELECT coalesce(neotoma_private.inspector_session($1, $2), 'null')",

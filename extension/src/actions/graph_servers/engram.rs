@@ -166,7 +166,13 @@ fn check_request(req: &GetMemoryRequest) -> Result<Confidence, NeotomaError> {
         .map_err(|m| NeotomaError::invalid_field("min_confidence", m))
 }
 
-fn meta(req: &GetMemoryRequest, total_found: i64, returned: i64, workspace: String, method: Option<String>) -> MetaInfo {
+fn meta(
+    req: &GetMemoryRequest,
+    total_found: i64,
+    returned: i64,
+    workspace: String,
+    method: Option<String>,
+) -> MetaInfo {
     MetaInfo {
         query: req.query.clone(),
         total_found,
@@ -262,7 +268,11 @@ fn retrieve(user: &Uuid, req: &GetMemoryRequest) -> Result<GetMemoryResult, Neot
     let mut named: BTreeSet<&str> = BTreeSet::new();
     for (m, _) in &entries {
         named.insert(&m.id);
-        named.extend(m.causal_chain.iter().flat_map(|l| [l.from_id.as_str(), l.to_id.as_str()]));
+        named.extend(
+            m.causal_chain
+                .iter()
+                .flat_map(|l| [l.from_id.as_str(), l.to_id.as_str()]),
+        );
         named.extend(m.participants.iter().map(|p| p.id.as_str()));
     }
     named.extend(contradictions.iter().map(|c| c.memory_id.as_str()));
@@ -306,7 +316,9 @@ fn retrieve(user: &Uuid, req: &GetMemoryRequest) -> Result<GetMemoryResult, Neot
 /// `contest_reason`, `contested_at`) and its notes (`annotations`), times
 /// in seconds since the epoch.
 fn properties_of(user: &Uuid, node: &Node) -> Result<Map<String, Value>, NeotomaError> {
-    let observation = node.name_provenance["observation_id"].as_str().unwrap_or_default();
+    let observation = node.name_provenance["observation_id"]
+        .as_str()
+        .unwrap_or_default();
     let v = db::json(
         "SELECT jsonb_strip_nulls(jsonb_build_object(
            'contest', (SELECT jsonb_build_object('reason', c.reason,
@@ -535,7 +547,9 @@ fn correct(user: &Uuid, req: CorrectMemoryRequest) -> Result<CorrectMemoryResult
             )?;
             json!({"note": note, "annotation_count": count, "annotation": done})
         }
-        CorrectionAction::MergeEntities => merge(user, &workspace, &node, &req.target_id, &payload)?,
+        CorrectionAction::MergeEntities => {
+            merge(user, &workspace, &node, &req.target_id, &payload)?
+        }
         CorrectionAction::SplitEntity => split(user, &workspace, &node, &payload)?,
         CorrectionAction::Reclassify => {
             let label = required(&payload, "new_type")?;
@@ -580,16 +594,24 @@ fn merge(
         .and_then(Value::as_str)
         .filter(|s| !s.trim().is_empty())
         .ok_or_else(|| {
-            NeotomaError::invalid_field("payload.merge_with", "this correction's payload needs `merge_with` (a memory id)")
+            NeotomaError::invalid_field(
+                "payload.merge_with",
+                "this correction's payload needs `merge_with` (a memory id)",
+            )
         })?;
     let Some(other) = entity_of(user, other_id)? else {
-        return Err(NeotomaError::new(ErrorCode::NotFound, format!("no memory {other_id}"))
-            .with("field", "payload.merge_with"));
+        return Err(
+            NeotomaError::new(ErrorCode::NotFound, format!("no memory {other_id}"))
+                .with("field", "payload.merge_with"),
+        );
     };
     if other == node.id {
-        return Err(NeotomaError::new(ErrorCode::ValidationError, "merge_with must be different from target_id.")
-            .with("field", "payload.merge_with")
-            .with("error_code", "invalid_merge_target"));
+        return Err(NeotomaError::new(
+            ErrorCode::ValidationError,
+            "merge_with must be different from target_id.",
+        )
+        .with("field", "payload.merge_with")
+        .with("error_code", "invalid_merge_target"));
     }
     let done = super::call(
         ActionId::MergeEntities,
@@ -598,7 +620,9 @@ fn merge(
     )?;
     let confidence = super::node_by_id(user, workspace, &node.id)?
         .map(|n| reducer::of_field(&n.name_provenance).to_string());
-    Ok(json!({"merged_into": target_id, "merged_from": other_id, "confidence": confidence, "merge": done}))
+    Ok(
+        json!({"merged_into": target_id, "merged_from": other_id, "confidence": confidence, "merge": done}),
+    )
 }
 
 /// `split_into: [content, …]`: each becomes a memory with the target's
@@ -625,13 +649,20 @@ fn split(
         .filter(|a| !a.is_empty())
         .and_then(|a| a.iter().map(Value::as_str).collect::<Option<Vec<_>>>())
         .ok_or_else(|| {
-            NeotomaError::invalid_field("payload.split_into", "split_into is a list of at least one text")
+            NeotomaError::invalid_field(
+                "payload.split_into",
+                "split_into is a list of at least one text",
+            )
         })?;
     let first = sources_of(user, &node.id)?.into_iter().next();
     let letter = reducer::of_field(&node.name_provenance).to_string();
     let confidence = hinted_confidence(letter.get(..1))
         .map_err(|m| NeotomaError::invalid_field("payload.split_into", m))?;
-    let agent = node.snapshot.get("agent_id").and_then(Value::as_str).map(str::to_string);
+    let agent = node
+        .snapshot
+        .get("agent_id")
+        .and_then(Value::as_str)
+        .map(str::to_string);
     let mut created = Vec::new();
     for content in &parts {
         let content = content.trim();
@@ -667,7 +698,10 @@ fn split(
         json!({"entity_id": node.id, "reason": "split through correct_memory",
                "workspace": workspace, "user_id": who}),
     )?;
-    let ids = memory_ids(user, &created.iter().map(String::as_str).collect::<Vec<_>>())?;
+    let ids = memory_ids(
+        user,
+        &created.iter().map(String::as_str).collect::<Vec<_>>(),
+    )?;
     let created_ids: Vec<&String> = created.iter().filter_map(|e| ids.get(e)).collect();
     Ok(json!({"split_into": parts, "created_memory_ids": created_ids}))
 }

@@ -67,7 +67,7 @@ async def run() -> None:
 
         table("tools/list (what a model reads: name + description + inputSchema, compact JSON)", [
             ("listing", "tools", "bytes", "≈ tokens", "budget", "goal"),
-            (f"0.15.0 default (every tool, whole schemas)", str(len(whole_schemas)), str(before), str(before // 4), "", ""),
+            ("0.15.0 default (every tool, whole schemas)", str(len(whole_schemas)), str(before), str(before // 4), "", ""),
             ("default profile now", str(len(tools)), str(after), str(after // 4), "≤ 24 tools, ≤ 24576 B",
              goal(len(tools) <= 24 and after <= 24 * 1024)),
             ("whole tools/list answer now (titles, annotations, output schemas)", str(len(tools)), str(whole_listing), "", "", ""),

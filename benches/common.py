@@ -45,6 +45,27 @@ def gateway_database(name: str, role: str) -> str:
     return dsn.replace("user=postgres", f"user={role}")
 
 
+def ordinary_role(admin: psycopg.Connection, role: str) -> None:
+    """`role`: what an application's own role would be, neotoma_user's
+    privileges and allowed to say which user it acts for (a member of
+    neotoma_service); no superuser, no BYPASSRLS, so row level security
+    applies to everything it does."""
+    if not admin.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
+        admin.execute(f"CREATE ROLE {role} LOGIN NOSUPERUSER NOBYPASSRLS")
+    admin.execute(f"GRANT neotoma_user, neotoma_service TO {role}")
+
+
+def connect_as(dsn: str, role: str, user: str) -> psycopg.Connection:
+    """A connection of `role` (superuser `dsn` with the role swapped in)
+    acting for `user`; checks that row level security applies to it."""
+    conn = psycopg.connect(dsn.replace("user=postgres", f"user={role}"), autocommit=True)
+    superuser, bypass = conn.execute(
+        "SELECT current_setting('is_superuser'), rolbypassrls FROM pg_roles WHERE rolname = current_user").fetchone()
+    assert superuser == "off" and not bypass, "the benchmark must run as an ordinary role"
+    conn.execute("SELECT set_config('neotoma.user_id', %s, false)", (user,))
+    return conn
+
+
 def gateway_env(dsn: str, **extra: str) -> dict[str, str]:
     """The environment of a gateway on `dsn`: none of the caller's NEOTOMA_*
     settings, warnings only in its log, plus `extra`."""

@@ -48,7 +48,7 @@ from pathlib import Path
 import bm25s
 import psycopg
 from psycopg import sql
-from common import fresh_database, goal, pct, table
+from common import connect_as, fresh_database, goal, ordinary_role, pct, table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "retrieval"))
 import conversations  # noqa: E402
@@ -98,25 +98,6 @@ def metrics(rankings: list[list[int]], questions: list[conversations.Question]) 
     return r5 / n, r10 / n, mrr / n
 
 
-def app_role(admin: psycopg.Connection) -> None:
-    """The ordinary role searches run as: neotoma_user's privileges, allowed
-    to say which user it acts for (as an application's own role would be:
-    a member of neotoma_service, not a grant on the cluster-wide parameter)."""
-    if not admin.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (ROLE,)).fetchone():
-        admin.execute(f"CREATE ROLE {ROLE} LOGIN NOSUPERUSER NOBYPASSRLS")
-    admin.execute(f"GRANT neotoma_user TO {ROLE}")
-    admin.execute(f"GRANT neotoma_service TO {ROLE}")
-
-
-def connect_as_user(dsn: str, user: str) -> psycopg.Connection:
-    conn = psycopg.connect(dsn.replace("user=postgres", f"user={ROLE}"), autocommit=True)
-    superuser, bypass = conn.execute(
-        "SELECT current_setting('is_superuser'), rolbypassrls FROM pg_roles WHERE rolname = current_user").fetchone()
-    assert superuser == "off" and not bypass, "the benchmark must run as an ordinary role"
-    conn.execute("SELECT set_config('neotoma.user_id', %s, false)", (user,))
-    return conn
-
-
 def store(conn: psycopg.Connection, turns: list[conversations.Turn]) -> dict[str, int]:
     """Stores one note per turn; answers each entity id's turn key."""
     with_time = time.perf_counter()
@@ -162,11 +143,11 @@ def run_model(model: str | None, number: int, turns, questions, user: str) -> di
     (None: the built-in one) and runs every mode."""
     dsn = fresh_database(f"{DATABASE}_{number}")
     with psycopg.connect(dsn, autocommit=True) as admin:
-        app_role(admin)
+        ordinary_role(admin, ROLE)
         if model:
             admin.execute(sql.SQL("ALTER DATABASE {} SET neotoma.embedding_model = {}").format(
                 sql.Identifier(f"{DATABASE}_{number}"), sql.Literal(model)))
-    with connect_as_user(dsn, user) as conn:
+    with connect_as(dsn, ROLE, user) as conn:
         name = conn.execute("SELECT neotoma._embedding_model()").fetchone()[0]
         if name is None:
             print(f"  embedding model {model or '(built-in)'}: not loaded (see the server log); skipped")

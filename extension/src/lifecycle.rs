@@ -369,7 +369,10 @@ pub fn deletion(user: &Uuid, entity_id: &str) -> Result<Option<Deletion>, Neotom
         "SELECT json_build_object('at', neotoma._iso(t.deleted_at), 'reason', t.deleted_reason)::text
          FROM neotoma.entities e
          CROSS JOIN LATERAL (SELECT x.deleted_at, x.deleted_reason FROM neotoma.entities x
-                             WHERE x.user_id = $1::uuid AND x.id = coalesce(e.merged_into, e.id)
+                             -- (CASE, not coalesce, which row level security
+                             -- keeps from the index: a scan of the user's entities.)
+                             WHERE x.user_id = $1::uuid
+                               AND x.id = CASE WHEN e.merged_into IS NULL THEN e.id ELSE e.merged_into END
                              OFFSET 0) t
          WHERE e.user_id = $1::uuid AND e.id = $2 AND t.deleted_at IS NOT NULL",
         &[Arg::uuid(user), Arg::Text(entity_id)],

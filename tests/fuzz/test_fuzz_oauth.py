@@ -27,56 +27,17 @@ from urllib.parse import parse_qs, urlparse
 import httpx2 as httpx
 import psycopg
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mcp_support import Gateway, gateway_env, mcp_bin  # noqa: E402
+from hostile import FUZZ, HOSTILE_TEXT, JSON_VALUES  # noqa: E402
 
 DATABASE = "neotoma_fuzz_oauth"
-EXAMPLES = 5 * int(os.environ.get("FUZZ_EXAMPLES", "40"))
 USER = "0f000000-0000-0000-0000-0000000000f1"
 PASSWORD = "fuzz-password-1"
 REDIRECT = "http://127.0.0.1:9/cb"
-
-FUZZ = settings(
-    max_examples=EXAMPLES,
-    derandomize=True,
-    deadline=None,
-    database=None,
-    phases=[Phase.explicit, Phase.generate],
-    suppress_health_check=list(HealthCheck),
-)
-
-HOSTILE_TEXT = st.one_of(
-    st.text(max_size=50),
-    st.sampled_from(
-        [
-            "",
-            "\x00",
-            "<script>alert(1)</script>",
-            "\"'><img src=x onerror=alert(1)>",
-            "javascript:alert(1)",
-            "http://evil.example/cb",
-            "https://127.0.0.1:1/x.json",
-            "https://169.254.169.254/latest/meta-data/",
-            "x" * 5000,
-            "%00%ff",
-            "S256",
-            "plain",
-            "code",
-            "memory offline_access operator",
-            "../../etc/passwd",
-            "ntc_" + "0" * 32,
-        ]
-    ),
-)
-JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | HOSTILE_TEXT,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=20), inner, max_size=4),
-    max_leaves=12,
-)
-
 
 def admin_dsn(dbname: str = DATABASE) -> str:
     base = os.environ.get("NEOTOMA_TEST_PG")

@@ -8,8 +8,10 @@ WITH t AS NOT MATERIALIZED (
     AND ($2::text IS NULL OR t.event_type = $2)
     -- A range the index timeline_events_time serves, even in a kept plan;
     -- not materialized, so the page reads only its rows in index order.
-    AND t.event_timestamp >= coalesce(neotoma._from_micros($3), '-infinity')
-    AND t.event_timestamp < coalesce(neotoma._from_micros($4), 'infinity')
+    -- (CASE, not coalesce: row level security lets an index use only
+    -- expressions it knows leak nothing, and coalesce is not one of them.)
+    AND t.event_timestamp >= CASE WHEN $3 IS NULL THEN '-infinity'::timestamptz ELSE neotoma._from_micros($3) END
+    AND t.event_timestamp < CASE WHEN $4 IS NULL THEN 'infinity'::timestamptz ELSE neotoma._from_micros($4) END
     AND ($5::text IS NULL OR t.source_id = $5::uuid)
     AND ($6::text IS NULL OR t.entity_id = $6)
     AND t.workspace = ($9::text[])[1] -- ws:one -- 0.12

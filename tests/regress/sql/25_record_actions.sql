@@ -62,6 +62,8 @@ JOIN neotoma.entities e ON e.user_id = s.user_id AND e.id = s.entity_id WHERE s.
 SELECT string_agg(kind, ',' ORDER BY observed_at, kind) AS observations_kept FROM neotoma.observations WHERE entity_id = :'r1';
 SELECT r->'total' AS invoices_left FROM neotoma.retrieve_records('{"type": "invoice"}') AS r;
 SELECT error_code(r) AS code FROM try_action('delete_record', jsonb_build_object('id', :'r1')) AS r;
+-- So is an id that never was (seed 001 §3.6).
+SELECT error_code(r) AS code FROM try_action('delete_record', '{"id": "00000000-0000-0000-0000-00000000abcd"}') AS r;
 
 RESET ROLE;
 SELECT neotoma.verify()->'ok' AS verified;

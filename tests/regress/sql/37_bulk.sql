@@ -117,5 +117,19 @@ FROM (VALUES ('{"operations": []}'::jsonb),
              ('{"operations": [{"action": "store", "args": {"file_content": "aGVsbG8="}}]}')) t(args);
 SELECT count(*) AS notes_kept FROM neotoma.entity_snapshots WHERE snapshot->>'title' LIKE 'x_';
 
+-- Operations run in order, and the later write wins: a task stored open
+-- then done in one bulk (one instant) is done, for every one of ten (the
+-- tie once fell to the observations' ids, a hash).
+CREATE TEMP TABLE ordered AS
+SELECT r->'results'->1->>'entity_id' AS id
+FROM generate_series(1, 10) i,
+  LATERAL neotoma.bulk(jsonb_build_object('operations', jsonb_build_array(
+    jsonb_build_object('action', 'store', 'args', jsonb_build_object('entities', jsonb_build_array(
+      jsonb_build_object('entity_type', 'task', 'title', 'Order ' || i, 'status', 'open')))),
+    jsonb_build_object('action', 'store', 'args', jsonb_build_object('entities', jsonb_build_array(
+      jsonb_build_object('entity_type', 'task', 'title', 'Order ' || i, 'status', 'done'))))))) r;
+SELECT count(*) FILTER (WHERE s.snapshot->>'status' = 'done') AS done, count(*) AS tasks
+FROM ordered o JOIN neotoma.entity_snapshots s ON s.entity_id = o.id;
+
 SELECT (neotoma.verify())->'ok' AS clean;
 ROLLBACK;

@@ -141,7 +141,9 @@ pub fn node_by_id(user: &Uuid, workspace: &str, id: &str) -> Result<Option<Node>
         &format!(
             "SELECT {NODE}
              FROM neotoma.entities m
-             JOIN neotoma.entities e ON e.user_id = m.user_id AND e.id = coalesce(m.merged_into, m.id)
+             -- (CASE, not coalesce: see lifecycle::deletion.)
+             JOIN neotoma.entities e ON e.user_id = m.user_id
+                                    AND e.id = CASE WHEN m.merged_into IS NULL THEN m.id ELSE m.merged_into END
              JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
              WHERE m.user_id = $1::uuid AND m.id = $2 AND e.deleted_at IS NULL AND e.workspace = $3"
         ),

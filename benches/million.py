@@ -138,6 +138,7 @@ def measure(conn: psycopg.Connection, user: str) -> dict[str, float]:
     for label, (action, args) in ops.items():
         act(conn, action, args[0])  # warm: plans, caches
         out[label] = pct(latencies(lambda i: act(conn, action, args[i]), len(args)), 50)
+        print(f"  {user[-1]}: {label}: {out[label]:.2f} ms", flush=True)
     return out
 
 
@@ -205,7 +206,7 @@ def main() -> None:
         ("store batches of 1,000 invoices / floor", f"{ours:,.0f} / {floor:,.0f} entities/s", f"{ours / floor:.0%}",
          "≥ 30 %", goal(ours / floor >= 0.3)),
         (f"verify() of {BIG:,} entities", f"{verify_s:.1f} s", f"clean: {ok}", "", ""),
-        ("disk per million entities (tables and indexes)", f"{size / entities * 1e6 / 2**30:.2f} GiB", f"{entities:,} entities", "", ""),
+        ("disk per million entities (tables and indexes)", f"{float(size) / entities * 1e6 / 2**30:.2f} GiB", f"{entities:,} entities", "", ""),
     ])
 
 

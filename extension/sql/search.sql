@@ -6,6 +6,29 @@
 -- name_trigrams: the trigrams of its name or title (neotoma._name_trigrams,
 -- as pg_trgm makes them), for names with typos; one row each in
 -- entity_name_trigrams, below.
+-- Row level security lets an index answer a condition before the policy
+-- has filtered the rows only if the condition's function is LEAKPROOF (it
+-- tells nothing of a row the session may not see). Postgres does not mark
+-- `tsvector @@ tsquery` so, though it only answers true or false: through
+-- RLS no GIN index of words was ever used, and a search read every entity
+-- of the user. neotoma.@@ is the same function (ts_match_vq) marked
+-- LEAKPROOF, with a GIN operator class of its own made of the core's
+-- tsvector support functions, so the word indexes below serve ordinary
+-- roles (docs/decisions.md).
+CREATE FUNCTION neotoma._ts_match(tsvector, tsquery) RETURNS boolean
+LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF AS 'ts_match_vq';
+CREATE OPERATOR neotoma.@@ (LEFTARG = tsvector, RIGHTARG = tsquery, FUNCTION = neotoma._ts_match,
+                            RESTRICT = tsmatchsel, JOIN = tsmatchjoinsel);
+CREATE OPERATOR CLASS neotoma.tsvector_rls_ops FOR TYPE tsvector USING gin AS
+  OPERATOR 1 neotoma.@@ (tsvector, tsquery),
+  FUNCTION 1 gin_cmp_tslexeme(text, text),
+  FUNCTION 2 gin_extract_tsvector(tsvector, internal, internal),
+  FUNCTION 3 gin_extract_tsquery(tsvector, internal, int2, internal, internal, internal, internal),
+  FUNCTION 4 gin_tsquery_consistent(internal, int2, tsvector, int4, internal, internal, internal, internal),
+  FUNCTION 5 gin_cmp_prefix(text, text, int2, internal),
+  FUNCTION 6 gin_tsquery_triconsistent(internal, int2, tsvector, int4, internal, internal, internal),
+  STORAGE text;
+
 ALTER TABLE neotoma.entity_snapshots
   ADD COLUMN search_vector tsvector GENERATED ALWAYS AS (
     setweight(to_tsvector('pg_catalog.simple', coalesce(snapshot->>'name', snapshot->>'title', '')), 'A')
@@ -13,7 +36,7 @@ ALTER TABLE neotoma.entity_snapshots
     || jsonb_to_tsvector('pg_catalog.english', snapshot, '["string"]')) STORED,
   ADD COLUMN name_trigrams tsvector GENERATED ALWAYS AS (
     array_to_tsvector(neotoma._name_trigrams(coalesce(snapshot->>'name', snapshot->>'title', '')))) STORED;
-CREATE INDEX entity_snapshots_search ON neotoma.entity_snapshots USING gin (search_vector);
+CREATE INDEX entity_snapshots_search ON neotoma.entity_snapshots USING gin (search_vector neotoma.tsvector_rls_ops);
 
 -- The index of name trigrams, one row each, kept by the triggers below from
 -- entity_snapshots.name_trigrams: finds the entities sharing enough of a
@@ -68,7 +91,7 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT jsonb_to_tsvector('pg_catalog.simple', fields, '["string", "numeric"]')
          || jsonb_to_tsvector('pg_catalog.english', fields, '["string"]')
 $$;
-CREATE INDEX observations_search ON neotoma.observations USING gin (neotoma._observation_vector(fields));
+CREATE INDEX observations_search ON neotoma.observations USING gin (neotoma._observation_vector(fields) neotoma.tsvector_rls_ops);
 
 -- The words of a stored file (neotoma._file_text: the start of a UTF-8 text
 -- file; nothing of a binary one), indexed: retrieve_entities {search,
@@ -76,4 +99,4 @@ CREATE INDEX observations_search ON neotoma.observations USING gin (neotoma._obs
 ALTER TABLE neotoma.files ADD COLUMN search_vector tsvector GENERATED ALWAYS AS (
   to_tsvector('pg_catalog.simple', neotoma._file_text(content))
   || to_tsvector('pg_catalog.english', neotoma._file_text(content))) STORED;
-CREATE INDEX files_search ON neotoma.files USING gin (search_vector);
+CREATE INDEX files_search ON neotoma.files USING gin (search_vector neotoma.tsvector_rls_ops);

@@ -6,4 +6,4 @@
 -- the columns as an updated database does.
 ALTER TABLE neotoma.entity_snapshots
   ADD COLUMN search_grams tsvector GENERATED ALWAYS AS (array_to_tsvector(neotoma._text_grams(snapshot::text))) STORED;
-CREATE INDEX entity_snapshots_search_grams ON neotoma.entity_snapshots USING gin (search_grams);
+CREATE INDEX entity_snapshots_search_grams ON neotoma.entity_snapshots USING gin (search_grams neotoma.tsvector_rls_ops);

@@ -682,8 +682,8 @@ const OBSERVATIONS_OF: &str = "
              ) ORDER BY o.id), '[]')
     FROM neotoma.observations o
     WHERE o.user_id = $1::uuid AND o.kind NOT IN ('deletion', 'restoration')
-      AND o.entity_id = ANY(ARRAY[$2::text] || ARRAY(SELECT id FROM neotoma.entities
-                                   WHERE user_id = $1::uuid AND merged_into = $2))
+      AND o.entity_id IN (SELECT $2::text UNION ALL SELECT id FROM neotoma.entities
+                                   WHERE user_id = $1::uuid AND merged_into = $2)
       AND ($3::bigint IS NULL OR o.observed_at <= neotoma._from_micros($3))
       -- Not those a split moved to another entity.
       AND NOT EXISTS (SELECT FROM neotoma.observation_moves m WHERE m.user_id = $1::uuid AND m.observation_id = o.id) -- 0.7

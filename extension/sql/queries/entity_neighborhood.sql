@@ -16,8 +16,8 @@ WITH rel AS (
 own AS (
   SELECT o.* FROM neotoma.observations o
   WHERE o.user_id = $1::uuid
-    AND o.entity_id = ANY(ARRAY[$2::text] || ARRAY(SELECT id FROM neotoma.entities
-                               WHERE user_id = $1::uuid AND merged_into = $2)))
+    AND o.entity_id IN (SELECT $2::text UNION ALL SELECT id FROM neotoma.entities
+                               WHERE user_id = $1::uuid AND merged_into = $2))
 SELECT jsonb_build_object(
   'node_id', e.id, 'node_type', 'entity',
   'entity', jsonb_build_object('id', e.id, 'entity_type', e.entity_type, 'canonical_name', e.canonical_name,

@@ -3,8 +3,8 @@
 WITH o AS (
   SELECT * FROM neotoma.observations
   WHERE user_id = $1::uuid
-    AND entity_id = ANY(ARRAY[$2::text] || ARRAY(SELECT id FROM neotoma.entities
-                      WHERE user_id = $1::uuid AND merged_into = $2)))
+    AND entity_id IN (SELECT $2::text UNION ALL SELECT id FROM neotoma.entities
+                      WHERE user_id = $1::uuid AND merged_into = $2))
 SELECT jsonb_build_object(
   'observations', coalesce((
     SELECT jsonb_agg(jsonb_build_object(

@@ -17,6 +17,8 @@
 -- without spaces), $24 the text search configuration of its language,
 -- $25 the most entities a term may match and still be rare, $26 the most
 -- names a word no entity has brings.
+-- Each `@@` runs as neotoma.@@ (actions/search.rs: the same match, leakproof,
+-- so the word indexes serve it through row level security).
 -- A question is a set of terms (a word, as written and as stemmed; a
 -- character pair), any of which an entity may have: each weighs its
 -- inverse document frequency among the user's entities (as BM25 weighs

@@ -291,6 +291,39 @@ LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'text_grams_wrapper';
 REVOKE ALL ON FUNCTION neotoma."_text_grams"(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION neotoma."_text_grams"(text) TO neotoma_user;
+-- Row level security lets an index answer a condition before the policy
+-- has filtered the rows only if the condition's function is LEAKPROOF (it
+-- tells nothing of a row the session may not see). Postgres does not mark
+-- `tsvector @@ tsquery` so, though it only answers true or false: through
+-- RLS no GIN index of words was ever used, and a search read every entity
+-- of the user. neotoma.@@ is the same function (ts_match_vq) marked
+-- LEAKPROOF, with a GIN operator class of its own made of the core's
+-- tsvector support functions, so the word indexes below serve ordinary
+-- roles (docs/decisions.md).
+CREATE FUNCTION neotoma._ts_match(tsvector, tsquery) RETURNS boolean
+LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF AS 'ts_match_vq';
+REVOKE ALL ON FUNCTION neotoma._ts_match(tsvector, tsquery) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma._ts_match(tsvector, tsquery) TO neotoma_user;
+CREATE OPERATOR neotoma.@@ (LEFTARG = tsvector, RIGHTARG = tsquery, FUNCTION = neotoma._ts_match,
+                            RESTRICT = tsmatchsel, JOIN = tsmatchjoinsel);
+CREATE OPERATOR CLASS neotoma.tsvector_rls_ops FOR TYPE tsvector USING gin AS
+  OPERATOR 1 neotoma.@@ (tsvector, tsquery),
+  FUNCTION 1 gin_cmp_tslexeme(text, text),
+  FUNCTION 2 gin_extract_tsvector(tsvector, internal, internal),
+  FUNCTION 3 gin_extract_tsquery(tsvector, internal, int2, internal, internal, internal, internal),
+  FUNCTION 4 gin_tsquery_consistent(internal, int2, tsvector, int4, internal, internal, internal, internal),
+  FUNCTION 5 gin_cmp_prefix(text, text, int2, internal),
+  FUNCTION 6 gin_tsquery_triconsistent(internal, int2, tsvector, int4, internal, internal, internal),
+  STORAGE text;
+
+-- The word indexes again, in that class (a rewrite of each index).
+DROP INDEX neotoma.entity_snapshots_search;
+CREATE INDEX entity_snapshots_search ON neotoma.entity_snapshots USING gin (search_vector neotoma.tsvector_rls_ops);
+DROP INDEX neotoma.observations_search;
+CREATE INDEX observations_search ON neotoma.observations USING gin (neotoma._observation_vector(fields) neotoma.tsvector_rls_ops);
+DROP INDEX neotoma.files_search;
+CREATE INDEX files_search ON neotoma.files USING gin (search_vector neotoma.tsvector_rls_ops);
+
 -- What search finds in scripts written without spaces between words
 -- (Chinese, Japanese, Thai…): the character pairs of a snapshot's text
 -- (neotoma._text_grams), so a word inside a sentence is found by the pairs
@@ -299,7 +332,7 @@ GRANT EXECUTE ON FUNCTION neotoma."_text_grams"(text) TO neotoma_user;
 -- the columns as an updated database does.
 ALTER TABLE neotoma.entity_snapshots
   ADD COLUMN search_grams tsvector GENERATED ALWAYS AS (array_to_tsvector(neotoma._text_grams(snapshot::text))) STORED;
-CREATE INDEX entity_snapshots_search_grams ON neotoma.entity_snapshots USING gin (search_grams);
+CREATE INDEX entity_snapshots_search_grams ON neotoma.entity_snapshots USING gin (search_grams neotoma.tsvector_rls_ops);
 
 -- Statistics follow embeddings and name trigrams too (semantic search
 -- planned for an empty table stayed slow after a bulk store).

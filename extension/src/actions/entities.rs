@@ -616,8 +616,8 @@ fn annotations_of(
             "SELECT coalesce(jsonb_agg({ANNOTATION_JSON} ORDER BY a.created_at, a.id), '[]')
              FROM neotoma.annotations a
              WHERE a.user_id = $1::uuid
-               AND a.entity_id = ANY(ARRAY[$2::text] || ARRAY(SELECT id FROM neotoma.entities
-                                                             WHERE user_id = $1::uuid AND merged_into = $2))"
+               AND a.entity_id IN (SELECT $2::text UNION ALL SELECT id FROM neotoma.entities
+                                                             WHERE user_id = $1::uuid AND merged_into = $2)"
         ),
         &[Arg::uuid(user), Arg::Text(entity_id)],
     )?;

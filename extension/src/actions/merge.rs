@@ -116,8 +116,8 @@ pub(super) fn merge_into(
     let moved = db::json(
         "SELECT jsonb_build_object(
            'observations', (SELECT count(*) FROM neotoma.observations o WHERE o.user_id = $1::uuid
-                              AND o.entity_id = ANY(ARRAY[$2::text] || ARRAY(SELECT id FROM neotoma.entities
-                                   WHERE user_id = $1::uuid AND merged_into = $2))),
+                              AND o.entity_id IN (SELECT $2::text UNION ALL SELECT id FROM neotoma.entities
+                                   WHERE user_id = $1::uuid AND merged_into = $2)),
            'snapshot', (SELECT to_jsonb(s) - 'user_id' - 'reducer_state' FROM neotoma.entity_snapshots s
                         WHERE s.user_id = $1::uuid AND s.entity_id = $2))",
         &[Arg::uuid(user), Arg::Text(from)],

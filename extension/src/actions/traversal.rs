@@ -97,7 +97,7 @@ pub fn related_to(user: &Uuid, ids: &[String]) -> Result<(Objects, Objects), Neo
     let summaries = entity_summaries(user, others.iter().cloned().collect())?;
     let metadata = db::json(
         "SELECT coalesce(jsonb_object_agg(id, snapshot), '{}') FROM neotoma.relationships
-         WHERE user_id = $1::uuid AND id::text = ANY($2)",
+         WHERE user_id = $1::uuid AND id = ANY($2::uuid[])",
         &[
             Arg::uuid(user),
             Arg::Texts(rels.iter().map(|e| e.id.clone()).collect()),

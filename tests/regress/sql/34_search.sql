@@ -134,4 +134,15 @@ SELECT error_code(try_action('retrieve_entities', args)) AS code,
        try_action('retrieve_entities', args)->'error'->'details'->>'field' AS field
 FROM (VALUES ('{"search": ""}'::jsonb), ('{"search": "   "}'), (jsonb_build_object('search', repeat('x', 10000))),
              ('{"search": "grace", "search_mode": "psychic"}'), ('{"search_mode": "lexical"}'), ('{"search": 42}')) t(args);
+
+-- Through row level security (this role) a GIN index of words serves a
+-- match only through a leakproof operator: the built-in @@ is not one, so
+-- every word index is of neotoma.tsvector_rls_ops, whose neotoma.@@ is
+-- (benches/million.py measures the difference).
+SELECT (SELECT proleakproof FROM pg_proc WHERE oid = 'neotoma._ts_match'::regproc) AS leakproof;
+SELECT i.indexrelid::regclass AS word_index, c.opcname AS operator_class
+FROM pg_index i JOIN pg_opclass c ON c.oid = ANY (i.indclass)
+WHERE c.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'gin')
+  AND i.indrelid IN ('neotoma.entity_snapshots'::regclass, 'neotoma.observations'::regclass, 'neotoma.files'::regclass)
+ORDER BY i.indexrelid::regclass::text;
 ROLLBACK;

@@ -1,11 +1,13 @@
-"""What the HTTP fuzzers (test_fuzz_oauth.py, test_fuzz_inspector.py) send:
-Hypothesis settings (derandomised: the same inputs on every run) and texts
-a stranger would try."""
+"""What the HTTP fuzzers (test_fuzz_oauth.py, test_fuzz_inspector.py) share:
+Hypothesis settings (derandomised: the same inputs on every run), texts a
+stranger would try, and the fresh database each fuzzes a gateway on."""
 
 from __future__ import annotations
 
 import os
 
+import psycopg
+import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
@@ -48,3 +50,22 @@ JSON_VALUES = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=20), inner, max_size=4),
     max_leaves=12,
 )
+
+
+def database_dsn(dbname: str) -> str:
+    """A superuser libpq string to `dbname` in scripts/test's cluster."""
+    base = os.environ.get("NEOTOMA_TEST_PG")
+    if not base:
+        pytest.exit("NEOTOMA_TEST_PG is not set: run the tests with scripts/test", returncode=2)
+    return f"{base} dbname={dbname}"
+
+
+def fresh_database(dbname: str) -> str:
+    """`dbname` dropped and created again with the extension; its DSN."""
+    with psycopg.connect(database_dsn("postgres"), autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {dbname} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {dbname}")
+    dsn = database_dsn(dbname)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION neotoma")
+    return dsn

@@ -11,7 +11,6 @@ end.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -27,7 +26,7 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mcp_support import Gateway, gateway_env, mcp_bin  # noqa: E402
-from hostile import FUZZ, HOSTILE_TEXT  # noqa: E402
+from hostile import FUZZ, HOSTILE_TEXT, database_dsn, fresh_database  # noqa: E402
 
 DATABASE = "neotoma_fuzz_inspector"
 USER = "0f000000-0000-0000-0000-0000000000f2"
@@ -41,11 +40,8 @@ LAST_ADDRESS = "127.0.0.3"
 TEXT = HOSTILE_TEXT.map(lambda t: t.replace("\x00", ""))
 
 
-def admin_dsn(dbname: str = DATABASE) -> str:
-    base = os.environ.get("NEOTOMA_TEST_PG")
-    if not base:
-        pytest.exit("NEOTOMA_TEST_PG is not set: run the tests with scripts/test", returncode=2)
-    return f"{base} dbname={dbname}"
+def admin_dsn() -> str:
+    return database_dsn(DATABASE)
 
 
 def token_for(user: str) -> str:
@@ -60,11 +56,7 @@ def client(address: str | None = None) -> httpx.Client:
 
 @pytest.fixture(scope="module")
 def gateway() -> Iterator[Gateway]:
-    with psycopg.connect(admin_dsn("postgres"), autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DATABASE}")
-    with psycopg.connect(admin_dsn(), autocommit=True) as conn:
-        conn.execute("CREATE EXTENSION neotoma")
+    with psycopg.connect(fresh_database(DATABASE), autocommit=True) as conn:
         for user, name in ((USER, "Grace Hopper"), (OTHER, "Ada Lovelace")):
             conn.execute("SELECT set_config('neotoma.user_id', %s, false)", (user,))
             conn.execute("SELECT neotoma.store(jsonb_build_object('entities', jsonb_build_array("

@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import re
 import secrets
 import subprocess
@@ -32,27 +31,20 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mcp_support import Gateway, gateway_env, mcp_bin  # noqa: E402
-from hostile import FUZZ, HOSTILE_TEXT, JSON_VALUES  # noqa: E402
+from hostile import FUZZ, HOSTILE_TEXT, JSON_VALUES, database_dsn, fresh_database  # noqa: E402
 
 DATABASE = "neotoma_fuzz_oauth"
 USER = "0f000000-0000-0000-0000-0000000000f1"
 PASSWORD = "fuzz-password-1"
 REDIRECT = "http://127.0.0.1:9/cb"
 
-def admin_dsn(dbname: str = DATABASE) -> str:
-    base = os.environ.get("NEOTOMA_TEST_PG")
-    if not base:
-        pytest.exit("NEOTOMA_TEST_PG is not set: run the tests with scripts/test", returncode=2)
-    return f"{base} dbname={dbname}"
+def admin_dsn() -> str:
+    return database_dsn(DATABASE)
 
 
 @pytest.fixture(scope="module")
 def gateway() -> Iterator[Gateway]:
-    with psycopg.connect(admin_dsn("postgres"), autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DATABASE}")
-    with psycopg.connect(admin_dsn(), autocommit=True) as conn:
-        conn.execute("CREATE EXTENSION neotoma")
+    fresh_database(DATABASE)
     subprocess.run(
         [mcp_bin(), "login", "set", "--user", USER, "--username", "fuzz", "--database-url", admin_dsn()],
         env=gateway_env(NEOTOMA_LOGIN_PASSWORD=PASSWORD),

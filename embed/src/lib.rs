@@ -8,6 +8,8 @@
 
 use std::path::Path;
 
+pub mod lists;
+
 /// Tokens of a text that count (model2vec's default `max_length`).
 pub const MAX_TOKENS: usize = 512;
 

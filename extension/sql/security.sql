@@ -13,7 +13,8 @@ BEGIN
                            'graph_write_locks', 'entity_counts', 'connectors', 'sync_runs', 'erasures', 'changes', 'entity_splits',
                            'observation_moves', 'entity_name_trigrams', 'entity_embeddings', 'annotations',
                            'observation_contests', 'workspaces', 'contexts', 'graph_ids', 'logins', 'login_codes',
-                           'oauth_grants', 'oauth_refresh_tokens', 'inspector_sessions'] LOOP
+                           'oauth_grants', 'oauth_refresh_tokens', 'inspector_sessions', 'embedding_lists',
+                           'embedding_list_builds'] LOOP
     EXECUTE format('ALTER TABLE neotoma.%I ENABLE ROW LEVEL SECURITY', t);
     EXECUTE format('ALTER TABLE neotoma.%I FORCE ROW LEVEL SECURITY', t);
     EXECUTE format('CREATE POLICY %I ON neotoma.%I USING (user_id = (SELECT neotoma.current_user_id())) '
@@ -190,7 +191,8 @@ REVOKE EXECUTE ON FUNCTION neotoma._apply_observations(text), neotoma._changes_n
   neotoma.create_api_token(uuid, text, text, text, double precision), neotoma.revoke_api_token(uuid),
   neotoma.list_api_tokens(), neotoma.graph_orphan_count(), neotoma.erase_user(uuid, boolean), neotoma.import_lines(jsonb[]),
   neotoma.pending_embeddings(text, integer, text[]), neotoma.put_embeddings(text, jsonb),
-  neotoma.pending_embeddings_of(text, uuid, xid8, integer, text[]), neotoma.drop_embeddings(text) FROM neotoma_user;
+  neotoma.pending_embeddings_of(text, uuid, xid8, integer, text[]), neotoma.drop_embeddings(text),
+  neotoma.maintain_embedding_lists(integer, integer) FROM neotoma_user;
 GRANT EXECUTE ON FUNCTION neotoma.authenticate_token(text), neotoma_private.authenticate_token(text),
   neotoma.signed_file(uuid, uuid, bigint, uuid, text), neotoma_private.signed_file(uuid, uuid, bigint, uuid, text),
   neotoma.graph_orphan_count(), neotoma_private.graph_orphan_count(),
@@ -198,7 +200,10 @@ GRANT EXECUTE ON FUNCTION neotoma.authenticate_token(text), neotoma_private.auth
   neotoma.pending_embeddings(text, integer, text[]), neotoma_private.pending_embeddings(text, integer, text[]),
   neotoma.put_embeddings(text, jsonb), neotoma_private.put_embeddings(text, jsonb),
   neotoma.pending_embeddings_of(text, uuid, xid8, integer, text[]),
-  neotoma_private.pending_embeddings_of(text, uuid, xid8, integer, text[]) TO neotoma_service;
+  neotoma_private.pending_embeddings_of(text, uuid, xid8, integer, text[]),
+  neotoma.maintain_embedding_lists(integer, integer), neotoma_private.maintain_embedding_lists(integer, integer)
+  TO neotoma_service;
+GRANT EXECUTE ON FUNCTION neotoma_private.index_embeddings(integer) TO neotoma_user;
 GRANT EXECUTE ON FUNCTION neotoma.rotate_signing_key(boolean), neotoma_private.rotate_signing_key(boolean),
   neotoma.create_api_token(uuid, text, text, text, double precision),
   neotoma_private.create_api_token(uuid, text, text, text, double precision),

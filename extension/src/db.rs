@@ -400,6 +400,15 @@ pub fn text(sql: &str, args: &[Arg]) -> Result<Option<String>, NeotomaError> {
     })
 }
 
+/// Runs `sql` that produces rows of one real[] column (embeddings,
+/// centroids), in its order; a NULL reads as an empty vector.
+pub fn vectors(sql: &str, args: &[Arg]) -> Result<Vec<Vec<f32>>, NeotomaError> {
+    execute(sql, args, ALL_ROWS, |t| {
+        t.map(|row| Ok(row.get::<Vec<f32>>(1)?.unwrap_or_default()))
+            .collect()
+    })
+}
+
 /// Runs `sql` that produces one bytea value (or none).
 pub fn bytes(sql: &str, args: &[Arg]) -> Result<Option<Vec<u8>>, NeotomaError> {
     execute(sql, args, ALL_ROWS, |t| {

@@ -11,6 +11,7 @@ mod actions;
 mod catalog;
 mod crypto;
 mod db;
+mod embedding_lists;
 mod embeddings;
 mod error;
 mod evolution;
@@ -145,7 +146,9 @@ extension_sql_file!(
         "entities",
         embeddings::entity_embedding,
         embeddings::embedding_model,
-        embeddings::embedding_text
+        embeddings::embedding_text,
+        embedding_lists::embedding_list,
+        embedding_lists::build_embedding_lists
     ]
 );
 extension_sql_file!(

@@ -27,6 +27,7 @@ pub static AUTO_PROMOTE_MIN_OCCURRENCES: GucSetting<i32> = GucSetting::<i32>::ne
 pub static MODEL_INTERPRETER: GucSetting<bool> = GucSetting::<bool>::new(false);
 pub static PUBLIC_URL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 pub static SERVER_VERSION: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+pub static SEMANTIC_PROBES: GucSetting<i32> = GucSetting::<i32>::new(16);
 pub static EMBEDDING_MODEL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 pub static QUERY_EMBEDDING_MODEL: GucSetting<Option<CString>> =
     GucSetting::<Option<CString>>::new(None);
@@ -60,6 +61,16 @@ pub fn define() {
         c"Set per transaction by the MCP gateway for operator-scoped tokens; settable by neotoma_operator only.",
         &OPERATOR,
         Suset,
+        none,
+    );
+    GucRegistry::define_int_guc(
+        c"neotoma.semantic_probes",
+        c"How many lists of embeddings a semantic search reads, the nearest its query (0: every embedding, exactly).",
+        c"A user's embeddings fall into lists once they are many (neotoma.index_embeddings); more lists read find more of the true nearest, slower.",
+        &SEMANTIC_PROBES,
+        0,
+        4096,
+        Userset,
         none,
     );
     GucRegistry::define_int_guc(

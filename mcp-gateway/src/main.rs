@@ -22,6 +22,7 @@ mod services;
 mod sessions;
 mod subscriptions;
 mod transfer;
+mod upkeep;
 
 use anyhow::Context;
 use clap::Parser;
@@ -291,6 +292,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(embedder) = &embedder {
         embeddings::Worker::start(db.clone(), embedder.clone()).await;
     }
+    upkeep::start(db.clone()).await;
     let state = Arc::new(server::AppState {
         db,
         catalog,

@@ -16,7 +16,8 @@
 -- neotoma_core::question), $23 its character pairs (scripts written
 -- without spaces), $24 the text search configuration of its language,
 -- $25 the most entities a term may match and still be rare, $26 the most
--- names a word no entity has brings.
+-- names a word no entity has brings; $27 how many of the embeddings'
+-- lists semantic search reads, the nearest the query (0: all of them).
 -- Each `@@` runs as neotoma.@@ (actions/search.rs: the same match, leakproof,
 -- so the word indexes serve it through row level security).
 -- A question is a set of terms (a word, as written and as stemmed; a
@@ -155,6 +156,10 @@ sem_hits AS (
   -- The $19 nearest (each similarity computed once; a top-N sort).
   UNION ALL (SELECT v.entity_id, neotoma._cosine(v.embedding, $14::real[]) FROM neotoma.entity_embeddings v -- 0.9
   WHERE $14::real[] IS NOT NULL AND v.user_id = $1::uuid AND v.model = $18 AND ($3::text IS NULL OR v.entity_type = $3) -- 0.9
+    -- Only the lists nearest the query, and what is in none (sql/embeddings.sql).
+    AND ($27::int = 0 OR v.list_no IS NULL OR v.list_no = ANY (ARRAY( -- 0.17
+          SELECT l.list_no FROM neotoma.embedding_lists l WHERE l.user_id = $1::uuid AND l.model = $18 -- 0.17
+          ORDER BY neotoma._cosine(l.centroid, $14::real[]) DESC, l.list_no LIMIT $27::int))) -- 0.17
     AND EXISTS (SELECT FROM neotoma.entity_snapshots s WHERE s.user_id = v.user_id -- ws:some -- 0.12
                 AND s.entity_id = v.entity_id AND s.workspace = ANY($21::text[])) -- ws:some -- 0.12
   ORDER BY 2 DESC, 1 LIMIT $19) -- 0.9
@@ -271,11 +276,14 @@ SELECT json_build_object(
         UNION
         SELECT 'files' WHERE page.by_file) f) m), '[]'),
   'total', (SELECT count(*) FROM ranked),
-  -- The user's entities (of the type) without an embedding of their text.
-  'pending_embeddings', CASE WHEN $14::real[] IS NOT NULL THEN ( -- 0.9
+  -- The user's entities (of the type) without an embedding of their text
+  -- by a remote provider's model (the server's embeds as it stores: 0,
+  -- not a count over every snapshot).
+  'pending_embeddings', CASE WHEN $14::real[] IS NOT NULL AND $18 IS DISTINCT FROM neotoma._embedding_model() THEN ( -- 0.9
     SELECT count(*) FROM neotoma.entity_snapshots s -- 0.9
     WHERE s.user_id = $1::uuid AND ($3::text IS NULL OR s.entity_type = $3) -- 0.9
       AND s.workspace = ANY($21::text[]) -- ws:some -- 0.12
       AND NOT EXISTS (SELECT FROM neotoma.entity_embeddings v -- 0.9
-                      WHERE v.user_id = $1::uuid AND v.entity_id = s.entity_id AND v.model = $18)) END, -- 0.9
+                      WHERE v.user_id = $1::uuid AND v.entity_id = s.entity_id AND v.model = $18)) -- 0.9
+    WHEN $14::real[] IS NOT NULL THEN 0 END, -- 0.9
   'excluded_merged', $4 <> 'true', 'limit', $7, 'offset', $8)::text

@@ -426,6 +426,10 @@ pub fn erase_user_rows(user: &Uuid) -> Result<ErasedCounts, NeotomaError> {
     if crate::installed::at_least(16)? {
         del("inspector_sessions")?;
     }
+    if crate::installed::at_least(17)? {
+        del("embedding_lists")?;
+        del("embedding_list_builds")?;
+    }
     // Every gateway forgets the user's tokens at once (their caches keep a
     // token until told).
     db::run(

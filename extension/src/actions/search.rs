@@ -134,6 +134,7 @@ pub fn run(user: Uuid, s: &Search) -> Result<RetrieveEntitiesResponse, NeotomaEr
                         Arg::Text(question.language.config()),
                         Arg::Int(RARE_TERM_ENTITIES),
                         Arg::Int(FUZZY_NAME_CANDIDATES),
+                        Arg::Int(crate::settings::SEMANTIC_PROBES.get() as i64),
                     ],
                     "found entities",
                 )

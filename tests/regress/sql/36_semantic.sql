@@ -91,6 +91,7 @@ WHERE NOT EXISTS (SELECT FROM neotoma.entity_embeddings v WHERE v.entity_id = s.
 RESET ROLE;
 RESET neotoma.embedding_model;
 SET ROLE neotoma_regress_agent;
+-- (0: the server's model is not counted; verify() below finds the entity.)
 SELECT r->'pending_embeddings' AS pending FROM neotoma.retrieve_entities('{"search": "boat", "search_mode": "hybrid"}') r;
 SELECT v->'ok' AS clean, jsonb_path_query_array(v, '$.mismatches[*].what') AS what FROM neotoma.verify() v;
 SELECT (neotoma.verify(true))->'repaired' AS repaired, (neotoma.verify())->'ok' AS clean;

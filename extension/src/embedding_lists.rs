@@ -1,0 +1,199 @@
+//! Semantic search at scale: a user's embeddings by one model, once they
+//! are many, fall into lists around centroids (`neotoma.embedding_lists`,
+//! neotoma_embed::lists), and a search reads only the lists nearest its
+//! query (sql/embeddings.sql, sql/queries/search_entities.sql). Here: which
+//! list an embedding falls in (kept with every embedding written, by a
+//! trigger), and building the lists of one user and model.
+
+use crate::db::{self, Arg};
+use neotoma_core::NeotomaError;
+use neotoma_embed::lists;
+use pgrx::prelude::*;
+use std::cell::RefCell;
+use uuid::Uuid;
+
+/// Rounds of k-means over the sample.
+const ROUNDS: usize = 8;
+/// Sampled embeddings per list the centroids are trained on.
+const SAMPLE_PER_LIST: usize = 64;
+/// The most lists of one user and model.
+const MAX_LISTS: usize = 4096;
+
+/// The centroids of one user and model as last read, with the build they
+/// belong to and the statement that last checked that build is current.
+struct Cached {
+    user: Uuid,
+    model: String,
+    build: i64,
+    checked: (i64, u32),
+    centroids: Vec<Vec<f32>>,
+}
+
+thread_local! {
+    static CACHED: RefCell<Option<Cached>> = const { RefCell::new(None) };
+}
+
+/// This statement (its transaction's start and command): a build another
+/// transaction commits is seen from the next statement on.
+fn statement() -> (i64, u32) {
+    // SAFETY: reads the current transaction's command counter.
+    let command = unsafe { pg_sys::GetCurrentCommandId(false) };
+    (db::transaction_start_micros(), command)
+}
+
+/// The current build of the user's lists by `model` (its stamp), if any.
+fn current_build(user: &Uuid, model: &str) -> Result<Option<i64>, NeotomaError> {
+    let v = db::json(
+        "SELECT to_jsonb(l.build) FROM neotoma.embedding_lists l
+         WHERE l.user_id = $1 AND l.model = $2 AND l.list_no = 0",
+        &[Arg::uuid(user), Arg::Text(model)],
+    )?;
+    Ok(v.as_i64())
+}
+
+/// The index of the list `embedding` falls in, by the user's lists of
+/// `model`; None while they have none.
+fn list_of(user: Uuid, model: &str, embedding: &[f32]) -> Result<Option<usize>, NeotomaError> {
+    let now = statement();
+    let fresh = CACHED.with(|c| {
+        c.borrow()
+            .as_ref()
+            .is_some_and(|c| c.user == user && c.model == model && c.checked == now)
+    });
+    if !fresh {
+        let Some(build) = current_build(&user, model)? else {
+            CACHED.with(|c| *c.borrow_mut() = None);
+            return Ok(None);
+        };
+        let same = CACHED.with(|c| {
+            c.borrow()
+                .as_ref()
+                .is_some_and(|c| c.user == user && c.model == model && c.build == build)
+        });
+        if same {
+            CACHED.with(|c| {
+                if let Some(c) = c.borrow_mut().as_mut() {
+                    c.checked = now;
+                }
+            });
+        } else {
+            let centroids = db::vectors(
+                "SELECT l.centroid FROM neotoma.embedding_lists l
+                 WHERE l.user_id = $1 AND l.model = $2 ORDER BY l.list_no",
+                &[Arg::uuid(user), Arg::Text(model)],
+            )?;
+            CACHED.with(|c| {
+                *c.borrow_mut() = Some(Cached {
+                    user,
+                    model: model.to_string(),
+                    build,
+                    checked: now,
+                    centroids,
+                })
+            });
+        }
+    }
+    let v = lists::unit(embedding);
+    Ok(CACHED.with(|c| {
+        c.borrow()
+            .as_ref()
+            .and_then(|c| lists::nearest(&c.centroids, &v))
+    }))
+}
+
+/// The list an embedding of the user by `model` falls in (NULL while the
+/// user has no lists of that model). The trigger on
+/// `neotoma.entity_embeddings` keeps it with every embedding written.
+#[pg_extern(stable, parallel_safe, strict, name = "_embedding_list")]
+fn embedding_list(user_id: pgrx::datum::Uuid, model: &str, embedding: Vec<f32>) -> Option<i32> {
+    let user = Uuid::from_bytes(*user_id.as_bytes());
+    match list_of(user, model, &embedding) {
+        Ok(list) => list.map(|i| i as i32),
+        Err(e) => crate::error::raise(&e),
+    }
+}
+
+/// Builds the user's lists of `model` anew: with fewer than
+/// `min_embeddings` embeddings there are none (every search reads them
+/// all); else about √n lists, trained on a sample (the embeddings in order
+/// of a hash of their entity ids), and every embedding moved to its
+/// nearest. Answers {model, embeddings, lists}. Callers: the SQL functions
+/// index_embeddings and maintain_embedding_lists (sql/embeddings.sql).
+#[pg_extern(
+    volatile,
+    parallel_unsafe,
+    strict,
+    name = "_build_embedding_lists",
+    schema = "neotoma_private"
+)]
+#[search_path(pg_catalog, neotoma, pg_temp)]
+fn build_embedding_lists(
+    user_id: pgrx::datum::Uuid,
+    model: &str,
+    min_embeddings: i32,
+) -> pgrx::JsonB {
+    let user = Uuid::from_bytes(*user_id.as_bytes());
+    match build(&user, model, min_embeddings.max(1) as usize) {
+        Ok(v) => pgrx::JsonB(v),
+        Err(e) => crate::error::raise(&e),
+    }
+}
+
+fn build(user: &Uuid, model: &str, min: usize) -> Result<serde_json::Value, NeotomaError> {
+    let u = || Arg::uuid(user);
+    let n = db::json(
+        "SELECT to_jsonb(count(*)) FROM neotoma.entity_embeddings v WHERE v.user_id = $1 AND v.model = $2",
+        &[u(), Arg::Text(model)],
+    )?
+    .as_i64()
+    .unwrap_or(0) as usize;
+    db::run(
+        "DELETE FROM neotoma.embedding_lists l WHERE l.user_id = $1 AND l.model = $2",
+        &[u(), Arg::Text(model)],
+    )?;
+    let k = if n < min {
+        0
+    } else {
+        lists::list_count(n, MAX_LISTS)
+    };
+    if k > 0 {
+        let sample: Vec<Vec<f32>> = db::vectors(
+            "SELECT v.embedding FROM neotoma.entity_embeddings v WHERE v.user_id = $1 AND v.model = $2
+             ORDER BY md5(v.entity_id), v.entity_id LIMIT $3",
+            &[u(), Arg::Text(model), Arg::Int((k * SAMPLE_PER_LIST) as i64)],
+        )?
+        .iter()
+        .map(|v| lists::unit(v))
+        .collect();
+        let centroids = lists::train(&sample, k, ROUNDS);
+        // The build's stamp: what tells a backend's kept centroids are old.
+        let stamp = db::json(
+            "SELECT to_jsonb((extract(epoch FROM clock_timestamp()) * 1000000)::bigint)",
+            &[],
+        )?;
+        for (i, c) in centroids.iter().enumerate() {
+            db::run(
+                "INSERT INTO neotoma.embedding_lists (user_id, model, list_no, centroid, build)
+                 VALUES ($1, $2, $3::int, $4, ($5::jsonb)::bigint)",
+                &[
+                    u(),
+                    Arg::Text(model),
+                    Arg::Int(i as i64),
+                    Arg::OptReals(Some(c)),
+                    Arg::Json(&stamp),
+                ],
+            )?;
+        }
+    }
+    // Every embedding to its list (none without lists), writing only those
+    // that move.
+    db::run(
+        "UPDATE neotoma.entity_embeddings v SET list_no = m.list_no
+         FROM (SELECT x.entity_id, neotoma._embedding_list(x.user_id, x.model, x.embedding) AS list_no
+               FROM neotoma.entity_embeddings x WHERE x.user_id = $1 AND x.model = $2) m
+         WHERE v.user_id = $1 AND v.model = $2 AND v.entity_id = m.entity_id
+           AND v.list_no IS DISTINCT FROM m.list_no",
+        &[u(), Arg::Text(model)],
+    )?;
+    Ok(serde_json::json!({"model": model, "embeddings": n, "lists": k}))
+}

@@ -1,0 +1,45 @@
+//! Background upkeep the database asks of a long-running client: the
+//! lists semantic search reads (`neotoma.maintain_embedding_lists`, see the
+//! extension's sql/embeddings.sql) are rebuilt for a user whose entities
+//! have doubled since their last build. One user per round, so a round
+//! holds one pooled connection for one build at most.
+
+use crate::database::Database;
+use serde_json::Value;
+use std::time::Duration;
+
+/// The wait before the first round (the gateway starts serving first).
+const FIRST_ROUND: Duration = Duration::from_secs(10);
+/// The wait between rounds that had nothing to build.
+const EVERY: Duration = Duration::from_secs(60);
+
+/// Starts the upkeep, when the extension has it (0.17.0 and later).
+pub async fn start(db: Database) {
+    let has = db
+        .query_json(
+            "SELECT to_jsonb(to_regprocedure('neotoma.maintain_embedding_lists(integer, integer)') IS NOT NULL)",
+        )
+        .await
+        .is_ok_and(|v| v == Value::Bool(true));
+    if !has {
+        return;
+    }
+    tokio::spawn(async move {
+        tokio::time::sleep(FIRST_ROUND).await;
+        loop {
+            match db
+                .query_json("SELECT neotoma.maintain_embedding_lists(1)")
+                .await
+            {
+                // Built one: there may be more.
+                Ok(built) if built.as_array().is_some_and(|b| !b.is_empty()) => {
+                    tracing::info!(%built, "semantic search lists rebuilt");
+                    continue;
+                }
+                Ok(_) => {}
+                Err(e) => tracing::debug!(error = %e, "semantic search lists: will try again"),
+            }
+            tokio::time::sleep(EVERY).await;
+        }
+    });
+}

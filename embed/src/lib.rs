@@ -121,12 +121,17 @@ impl StaticModel {
         let n = ids.len() as f32;
         sum.iter_mut().for_each(|s| *s /= n);
         if self.normalize {
-            let norm = sum.iter().map(|s| s * s).sum::<f32>().sqrt();
-            if norm > 0.0 {
-                sum.iter_mut().for_each(|s| *s /= norm);
-            }
+            normalize(&mut sum);
         }
         Some(sum)
+    }
+}
+
+/// Scales `v` to unit length (a zero vector stays zero).
+pub fn normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|s| s * s).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|s| *s /= norm);
     }
 }
 

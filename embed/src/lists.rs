@@ -9,12 +9,9 @@
 
 /// The unit-length copy of `v` (a zero vector stays zero).
 pub fn unit(v: &[f32]) -> Vec<f32> {
-    let norm = dot(v, v).sqrt();
-    if norm > 0.0 {
-        v.iter().map(|x| x / norm).collect()
-    } else {
-        v.to_vec()
-    }
+    let mut u = v.to_vec();
+    crate::normalize(&mut u);
+    u
 }
 
 fn dot(a: &[f32], b: &[f32]) -> f32 {

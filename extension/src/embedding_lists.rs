@@ -52,44 +52,41 @@ fn current_build(user: &Uuid, model: &str) -> Result<Option<i64>, NeotomaError> 
 }
 
 /// The index of the list `embedding` falls in, by the user's lists of
-/// `model`; None while they have none.
+/// `model`; None while they have none. The centroids are read again only
+/// when the build changed, and whether it did once per statement.
 fn list_of(user: Uuid, model: &str, embedding: &[f32]) -> Result<Option<usize>, NeotomaError> {
     let now = statement();
-    let fresh = CACHED.with(|c| {
+    let mine = |c: &Cached| c.user == user && c.model == model;
+    let checked = CACHED.with(|c| {
         c.borrow()
             .as_ref()
-            .is_some_and(|c| c.user == user && c.model == model && c.checked == now)
+            .is_some_and(|c| mine(c) && c.checked == now)
     });
-    if !fresh {
+    if !checked {
         let Some(build) = current_build(&user, model)? else {
-            CACHED.with(|c| *c.borrow_mut() = None);
+            CACHED.with(|c| c.take());
             return Ok(None);
         };
-        let same = CACHED.with(|c| {
-            c.borrow()
-                .as_ref()
-                .is_some_and(|c| c.user == user && c.model == model && c.build == build)
+        let kept = CACHED.with(|c| {
+            let mut c = c.borrow_mut();
+            let kept = c.as_mut().filter(|c| mine(c) && c.build == build);
+            kept.map(|c| c.checked = now).is_some()
         });
-        if same {
-            CACHED.with(|c| {
-                if let Some(c) = c.borrow_mut().as_mut() {
-                    c.checked = now;
-                }
-            });
-        } else {
+        if !kept {
             let centroids = db::vectors(
                 "SELECT l.centroid FROM neotoma.embedding_lists l
                  WHERE l.user_id = $1 AND l.model = $2 ORDER BY l.list_no",
                 &[Arg::uuid(user), Arg::Text(model)],
             )?;
+            let model = model.to_string();
             CACHED.with(|c| {
-                *c.borrow_mut() = Some(Cached {
+                c.replace(Some(Cached {
                     user,
-                    model: model.to_string(),
+                    model,
                     build,
                     checked: now,
                     centroids,
-                })
+                }))
             });
         }
     }

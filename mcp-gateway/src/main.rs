@@ -292,7 +292,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(embedder) = &embedder {
         embeddings::Worker::start(db.clone(), embedder.clone()).await;
     }
-    upkeep::start(db.clone()).await;
+    upkeep::start(db.clone());
     let state = Arc::new(server::AppState {
         db,
         catalog,

@@ -13,19 +13,20 @@ const FIRST_ROUND: Duration = Duration::from_secs(10);
 /// The wait between rounds that had nothing to build.
 const EVERY: Duration = Duration::from_secs(60);
 
-/// Starts the upkeep, when the extension has it (0.17.0 and later).
-pub async fn start(db: Database) {
-    let has = db
-        .query_json(
-            "SELECT to_jsonb(to_regprocedure('neotoma.maintain_embedding_lists(integer, integer)') IS NOT NULL)",
-        )
-        .await
-        .is_ok_and(|v| v == Value::Bool(true));
-    if !has {
-        return;
-    }
+/// Starts the upkeep in the background, when the extension has it (0.17.0
+/// and later): start-up does not wait for it.
+pub fn start(db: Database) {
     tokio::spawn(async move {
         tokio::time::sleep(FIRST_ROUND).await;
+        let has = db
+            .query_json(
+                "SELECT to_jsonb(to_regprocedure('neotoma.maintain_embedding_lists(integer, integer)') IS NOT NULL)",
+            )
+            .await
+            .is_ok_and(|v| v == Value::Bool(true));
+        if !has {
+            return;
+        }
         loop {
             match db
                 .query_json("SELECT neotoma.maintain_embedding_lists(1)")

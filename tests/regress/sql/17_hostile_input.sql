@@ -59,7 +59,7 @@ SELECT i AS identifier, r->>'match_type' AS match, r->'total' AS total,
 FROM unnest(ARRAY['g17z02bcc58b', 'ops-g17z02', 'room 4711', '30 1234', '12345678']) i,
      LATERAL neotoma.retrieve_entity_by_identifier(jsonb_build_object('identifier', i)) r;
 
--- Signed URLs: every freshly signed URL verifies (20,000 of them).
+-- Signed URLs: every freshly signed URL verifies (2,000 of them).
 SELECT r->>'source_id' AS file FROM neotoma.store(jsonb_build_object('file_content', encode('signed'::bytea, 'base64'),
   'mime_type', 'application/octet-stream', 'interpret', false)) r \gset
 RESET ROLE;
@@ -67,7 +67,7 @@ CREATE TEMP TABLE urls AS
 SELECT (regexp_match(u, 'expires=(\d+)&kid=([0-9a-f-]+)&sig=([0-9a-f]+)')) AS m FROM (
   SELECT neotoma.retrieve_file_url(jsonb_build_object('user_id', '17000000-0000-0000-0000-000000000017',
            'file_path', :'file', 'expires_in', 60))->>'signed_url' AS u
-  FROM generate_series(1, 20000)) x;
+  FROM generate_series(1, 2000)) x;
 SELECT count(*) AS signed, count(*) FILTER (WHERE EXISTS (
   SELECT 1 FROM neotoma.signed_file('17000000-0000-0000-0000-000000000017', :'file', m[1]::bigint, m[2]::uuid, m[3]))) AS verified
 FROM urls;

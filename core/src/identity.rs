@@ -116,6 +116,44 @@ pub fn partial_forms(identifier: &str) -> Vec<(IdentifierKind, String)> {
     out
 }
 
+/// Characters in a gram of an identifier value (see [`value_grams`]).
+const GRAM: usize = 3;
+/// The most grams of one form a partial lookup asks the index for: any of
+/// them narrows the candidates, and the LIKE that follows decides.
+const MOST_QUERY_GRAMS: usize = 32;
+
+/// The distinct runs of three characters of an identifier value, sorted:
+/// what the index of partial identifier lookups keeps of each value
+/// (`neotoma._value_grams`), so that a value containing a form has every
+/// gram of the form.
+pub fn value_grams(value: &str) -> Vec<String> {
+    let chars: Vec<char> = value.chars().collect();
+    let grams: std::collections::BTreeSet<String> =
+        chars.windows(GRAM).map(|w| w.iter().collect()).collect();
+    grams.into_iter().collect()
+}
+
+/// The text search query (tsquery text) a value's grams must answer to
+/// contain one of `forms`: for each form, its grams all present, the forms
+/// alternatives. None when a form is shorter than a gram: the index cannot
+/// narrow that one, and every value is read.
+pub fn grams_query<'a>(forms: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let mut alternatives = Vec::new();
+    for form in forms {
+        let grams = value_grams(form);
+        if grams.is_empty() {
+            return None;
+        }
+        let all: Vec<String> = grams
+            .iter()
+            .take(MOST_QUERY_GRAMS)
+            .map(|g| format!("'{}'", g.replace('\\', "\\\\").replace('\'', "''")))
+            .collect();
+        alternatives.push(format!("({})", all.join(" & ")));
+    }
+    (!alternatives.is_empty()).then(|| alternatives.join(" | "))
+}
+
 /// The normalised form of one field's value, or None when the value cannot
 /// identify anything (null, empty, arrays, objects).
 pub fn normalize_value(field: &str, value: &Value, preserve_case: bool) -> Option<String> {
@@ -268,6 +306,31 @@ mod tests {
     use super::*;
     use crate::schema::builtin_schemas;
     use serde_json::json;
+
+    #[test]
+    fn value_grams_are_the_distinct_runs_of_three_characters() {
+        assert_eq!(value_grams("abcab"), vec!["abc", "bca", "cab"]);
+        assert_eq!(value_grams("ab"), Vec::<String>::new());
+        assert_eq!(value_grams("éßx"), vec!["éßx"]);
+        // A form inside a value: its grams are among the value's.
+        let value = value_grams("ops-g17z02bcc58b@example.com");
+        assert!(value_grams("17z02").iter().all(|g| value.contains(g)));
+    }
+
+    #[test]
+    fn grams_query_asks_every_gram_of_a_form_and_any_form() {
+        assert_eq!(
+            grams_query(["abcd", "xyz"]).as_deref(),
+            Some("('abc' & 'bcd') | ('xyz')")
+        );
+        // Quotes and backslashes are escaped as tsquery reads them.
+        assert_eq!(grams_query(["a'\\"]).as_deref(), Some("('a''\\\\')"));
+        // A form too short for a gram: no narrowing.
+        assert_eq!(grams_query(["abc", "ab"]), None);
+        assert_eq!(grams_query([]), None);
+        let long = "x".repeat(10) + &"abcdefghijklmnopqrstuvwxyz0123456789".repeat(2);
+        assert!(grams_query([long.as_str()]).unwrap().matches(" & ").count() < MOST_QUERY_GRAMS);
+    }
 
     fn schema(t: &str) -> EntitySchema {
         builtin_schemas()

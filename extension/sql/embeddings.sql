@@ -195,8 +195,40 @@ CREATE TABLE neotoma.embedding_list_builds (
   entities bigint NOT NULL,
   built_at timestamptz NOT NULL
 );
--- Builds every model's lists of user `u` (see index_embeddings) and
--- records the build.
+-- A question's common words (docs/decisions.md, "Common words known
+-- beforehand"): a search tells a rare term (it reads every entity having
+-- it) from a common one (more entities than neotoma_core::search::
+-- RARE_TERM_ENTITIES have it: it only weighs) by reading the term's index
+-- up to that many rows, a few milliseconds per common word. The lexemes of
+-- more than 1,000 of a user's snapshots, counted when the user's lists are
+-- built, tell it beforehand: a word whose lexeme is here with more entities
+-- than that is common without reading. A lexeme grown common since is read
+-- as before; counts only fall when snapshots' text changes or entities are
+-- erased, and the next build renews them.
+CREATE TABLE neotoma.common_lexemes (
+  user_id  uuid NOT NULL,
+  lexeme   text NOT NULL,
+  entities bigint NOT NULL,
+  PRIMARY KEY (user_id, lexeme)
+);
+-- Counts the lexemes of every snapshot of user `u` (as a search's terms
+-- count them) and keeps those of more than `more_than`; answers how many.
+CREATE FUNCTION neotoma_private._count_common_lexemes(u uuid, more_than integer DEFAULT 1000) RETURNS integer
+LANGUAGE plpgsql SET search_path = pg_catalog, neotoma, pg_temp AS $$
+DECLARE
+  n integer;
+BEGIN
+  DELETE FROM neotoma.common_lexemes c WHERE c.user_id = u;
+  INSERT INTO neotoma.common_lexemes (user_id, lexeme, entities)
+  SELECT u, w.word, w.ndoc
+  FROM ts_stat(format('SELECT s.search_vector FROM neotoma.entity_snapshots s WHERE s.user_id = %L', u)) w
+  WHERE w.ndoc > more_than;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  RETURN n;
+END $$;
+
+-- Builds every model's lists of user `u` (see index_embeddings), counts
+-- the user's common lexemes, and records the build.
 CREATE FUNCTION neotoma_private._build_user_embedding_lists(u uuid, min_embeddings integer) RETURNS jsonb
 LANGUAGE plpgsql SET search_path = pg_catalog, neotoma, pg_temp AS $$
 DECLARE
@@ -209,6 +241,7 @@ BEGIN
            UNION SELECT l.model FROM neotoma.embedding_lists l WHERE l.user_id = u ORDER BY 1 LOOP
     built := built || neotoma_private._build_embedding_lists(u, m, coalesce(min_embeddings, 4096));
   END LOOP;
+  PERFORM neotoma_private._count_common_lexemes(u);
   INSERT INTO neotoma.embedding_list_builds (user_id, entities, built_at)
   VALUES (u, (SELECT coalesce(sum(c.current), 0) FROM neotoma.entity_counts c WHERE c.user_id = u), clock_timestamp())
   ON CONFLICT (user_id) DO UPDATE SET entities = EXCLUDED.entities, built_at = EXCLUDED.built_at;

@@ -7,3 +7,14 @@
 ALTER TABLE neotoma.entity_snapshots
   ADD COLUMN search_grams tsvector GENERATED ALWAYS AS (array_to_tsvector(neotoma._text_grams(snapshot::text))) STORED;
 CREATE INDEX entity_snapshots_search_grams ON neotoma.entity_snapshots USING gin (search_grams neotoma.tsvector_rls_ops);
+
+-- Partial identifier lookups (retrieve_entity_by_identifier, when no value
+-- equals the identifier) look for the values that contain the identifier's
+-- form: the runs of three characters of each value (neotoma._value_grams),
+-- kept beside it, narrow them to those having every run of the form, and
+-- LIKE decides. A column, not an index over the expression: under row level
+-- security only a leakproof condition may use an index, and the functions
+-- that compute the runs are not marked so (neotoma.@@ over a column is).
+ALTER TABLE neotoma.entity_identifiers
+  ADD COLUMN value_grams tsvector GENERATED ALWAYS AS (array_to_tsvector(neotoma._value_grams(value))) STORED;
+CREATE INDEX entity_identifiers_grams ON neotoma.entity_identifiers USING gin (value_grams neotoma.tsvector_rls_ops);

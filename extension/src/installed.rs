@@ -51,6 +51,11 @@ pub fn at_least_0_5() -> Result<bool, NeotomaError> {
 /// for one of its columns. Columns, not functions: 0.1 and 0.2 make a
 /// function for every action the library knows.
 const MARKED: &[(u32, &str)] = &[
+    // A user's common lexemes are counted (a search knows them beforehand).
+    (
+        18,
+        "SELECT to_jsonb(to_regclass('neotoma.common_lexemes') IS NOT NULL)",
+    ),
     // Embeddings fall into lists (semantic search at scale).
     (
         17,

@@ -28,3 +28,11 @@ pub(crate) fn file_text(content: &[u8]) -> &str {
 pub(crate) fn text_grams(text: &str) -> Vec<String> {
     neotoma_core::question::text_grams(text)
 }
+
+/// The runs of three characters of an identifier value
+/// (neotoma_core::identity::value_grams): the index a partial identifier
+/// lookup narrows its candidates with (sql/search_grams.sql).
+#[pg_extern(immutable, parallel_safe, strict, name = "_value_grams")]
+pub(crate) fn value_grams(value: &str) -> Vec<String> {
+    neotoma_core::identity::value_grams(value)
+}

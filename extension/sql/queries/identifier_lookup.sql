@@ -8,7 +8,9 @@
 -- pattern for phone fields, $5 for web-site fields, $6 for the others (each
 -- NULL when the identifier has no such form), $7 the identifier as given (an
 -- entity id), $8 the workspaces (text[]: entities elsewhere are found by
--- nothing). A field's kind follows its name, as
+-- nothing), $9 the runs of three characters of those forms (tsquery text:
+-- neotoma_core::identity::grams_query; the line marked `grams` leaves when
+-- a form is too short to have one). A field's kind follows its name, as
 -- neotoma_core::identity::IdentifierKind::of says (and as its values were
 -- normalised when stored). Entities are read by key, one per hit
 -- (`OFFSET 0` keeps each lookup a probe of the primary key): a hash join
@@ -39,6 +41,9 @@ partial_hits AS (
   JOIN LATERAL (SELECT e.id, e.merged_into FROM neotoma.entities e
                 WHERE e.user_id = $1::uuid AND e.id = i.entity_id OFFSET 0) e ON true
   WHERE NOT (SELECT exact FROM found) AND i.user_id = $1::uuid
+    -- Only the values having every run of three characters of a form, by
+    -- the index entity_identifiers_grams (sql/search_grams.sql).
+    AND i.value_grams OPERATOR(neotoma.@@) $9::tsquery -- grams -- 0.18
     AND i.value LIKE (CASE WHEN i.field = 'phone' OR i.field LIKE '%\_phone' THEN $4
                            WHEN i.field IN ('website', 'url') OR i.field LIKE '%\_url' THEN $5
                            ELSE $6 END)),

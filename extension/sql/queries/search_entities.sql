@@ -36,12 +36,21 @@
 -- (k + 1) / 2, so 1 for an entity first in both by its very name, while an
 -- entity the words barely cover (a name said in many turns) weighs little.
 WITH terms AS (
-  SELECT t.n, t.word, t.tq, t.pair FROM (
+  SELECT t.n, t.word, t.tq, t.pair, t.common FROM (
     SELECT w.n, w.w AS word, plainto_tsquery('pg_catalog.simple', w.w) || plainto_tsquery('pg_catalog.english', w.w)
-                || plainto_tsquery($24::regconfig, w.w) AS tq, false AS pair
+                || plainto_tsquery($24::regconfig, w.w) AS tq, false AS pair,
+           -- Common, known beforehand (sql/embeddings.sql, common_lexemes):
+           -- the word is one lexeme by one of its configurations, and more
+           -- entities than a rare term's have that lexeme (for every type).
+           $10 = 'true' AND $3::text IS NULL AND EXISTS ( -- 0.18
+             SELECT FROM unnest(ARRAY['pg_catalog.simple', 'pg_catalog.english', $24]::regconfig[]) c(c) -- 0.18
+             CROSS JOIN LATERAL (SELECT tsvector_to_array(to_tsvector(c.c, w.w)) AS l) x -- 0.18
+             JOIN neotoma.common_lexemes k ON k.user_id = $1::uuid AND k.lexeme = x.l[1] AND k.entities > $25::int -- 0.18
+             WHERE cardinality(x.l) = 1) AS common -- 0.18
+           false AS common -- <0.18
     FROM unnest($22::text[]) WITH ORDINALITY AS w(w, n)
     UNION ALL
-    SELECT 1000 + g.n, g.g, quote_literal(g.g)::tsquery, true FROM unnest($23::text[]) WITH ORDINALITY AS g(g, n)) t
+    SELECT 1000 + g.n, g.g, quote_literal(g.g)::tsquery, true, false FROM unnest($23::text[]) WITH ORDINALITY AS g(g, n)) t
   WHERE numnode(t.tq) > 0),
 -- Any term: what matched_fields and the observations' and files' words ask.
 q AS (
@@ -49,13 +58,14 @@ q AS (
 n_entities AS (
   SELECT greatest(coalesce(sum(c.current), 0), 1)::float8 AS n FROM neotoma.entity_counts c
   WHERE c.user_id = $1::uuid AND ($3::text IS NULL OR c.entity_type = $3)),
--- Each term's entities, one scan of its index each: all of them when rare.
+-- Each term's entities, one scan of its index each: all of them when rare
+-- (none read when known common).
 term_hits AS (
-  SELECT t.n, t.word, t.tq, t.pair, h.ids, cardinality(h.ids) AS df
+  SELECT t.n, t.word, t.tq, t.pair, h.ids, CASE WHEN t.common THEN $25::int + 1 ELSE cardinality(h.ids) END AS df
   FROM terms t
   CROSS JOIN LATERAL (SELECT coalesce(array_agg(s.entity_id), '{}') AS ids FROM (
       SELECT s.entity_id FROM neotoma.entity_snapshots s
-      WHERE NOT t.pair AND $10 = 'true' AND s.user_id = $1::uuid AND s.search_vector @@ t.tq
+      WHERE NOT t.pair AND NOT t.common AND $10 = 'true' AND s.user_id = $1::uuid AND s.search_vector @@ t.tq
         AND ($3::text IS NULL OR s.entity_type = $3)
       LIMIT $25::int + 1) s) h
   WHERE NOT t.pair

@@ -7,7 +7,7 @@ use crate::snapshots;
 use neotoma_core::actions::common;
 use neotoma_core::actions::entities::*;
 use neotoma_core::canonical::{canonical_json, sha256_hex};
-use neotoma_core::identity::{identifier_candidates, partial_forms, IdentifierKind};
+use neotoma_core::identity::{grams_query, identifier_candidates, partial_forms, IdentifierKind};
 use neotoma_core::ids::{derived_uuid, source_id};
 use neotoma_core::reducer::{self, FieldState, SnapshotState, CORRECTION_PRIORITY};
 use neotoma_core::request::json_type;
@@ -16,6 +16,7 @@ use neotoma_core::time::format_micros;
 use neotoma_core::{ErrorCode, NeotomaError};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
@@ -342,7 +343,7 @@ pub fn retrieve_entities(
     let query = if (crate::installed::at_least_0_6()? && include_deleted)
         || !crate::installed::at_least_0_4()?
     {
-        std::borrow::Cow::Owned(counting(
+        Cow::Owned(counting(
             &query,
             type_filter,
             crate::installed::at_least(12)?,
@@ -385,13 +386,28 @@ pub fn retrieve_entity_by_identifier(
     let candidates = identifier_candidates(identifier);
     // Partial: each kind of field is searched with the form of the
     // identifier that kind uses.
-    let forms: BTreeMap<IdentifierKind, String> = partial_forms(identifier)
+    let partial = partial_forms(identifier);
+    // Narrowed by the index of the values' runs of three characters, unless
+    // a form is too short to have one.
+    let grams = grams_query(partial.iter().map(|(_, form)| form.as_str()));
+    let forms: BTreeMap<IdentifierKind, String> = partial
         .into_iter()
         .map(|(kind, form)| (kind, contains_pattern(&form)))
         .collect();
     let scope = crate::scope::current();
+    let query = scope.adapt(IDENTIFIER_LOOKUP)?;
+    let query = match &grams {
+        Some(_) => query,
+        None => Cow::Owned(
+            query
+                .lines()
+                .filter(|l| !l.contains("-- grams"))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+    };
     db::parsed(
-        &scope.adapt(IDENTIFIER_LOOKUP)?,
+        &query,
         &[
             Arg::uuid(user),
             Arg::OptText(req.entity_type.as_deref()),
@@ -401,6 +417,7 @@ pub fn retrieve_entity_by_identifier(
             Arg::OptText(forms.get(&IdentifierKind::Text).map(String::as_str)),
             Arg::Text(identifier),
             scope.arg(),
+            Arg::OptText(grams.as_deref()),
         ],
         "identified entities",
     )

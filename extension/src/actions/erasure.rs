@@ -430,6 +430,9 @@ pub fn erase_user_rows(user: &Uuid) -> Result<ErasedCounts, NeotomaError> {
         del("embedding_lists")?;
         del("embedding_list_builds")?;
     }
+    if crate::installed::at_least(18)? {
+        del("common_lexemes")?;
+    }
     // Every gateway forgets the user's tokens at once (their caches keep a
     // token until told).
     db::run(

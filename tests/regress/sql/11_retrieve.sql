@@ -71,6 +71,15 @@ SELECT r->'match_type' AS how, r->'entities'->0->'canonical_name' AS name, r->'e
 FROM neotoma.retrieve_entity_by_identifier('{"identifier": "HTTP://acme-widgets.example"}') AS r;
 SELECT r->'match_type' AS how, r->'entities'->0->'canonical_name' AS name, r->'entities'->0->'matched_fields' AS fields
 FROM neotoma.retrieve_entity_by_identifier('{"identifier": "acme-widg"}') AS r;
+-- Partial lookups read the values having every run of three characters
+-- of a form (the index entity_identifiers_grams), or, for a form shorter
+-- than three, every value: both find what LIKE finds, quotes and
+-- backslashes included.
+SELECT neotoma.store($${"entities": [
+  {"entity_type": "person", "name": "Quote O'Brien", "email": "o'brien\\x@example.com"}]}$$) IS NOT NULL AS stored;
+SELECT i AS identifier, r->'match_type' AS how, jsonb_path_query_array(r, '$.entities[*].canonical_name') AS names
+FROM unnest(ARRAY['o''brien\x', 'n\x@', 'me-', 'xa', '9999', 'widgets.ex']) i,
+     LATERAL neotoma.retrieve_entity_by_identifier(jsonb_build_object('identifier', i)) r;
 -- An exact match of another type than asked for falls back to partial.
 SELECT r->'match_type' AS how, r->'total' AS total
 FROM neotoma.retrieve_entity_by_identifier('{"identifier": "+1 555 010 9999", "entity_type": "company"}') AS r;

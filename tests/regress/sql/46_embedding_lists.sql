@@ -54,6 +54,40 @@ SELECT r->'entities'->0->'id' = :'exact_answer'::jsonb->'entities'->0->'id' AS s
 FROM neotoma.retrieve_entities('{"search": "orchestra music", "search_mode": "semantic", "limit": 8}') r;
 RESET neotoma.semantic_probes;
 
+-- A build also counts the user's common lexemes (of more than 1,000
+-- snapshots: none of 48), which a lexical search then knows beforehand.
+SELECT count(*) AS common_lexemes FROM neotoma.common_lexemes;
+SELECT r->'total' AS total, r->'entities'->0->'snapshot'->>'title' AS first
+FROM neotoma.retrieve_entities('{"search": "orchestra tomatoes", "search_mode": "lexical", "limit": 1}') r;
+-- Counted as a search's terms count them (here down to 8 snapshots).
+RESET ROLE;
+SELECT neotoma_private._count_common_lexemes('46000000-0000-0000-0000-00000000000a', 7) AS counted;
+SELECT count(*) AS lexemes, string_agg(k.lexeme, ', ') FILTER (WHERE k.entities > 8) AS in_every_note,
+       bool_and(k.entities = (SELECT count(*) FROM neotoma.entity_snapshots s
+                              WHERE s.user_id = k.user_id AND s.search_vector @@ quote_literal(k.lexeme)::tsquery)) AS counts_right
+FROM neotoma.common_lexemes k WHERE k.user_id = '46000000-0000-0000-0000-00000000000a';
+-- Only a lexeme of more entities than a rare term's is common: here none,
+-- so the answer is the same.
+SET ROLE neotoma_regress_agent;
+SELECT r->'total' AS total, r->'entities'->0->'snapshot'->>'title' AS first
+FROM neotoma.retrieve_entities('{"search": "orchestra tomatoes", "search_mode": "lexical", "limit": 1}') r;
+-- Said to be in 5,000 entities, "orchestra" is common without a read: it
+-- only weighs, and the entities having "tomatoes" answer; a typed search
+-- counts within its type and reads as before.
+RESET ROLE;
+UPDATE neotoma.common_lexemes SET entities = 5000 WHERE lexeme = 'orchestra';
+SET ROLE neotoma_regress_agent;
+SELECT r->'total' AS total, r->'entities'->0->'snapshot'->>'title' AS first
+FROM neotoma.retrieve_entities('{"search": "orchestra tomatoes", "search_mode": "lexical", "limit": 1}') r;
+SELECT r->'total' AS typed_total
+FROM neotoma.retrieve_entities('{"search": "orchestra tomatoes", "search_mode": "lexical", "entity_type": "note", "limit": 1}') r;
+-- Another user neither sees nor uses them.
+SET neotoma.user_id = '46000000-0000-0000-0000-00000000000b';
+SELECT count(*) AS others_lexemes FROM neotoma.common_lexemes;
+SET neotoma.user_id = '46000000-0000-0000-0000-00000000000a';
+SELECT neotoma.index_embeddings(10) -> 0 ->> 'lists' AS lists;
+SELECT count(*) AS common_lexemes_rebuilt FROM neotoma.common_lexemes;
+
 -- A note written after falls in its nearest list at once, and is found.
 SELECT count(*) AS stored FROM jsonb_array_elements(neotoma.store('{"entities": [
   {"entity_type": "note", "title": "Opera night", "content": "soprano aria opera house orchestra"}]}')->'entities');
@@ -92,4 +126,5 @@ SELECT user_id, entities FROM neotoma.embedding_list_builds WHERE user_id::text 
 SELECT neotoma.erase_user('46000000-0000-0000-0000-00000000000a', true) IS NOT NULL AS erased;
 SELECT count(*) AS lists_left FROM neotoma.embedding_lists WHERE user_id = '46000000-0000-0000-0000-00000000000a';
 SELECT count(*) AS builds_left FROM neotoma.embedding_list_builds WHERE user_id = '46000000-0000-0000-0000-00000000000a';
+SELECT count(*) AS lexemes_left FROM neotoma.common_lexemes WHERE user_id = '46000000-0000-0000-0000-00000000000a';
 ROLLBACK;

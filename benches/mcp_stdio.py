@@ -5,8 +5,10 @@ official Python SDK) with the same workload, in one run.
 
 At 500, 5,000 and 50,000 person entities (times BENCH_SCALE), after growing
 both memories to that size with batches of 100 (the same names on both), it
-times four phases through each server: store one entity, read one entity, a
-100-row listing and a partial-identifier lookup. A third server, a no-op tool
+times six phases through each server: store one entity, read one entity, a
+100-row listing, a partial-identifier lookup, and a lexical and a hybrid
+search of a word 1 % of the persons' notes have (the reference's
+search_nodes for both). A third server, a no-op tool
 over the same transport (benches/noop_server.py), is the harness's floor.
 
 Prints a table per goal of the issue: ours, the reference or baseline, the
@@ -43,7 +45,19 @@ DATABASE = "neotoma_bench_mcp_stdio"
 APP_ROLE = "neotoma_bench_mcp"
 HERE = Path(__file__).resolve().parent
 REFERENCE_JS = HERE / "node/node_modules/@modelcontextprotocol/server-memory/dist/index.js"
-PHASES = ["store one entity", "read one entity", "100-row listing", "partial-identifier lookup"]
+PHASES = ["store one entity", "read one entity", "100-row listing", "partial-identifier lookup",
+          "lexical search (1 % word)", "hybrid search (1 % word)"]
+# A person's notes name one of 100 pastimes: each word is in 1 % of them.
+TOPICS = """astronomy baking ballet banjo beekeeping birdwatching bowling calligraphy canoeing carpentry ceramics
+chess choir climbing cricket crochet cycling dancing diving drumming embroidery fencing fishing gardening
+geocaching golf guitar gymnastics hiking hockey journaling judo juggling kayaking knitting lacrosse magic
+marathon meditation mosaics mountaineering origami painting parkour photography pilates podcasting poetry
+pottery quilting racquetball robotics rowing rugby running sailing saxophone sculpture sewing skateboarding
+skiing snorkeling snowboarding soccer squash stargazing surfing swimming tennis theater triathlon trumpet
+ukulele violin volleyball weaving woodworking wrestling yoga zumba archery badminton baseball basketball
+boxing camping cooking darts falconry fossils glassblowing handball harp karate lapidary leathercraft
+macrame opera rafting sketching""".split()
+assert len(set(TOPICS)) == 100, len(set(TOPICS))
 
 
 def name(i: int) -> str:
@@ -59,12 +73,16 @@ def partial(i: int) -> str:
     return f"{i:06d}@bench"
 
 
+def notes(i: int) -> str:
+    return f"met at the {TOPICS[i % len(TOPICS)]} club, asked about the weekend"
+
+
 def ours_entity(i: int) -> dict:
-    return {"entity_type": "person", "name": name(i), "email": email(i)}
+    return {"entity_type": "person", "name": name(i), "email": email(i), "notes": notes(i)}
 
 
 def reference_entity(i: int) -> dict:
-    return {"name": name(i), "entityType": "person", "observations": [f"email {email(i)}"]}
+    return {"name": name(i), "entityType": "person", "observations": [f"email {email(i)}", f"notes {notes(i)}"]}
 
 
 def gateway_params(user: str) -> StdioServerParameters:
@@ -205,6 +223,25 @@ class Memories:
             assert len(s["entities"]) == 1
 
         out[PHASES[3]] = (await timed(lookup_ours, CALLS), await timed(lookup_reference, CALLS))
+
+        # (e, f) a search for a word 1 % of the notes have, a page of 10:
+        # lexical, then hybrid (ours); the reference's search_nodes answers
+        # every entity whose text contains it.
+        def searcher(mode: str) -> Callable[[int], Awaitable[None]]:
+            async def search_ours(i: int) -> None:
+                s = await call(self.ours, "retrieve_entities", {
+                    "search": TOPICS[picks[i] % len(TOPICS)], "search_mode": mode, "limit": 10, "include_snapshots": False})
+                assert s["entities"], (mode, TOPICS[picks[i] % len(TOPICS)])
+
+            return search_ours
+
+        async def search_reference(i: int) -> None:
+            s = await call(self.reference, "search_nodes", {"query": TOPICS[picks[i] % len(TOPICS)]})
+            assert s["entities"]
+
+        found = await timed(search_reference, CALLS)
+        out[PHASES[4]] = (await timed(searcher("lexical"), CALLS), found)
+        out[PHASES[5]] = (await timed(searcher("hybrid"), CALLS), found)
         return out
 
 
@@ -224,7 +261,8 @@ async def run() -> None:
         print("phases, ours vs reference: store one entity = store vs create_entities; read one entity = "
               "retrieve_entity_snapshot vs open_nodes;\n  100-row listing = retrieve_entities (person, limit 100) vs "
               "search_nodes \"person\"; partial-identifier lookup = retrieve_entity_by_identifier\n  (its exact "
-              f"match finds nothing, then a substring match) vs search_nodes, both with e.g. \"{partial(123)}\"")  # fmt: skip
+              f"match finds nothing, then a substring match) vs search_nodes, both with e.g. \"{partial(123)}\";\n  lexical and hybrid "
+              f"search = retrieve_entities (search, limit 10) vs search_nodes, with e.g. \"{TOPICS[23]}\"")  # fmt: skip
         async with Client(floor_params()) as noop:
 
             async def floor_call(i: int) -> None:
@@ -266,6 +304,13 @@ async def run() -> None:
         p99, p50 = pct(lat, 99), pct(lat, 50)
         rows.append((f"{size:,}", f"{p99:.3f} ms", f"{p50:.3f} ms", ratio(p99, p50), met(p99 <= 2 * p50)))
     table("goal 3: our partial-identifier lookup p99 within 2x of its p50", rows)
+
+    # Issue 40's goal: lexical and hybrid search p50 <= 30 ms at 50,000 entities.
+    rows = [("size", "lexical p50", "hybrid p50", "goal: both <= 30 ms")]
+    for size in SIZES:
+        lex, hyb = pct(results[size][PHASES[4]][0], 50), pct(results[size][PHASES[5]][0], 50)
+        rows.append((f"{size:,}", f"{lex:.3f} ms", f"{hyb:.3f} ms", met(lex <= 30 and hyb <= 30)))
+    table("goal 5: our lexical and hybrid search of a 1 % word p50 <= 30 ms (issue 40)", rows)
 
     # Goal 4: our per-call cost (the read) within 3x of the harness's floor.
     f50 = pct(floor, 50)

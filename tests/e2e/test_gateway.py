@@ -199,7 +199,10 @@ async def test_progress_notifications_when_asked(start_gateway) -> None:
 
 
 async def test_slow_actions_time_out_with_retry_advice(start_gateway) -> None:
-    gw = start_gateway("--statement-timeout-ms", "50", "--user-id", new_user())
+    # 250 ms: a store of 1,000 notes takes about a second, while the
+    # gateway's own start-up reads (the action catalog) stay well within it
+    # on a machine busy with builds (at 50 ms they sometimes did not).
+    gw = start_gateway("--statement-timeout-ms", "250", "--user-id", new_user())
     batch = [{"entity_type": "note", "content": f"slow {i}", "title": f"s{i}"} for i in range(1000)]
     async with Client(gw.url) as c:
         e = error(await c.call_tool("store", {"entities": batch}))

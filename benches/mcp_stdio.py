@@ -73,8 +73,13 @@ def partial(i: int) -> str:
     return f"{i:06d}@bench"
 
 
+def topic(i: int) -> str:
+    """The pastime entity i's notes name (1 % of the persons share it)."""
+    return TOPICS[i % len(TOPICS)]
+
+
 def notes(i: int) -> str:
-    return f"met at the {TOPICS[i % len(TOPICS)]} club, asked about the weekend"
+    return f"met at the {topic(i)} club, asked about the weekend"
 
 
 def ours_entity(i: int) -> dict:
@@ -230,13 +235,13 @@ class Memories:
         def searcher(mode: str) -> Callable[[int], Awaitable[None]]:
             async def search_ours(i: int) -> None:
                 s = await call(self.ours, "retrieve_entities", {
-                    "search": TOPICS[picks[i] % len(TOPICS)], "search_mode": mode, "limit": 10, "include_snapshots": False})
-                assert s["entities"], (mode, TOPICS[picks[i] % len(TOPICS)])
+                    "search": topic(picks[i]), "search_mode": mode, "limit": 10, "include_snapshots": False})
+                assert s["entities"], (mode, topic(picks[i]))
 
             return search_ours
 
         async def search_reference(i: int) -> None:
-            s = await call(self.reference, "search_nodes", {"query": TOPICS[picks[i] % len(TOPICS)]})
+            s = await call(self.reference, "search_nodes", {"query": topic(picks[i])})
             assert s["entities"]
 
         found = await timed(search_reference, CALLS)
@@ -262,7 +267,7 @@ async def run() -> None:
               "retrieve_entity_snapshot vs open_nodes;\n  100-row listing = retrieve_entities (person, limit 100) vs "
               "search_nodes \"person\"; partial-identifier lookup = retrieve_entity_by_identifier\n  (its exact "
               f"match finds nothing, then a substring match) vs search_nodes, both with e.g. \"{partial(123)}\";\n  lexical and hybrid "
-              f"search = retrieve_entities (search, limit 10) vs search_nodes, with e.g. \"{TOPICS[23]}\"")  # fmt: skip
+              f"search = retrieve_entities (search, limit 10) vs search_nodes, with e.g. \"{topic(23)}\"")  # fmt: skip
         async with Client(floor_params()) as noop:
 
             async def floor_call(i: int) -> None:

@@ -209,17 +209,24 @@ pub fn adapt(query: &str) -> Result<Cow<'_, str>, NeotomaError> {
 /// The lines of `query` not marked with a minor version above `installed`
 /// (`-- 0.N`) nor as older than a version it has (`-- <0.N`).
 fn without_newer(query: &str, installed: u32) -> String {
+    without_lines(query, |l| {
+        let line = l.trim_end();
+        let marked = |mark: &str| {
+            line.rsplit_once(mark)
+                .and_then(|(_, m)| m.parse::<u32>().ok())
+        };
+        marked("-- 0.").is_some_and(|m| m > installed)
+            || marked("-- <0.").is_some_and(|m| installed >= m)
+    })
+}
+
+/// `query` without the lines `gone` picks out: how marked lines leave a
+/// query (versions here, workspaces in crate::scope, a lookup's index
+/// condition in actions::entities).
+pub fn without_lines(query: &str, gone: impl Fn(&str) -> bool) -> String {
     query
         .lines()
-        .filter(|l| {
-            let line = l.trim_end();
-            let marked = |mark: &str| {
-                line.rsplit_once(mark)
-                    .and_then(|(_, m)| m.parse::<u32>().ok())
-            };
-            marked("-- 0.").is_none_or(|m| m <= installed)
-                && marked("-- <0.").is_none_or(|m| installed < m)
-        })
+        .filter(|l| !gone(l))
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -91,11 +91,7 @@ impl Scope {
         if !query.lines().any(gone) {
             return crate::installed::adapt(query);
         }
-        let kept: String = query
-            .lines()
-            .filter(|l| !gone(l))
-            .collect::<Vec<_>>()
-            .join("\n");
+        let kept = crate::installed::without_lines(query, gone);
         Ok(Cow::Owned(crate::installed::adapt(&kept)?.into_owned()))
     }
 

@@ -398,13 +398,9 @@ pub fn retrieve_entity_by_identifier(
     let query = scope.adapt(IDENTIFIER_LOOKUP)?;
     let query = match &grams {
         Some(_) => query,
-        None => Cow::Owned(
-            query
-                .lines()
-                .filter(|l| !l.contains("-- grams"))
-                .collect::<Vec<_>>()
-                .join("\n"),
-        ),
+        None => Cow::Owned(crate::installed::without_lines(&query, |l| {
+            l.contains("-- grams")
+        })),
     };
     db::parsed(
         &query,

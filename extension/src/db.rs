@@ -56,6 +56,11 @@ pub enum Arg<'a> {
     /// bytea: a file's bytes, as they are.
     Bytes(&'a [u8]),
     Uuid(Uuid),
+    /// uuid[]. Bound as uuid[], never as text[] cast in the query: a cast
+    /// array (`$n::uuid[]`) is not leakproof, so under row level security
+    /// `id = ANY($n::uuid[])` is no index condition and reads every row of
+    /// the user (46 ms at 56,000 observations instead of 0.07 ms).
+    Uuids(Vec<Uuid>),
     /// real[]: an embedding (or NULL).
     OptReals(Option<&'a [f32]>),
 }
@@ -64,6 +69,16 @@ impl Arg<'_> {
     /// A uuid argument (from a `Uuid` or a reference to one).
     pub fn uuid(u: impl std::borrow::Borrow<Uuid>) -> Arg<'static> {
         Arg::Uuid(*u.borrow())
+    }
+
+    /// A uuid[] argument of ids given as text: an id that is not a uuid
+    /// names no row, so it is left out (a cast would raise an error).
+    pub fn uuid_texts(ids: &[String]) -> Arg<'static> {
+        Arg::Uuids(
+            ids.iter()
+                .filter_map(|id| Uuid::parse_str(id).ok())
+                .collect(),
+        )
     }
 }
 
@@ -166,6 +181,11 @@ impl Arg<'_> {
             Arg::Bool(b) => (*b).into(),
             Arg::Bytes(b) => b.to_vec().into(),
             Arg::Uuid(u) => pgrx::datum::Uuid::from_bytes(*u.as_bytes()).into(),
+            Arg::Uuids(v) => v
+                .iter()
+                .map(|u| pgrx::datum::Uuid::from_bytes(*u.as_bytes()))
+                .collect::<Vec<_>>()
+                .into(),
             Arg::OptReals(v) => v.map(<[f32]>::to_vec).into(),
         }
     }
@@ -180,6 +200,7 @@ impl Arg<'_> {
             Arg::Bool(_) => BuiltinOid::BOOLOID,
             Arg::Bytes(_) => BuiltinOid::BYTEAOID,
             Arg::Uuid(_) => BuiltinOid::UUIDOID,
+            Arg::Uuids(_) => BuiltinOid::UUIDARRAYOID,
             Arg::OptReals(_) => BuiltinOid::FLOAT4ARRAYOID,
         })
     }

@@ -270,11 +270,11 @@ impl Marked {
         }
     }
 
-    /// The ids argument ($2) as the id column's type.
-    fn ids(self) -> &'static str {
+    /// The ids argument ($2), of the id column's type (text or uuid).
+    fn ids(self, ids: &[String]) -> Arg<'static> {
         match self {
-            Marked::Entities => "$2",
-            Marked::Relationships => "$2::uuid[]",
+            Marked::Entities => Arg::Texts(ids.to_vec()),
+            Marked::Relationships => Arg::uuid_texts(ids),
         }
     }
 
@@ -326,7 +326,7 @@ pub fn mismatches(marked: Marked) -> Result<Vec<Value>, NeotomaError> {
 /// removed some of their observations).
 pub fn repair(marked: Marked, only: Option<(&Uuid, &[String])>) -> Result<(), NeotomaError> {
     let scope = match only {
-        Some(_) => format!("AND t.user_id = $1::uuid AND t.id = ANY({})", marked.ids()),
+        Some(_) => "AND t.user_id = $1::uuid AND t.id = ANY($2)".to_string(),
         None => String::new(),
     };
     let sql = format!(
@@ -339,7 +339,7 @@ pub fn repair(marked: Marked, only: Option<(&Uuid, &[String])>) -> Result<(), Ne
     );
     let sql = crate::installed::adapt(&sql)?;
     match only {
-        Some((user, ids)) => db::run(&sql, &[Arg::uuid(user), Arg::Texts(ids.to_vec())]),
+        Some((user, ids)) => db::run(&sql, &[Arg::uuid(user), marked.ids(ids)]),
         None => db::run(&sql, &[]),
     }
 }

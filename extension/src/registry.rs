@@ -66,8 +66,8 @@ pub fn read(rows: Value) -> Result<BTreeMap<String, Active>, NeotomaError> {
                  FROM neotoma.entity_schemas
                  WHERE (user_id, id) IN (SELECT * FROM unnest($1::uuid[], $2::uuid[]))",
                 &[
-                    Arg::Texts(missing.iter().map(|n| n.user_id.to_string()).collect()),
-                    Arg::Texts(missing.iter().map(|n| n.id.to_string()).collect()),
+                    Arg::Uuids(missing.iter().map(|n| n.user_id).collect()),
+                    Arg::Uuids(missing.iter().map(|n| n.id).collect()),
                 ],
             )?,
             "entity schemas",

@@ -14,6 +14,8 @@ use uuid::Uuid;
 
 /// How long the gateway waits for a free connection or a new one.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// The bound of the gateway's own start-up reads (see [`Database::own_query_json`]).
+pub const START_UP_QUERY_LIMIT: Duration = Duration::from_secs(60);
 
 #[derive(Clone)]
 pub struct Database {
@@ -93,7 +95,10 @@ impl Database {
     /// as ordinary users: the database refuses what needs an operator.
     pub async fn learn_privileges(&self) -> Result<bool, NeotomaError> {
         let v = self
-            .query_json("SELECT to_jsonb(pg_has_role('neotoma_operator', 'USAGE'))")
+            .own_query_json(
+                "SELECT to_jsonb(pg_has_role('neotoma_operator', 'USAGE'))",
+                Some(START_UP_QUERY_LIMIT),
+            )
             .await?;
         let can = v.as_bool().unwrap_or(false);
         self.can_operate
@@ -101,7 +106,10 @@ impl Database {
         // Before 0.12.0 nobody is granted neotoma.token_id: then no call says
         // which token it came with (there are no contexts to apply).
         let token = self
-            .query_json("SELECT to_jsonb(has_parameter_privilege('neotoma.token_id', 'SET'))")
+            .own_query_json(
+                "SELECT to_jsonb(has_parameter_privilege('neotoma.token_id', 'SET'))",
+                Some(START_UP_QUERY_LIMIT),
+            )
             .await
             .ok()
             .and_then(|v| v.as_bool())
@@ -145,6 +153,28 @@ impl Database {
     /// Runs a query that returns one jsonb value.
     pub async fn query_json(&self, sql: &str) -> Result<Value, NeotomaError> {
         self.query_json_with(sql, &[]).await
+    }
+
+    /// Runs one of the gateway's own queries (start-up reads, upkeep), which
+    /// returns one jsonb value. They are not actions: `--statement-timeout-ms`
+    /// bounds actions only, so a gateway told to cut actions short still
+    /// starts on a busy server and still builds a large user's lists.
+    /// `limit` bounds the query instead (`None`: no bound).
+    pub async fn own_query_json(
+        &self,
+        sql: &str,
+        limit: Option<Duration>,
+    ) -> Result<Value, NeotomaError> {
+        let failed = |e| map_pg_error(e, ErrorCode::DbQueryFailed);
+        let mut client = self.pool.get().await.map_err(unavailable)?;
+        let tx = client.transaction().await.map_err(failed)?;
+        let ms = limit.map_or(0, |l| l.as_millis().max(1));
+        tx.batch_execute(&format!("SET LOCAL statement_timeout = {ms}"))
+            .await
+            .map_err(failed)?;
+        let row = tx.query_one(sql, &[]).await.map_err(failed)?;
+        tx.commit().await.map_err(failed)?;
+        row.try_get::<_, Value>(0).map_err(failed)
     }
 
     /// A stored file behind a signed URL: (MIME type, file name, bytes), or

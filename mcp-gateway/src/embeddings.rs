@@ -223,8 +223,9 @@ impl Worker {
     /// (extension 0.9.0 and later).
     pub async fn start(db: Database, embedder: Embedder) {
         let can = db
-            .query_json(
+            .own_query_json(
                 "SELECT to_jsonb(to_regprocedure('neotoma.pending_embeddings(text, integer, text[])') IS NOT NULL)",
+                Some(crate::database::START_UP_QUERY_LIMIT),
             )
             .await
             .is_ok_and(|v| v == Value::Bool(true));

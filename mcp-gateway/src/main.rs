@@ -222,7 +222,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         public_url,
     })?;
     let catalog_json = db
-        .query_json("SELECT neotoma.action_catalog()")
+        .own_query_json(
+            "SELECT neotoma.action_catalog()",
+            Some(crate::database::START_UP_QUERY_LIMIT),
+        )
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))
         .context(
@@ -281,9 +284,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let file_roots = files::FileRoots::new(&args.file_roots)?;
     // The extension notifies changes from 0.8.0 on (its trigger says so).
     let notifies = db
-        .query_json(
+        .own_query_json(
             "SELECT to_jsonb(EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'changes_notify' \
              AND tgrelid = to_regclass('neotoma.changes')))",
+            Some(crate::database::START_UP_QUERY_LIMIT),
         )
         .await
         .is_ok_and(|v| v == serde_json::Value::Bool(true));

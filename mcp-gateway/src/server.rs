@@ -717,8 +717,9 @@ pub async fn check_ready(state: &AppState) -> Result<Value, Value> {
 /// `ALTER EXTENSION neotoma UPDATE`.
 pub async fn installed_extension_version(db: &Database) -> Result<String, NeotomaError> {
     let v = db
-        .query_json(
+        .own_query_json(
             "SELECT to_jsonb((SELECT extversion FROM pg_extension WHERE extname = 'neotoma'))",
+            Some(crate::database::START_UP_QUERY_LIMIT),
         )
         .await?;
     Ok(v.as_str().unwrap_or_default().to_string())

@@ -19,8 +19,9 @@ pub fn start(db: Database) {
     tokio::spawn(async move {
         tokio::time::sleep(FIRST_ROUND).await;
         let has = db
-            .query_json(
+            .own_query_json(
                 "SELECT to_jsonb(to_regprocedure('neotoma.maintain_embedding_lists(integer, integer)') IS NOT NULL)",
+                Some(crate::database::START_UP_QUERY_LIMIT),
             )
             .await
             .is_ok_and(|v| v == Value::Bool(true));
@@ -29,7 +30,8 @@ pub fn start(db: Database) {
         }
         loop {
             match db
-                .query_json("SELECT neotoma.maintain_embedding_lists(1)")
+                // A large user's build takes minutes: no statement timeout.
+                .own_query_json("SELECT neotoma.maintain_embedding_lists(1)", None)
                 .await
             {
                 // Built one: there may be more.

@@ -101,11 +101,11 @@ pub fn erase_entities(user: &Uuid, ids: &[String]) -> Result<ErasedCounts, Neoto
         "erasure scope",
     )?;
     let x = || Arg::Texts(scope.entities.clone());
-    let o = || Arg::Texts(scope.observations.clone());
-    let r = || Arg::Texts(scope.relationships.clone());
+    let o = || Arg::uuid_texts(&scope.observations);
+    let r = || Arg::uuid_texts(&scope.relationships);
     c.timeline_events = db::affected(
         "DELETE FROM neotoma.timeline_events WHERE user_id = $1
-                      AND (entity_id = ANY($2) OR observation_id = ANY($3::uuid[]))",
+                      AND (entity_id = ANY($2) OR observation_id = ANY($3))",
         &[u.clone(), x(), o()],
     )?;
     db::run(
@@ -118,17 +118,17 @@ pub fn erase_entities(user: &Uuid, ids: &[String]) -> Result<ErasedCounts, Neoto
     )?;
     c.raw_fragments = db::affected(
         "DELETE FROM neotoma.raw_fragments WHERE user_id = $1
-                      AND (entity_id = ANY($2) OR observation_id = ANY($3::uuid[]))",
+                      AND (entity_id = ANY($2) OR observation_id = ANY($3))",
         &[u.clone(), x(), o()],
     )?;
     c.relationship_observations = db::affected(
         "DELETE FROM neotoma.relationship_observations WHERE user_id = $1
-                      AND relationship_id = ANY($2::uuid[])",
+                      AND relationship_id = ANY($2)",
         &[u.clone(), r()],
     )?;
     // Re-keyed copies left by merges go too; only current ones are counted.
     c.relationships = count(
-        "WITH d AS (DELETE FROM neotoma.relationships WHERE user_id = $1 AND id = ANY($2::uuid[])
+        "WITH d AS (DELETE FROM neotoma.relationships WHERE user_id = $1 AND id = ANY($2)
                     RETURNING merged_into)
          SELECT to_jsonb(count(*) FILTER (WHERE merged_into IS NULL)) FROM d",
         &[u.clone(), r()],
@@ -140,7 +140,7 @@ pub fn erase_entities(user: &Uuid, ids: &[String]) -> Result<ErasedCounts, Neoto
     )?;
     db::run(
         "DELETE FROM neotoma.observation_moves WHERE user_id = $1
-           AND (observation_id = ANY($3::uuid[]) OR copy_id = ANY($3::uuid[])
+           AND (observation_id = ANY($3) OR copy_id = ANY($3)
                 OR split_id IN (SELECT id FROM neotoma.entity_splits WHERE user_id = $1
                                   AND (from_entity_id = ANY($2) OR to_entity_id = ANY($2))))",
         &[u.clone(), x(), o()],
@@ -151,7 +151,7 @@ pub fn erase_entities(user: &Uuid, ids: &[String]) -> Result<ErasedCounts, Neoto
         &[u.clone(), x()],
     )?;
     c.observations = db::affected(
-        "DELETE FROM neotoma.observations WHERE user_id = $1 AND id = ANY($2::uuid[])",
+        "DELETE FROM neotoma.observations WHERE user_id = $1 AND id = ANY($2)",
         &[u.clone(), o()],
     )?;
     erase_change_rows(user, &scope.entities, &scope.relationships)?;
@@ -164,7 +164,8 @@ pub fn erase_entities(user: &Uuid, ids: &[String]) -> Result<ErasedCounts, Neoto
     if crate::installed::at_least(13)? {
         db::run(
             "DELETE FROM neotoma.graph_ids WHERE user_id = $1 AND (ref = ANY($2) OR ref = ANY($3))",
-            &[u.clone(), x(), r()],
+            // (ref is text: relationship ids as text.)
+            &[u.clone(), x(), Arg::Texts(scope.relationships.clone())],
         )?;
     }
     let (gone, redacted) = settle_sources(user, &scope.sources)?;
@@ -334,7 +335,7 @@ fn settle_sources(user: &Uuid, ids: &[String]) -> Result<(i64, i64), NeotomaErro
                       OR EXISTS (SELECT FROM neotoma.raw_fragments f WHERE f.user_id = $1 AND f.source_id = s.id)
                       OR EXISTS (SELECT FROM neotoma.timeline_events t WHERE t.user_id = $1 AND t.source_id = s.id)
                       AS used
-                    FROM neotoma.sources s WHERE s.user_id = $1 AND s.id = ANY($2::uuid[])),
+                    FROM neotoma.sources s WHERE s.user_id = $1 AND s.id = ANY($2)),
               files AS (DELETE FROM neotoma.files f WHERE f.user_id = $1 AND f.source_id IN (SELECT id FROM s)
                         RETURNING 1),
               runs AS (DELETE FROM neotoma.interpretation_runs r WHERE r.user_id = $1
@@ -342,19 +343,19 @@ fn settle_sources(user: &Uuid, ids: &[String]) -> Result<(i64, i64), NeotomaErro
          SELECT jsonb_build_object('unused', (SELECT coalesce(jsonb_agg(id), '[]') FROM s WHERE NOT used),
                                    'used', (SELECT coalesce(jsonb_agg(id), '[]') FROM s WHERE used),
                                    'files', (SELECT count(*) FROM files), 'runs', (SELECT count(*) FROM runs))",
-        &[Arg::uuid(user), Arg::Texts(ids.to_vec())],
+        &[Arg::uuid(user), Arg::uuid_texts(ids)],
     )?;
     let unused: Vec<String> = db::from_json(v["unused"].clone(), "sources")?;
     let used: Vec<String> = db::from_json(v["used"].clone(), "sources")?;
     let removed = db::affected(
-        "DELETE FROM neotoma.sources WHERE user_id = $1 AND id = ANY($2::uuid[])",
-        &[Arg::uuid(user), Arg::Texts(unused)],
+        "DELETE FROM neotoma.sources WHERE user_id = $1 AND id = ANY($2)",
+        &[Arg::uuid(user), Arg::uuid_texts(&unused)],
     )?;
     let redacted = db::affected(
         "UPDATE neotoma.sources SET content = NULL, original_filename = NULL, storage_path = NULL,
                         file_size = NULL, provenance = '{}', erased_at = clock_timestamp()
-                    WHERE user_id = $1 AND id = ANY($2::uuid[])",
-        &[Arg::uuid(user), Arg::Texts(used)],
+                    WHERE user_id = $1 AND id = ANY($2)",
+        &[Arg::uuid(user), Arg::uuid_texts(&used)],
     )?;
     Ok((removed, redacted))
 }
@@ -368,11 +369,11 @@ fn erase_change_rows(
 ) -> Result<(), NeotomaError> {
     db::run(
         "DELETE FROM neotoma.changes WHERE user_id = $1
-           AND (entity_id = ANY($2) OR relationship_id = ANY($3::uuid[]))",
+           AND (entity_id = ANY($2) OR relationship_id = ANY($3))",
         &[
             Arg::uuid(user),
             Arg::Texts(entities.to_vec()),
-            Arg::Texts(relationships.to_vec()),
+            Arg::uuid_texts(relationships),
         ],
     )
 }

@@ -182,8 +182,8 @@ pub fn sealed_secrets(
         db::json(
             "SELECT coalesce(jsonb_object_agg(id, translate(encode(secret, 'base64'), E'\\n', '')), '{}')
              FROM neotoma.connectors
-             WHERE user_id = $1::uuid AND id = ANY($2::uuid[]) AND secret IS NOT NULL",
-            &[Arg::uuid(user), Arg::Texts(ids)],
+             WHERE user_id = $1::uuid AND id = ANY($2) AND secret IS NOT NULL",
+            &[Arg::uuid(user), Arg::uuid_texts(&ids)],
         )
     })?;
     db::from_json(v, "connector secrets")

@@ -42,21 +42,27 @@ pub fn list_timeline_events(
         None => None,
     };
     let scope = crate::scope::current();
-    db::parsed(
-        &scope.adapt(LIST_TIMELINE_EVENTS)?,
-        &[
-            Arg::uuid(user),
-            Arg::OptText(req.event_type.as_deref()),
-            Arg::OptInt(after),
-            Arg::OptInt(before),
-            Arg::OptText(source.as_deref()),
-            Arg::OptText(entity.as_deref()),
-            Arg::Int(limit),
-            Arg::Int(offset),
-            scope.arg(),
-        ],
-        "timeline events",
-    )
+    // Planned for its values: a generic plan, not knowing the page's LIMIT
+    // nor the range, sorted every event of a month to answer 20 of them
+    // (8 ms for 3,215 events) where the ordered index reads 20 (1.9 ms
+    // with the total).
+    db::with_custom_plans(|| {
+        db::parsed(
+            &scope.adapt(LIST_TIMELINE_EVENTS)?,
+            &[
+                Arg::uuid(user),
+                Arg::OptText(req.event_type.as_deref()),
+                Arg::OptInt(after),
+                Arg::OptInt(before),
+                Arg::OptText(source.as_deref()),
+                Arg::OptText(entity.as_deref()),
+                Arg::Int(limit),
+                Arg::Int(offset),
+                scope.arg(),
+            ],
+            "timeline events",
+        )
+    })
 }
 
 const LIST_TIMELINE_EVENTS: &str = include_str!("../../sql/queries/list_timeline_events.sql");

@@ -97,10 +97,10 @@ pub fn related_to(user: &Uuid, ids: &[String]) -> Result<(Objects, Objects), Neo
     let summaries = entity_summaries(user, others.iter().cloned().collect())?;
     let metadata = db::json(
         "SELECT coalesce(jsonb_object_agg(id, snapshot), '{}') FROM neotoma.relationships
-         WHERE user_id = $1::uuid AND id = ANY($2::uuid[])",
+         WHERE user_id = $1::uuid AND id = ANY($2)",
         &[
             Arg::uuid(user),
-            Arg::Texts(rels.iter().map(|e| e.id.clone()).collect()),
+            Arg::uuid_texts(&rels.iter().map(|e| e.id.clone()).collect::<Vec<_>>()),
         ],
     )?;
     let entities = others

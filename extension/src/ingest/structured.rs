@@ -159,13 +159,13 @@ fn deduplicated(
                           'entity_id', coalesce(e.merged_into, o.entity_id), 'entity_type', o.entity_type))
                         FROM neotoma.observations o
                         JOIN neotoma.entities e ON e.user_id = o.user_id AND e.id = o.entity_id
-                        WHERE o.user_id = $1::uuid AND o.id = ANY($3::uuid[])), '{}'),
+                        WHERE o.user_id = $1::uuid AND o.id = ANY($3)), '{}'),
            'unknown', (SELECT count(*) FROM neotoma.raw_fragments f
                        WHERE f.user_id = $1::uuid AND f.source_id = $2::uuid))",
         &[
             Arg::uuid(origin.user),
             Arg::uuid(origin.source_id),
-            Arg::Texts(observation_ids.clone()),
+            Arg::uuid_texts(&observation_ids),
         ],
     )?;
     let stored = observation_ids

@@ -1,0 +1,18 @@
+-- 0.18.0 -> 0.19.0: every GIN index of search keeps a pending list of 64 kB
+-- (docs/decisions.md, "GIN pending lists"), as entity_identifiers_grams
+-- already did; the timeline's time index carries the columns a listing
+-- filters on, so that counting a range's events reads the index only (the
+-- update rebuilds that index).
+\echo Use "ALTER EXTENSION neotoma UPDATE" to load this file. \quit
+
+ALTER INDEX neotoma.entity_snapshots_search SET (gin_pending_list_limit = 64);
+ALTER INDEX neotoma.entity_snapshots_search_grams SET (gin_pending_list_limit = 64);
+ALTER INDEX neotoma.observations_search SET (gin_pending_list_limit = 64);
+ALTER INDEX neotoma.files_search SET (gin_pending_list_limit = 64);
+
+DROP INDEX neotoma.timeline_events_time;
+CREATE INDEX timeline_events_time ON neotoma.timeline_events (user_id, workspace, event_timestamp DESC, id)
+  INCLUDE (entity_id, event_type, source_id);
+
+-- Supabase-style platform roles get what neotoma_user has, as at install.
+SELECT neotoma_private.grant_platform_roles();

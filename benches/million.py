@@ -6,7 +6,9 @@ entities in the same run.
 One user gets 10,000 entities, another BIG (1,000,000 × BENCH_SCALE, at
 least 20,000), a third BIG as noise; persons, tasks with due dates and
 notes, words drawn from 5,000 with one word in 3 % of them, and
-REFERS_TO chains (task → person → note) for 2-hop reads. Then, for the
+REFERS_TO chains (task → person → note) for 2-hop reads; their semantic
+lists and common words built (`index_embeddings()`, as a gateway's upkeep
+does). Then, for the
 small and the big user alike, p50 of: a store of one new entity, a
 snapshot read, the first page of `retrieve_entities` (typed, and by
 workspace), an exact identifier, a month of the timeline, related
@@ -180,6 +182,12 @@ def main() -> None:
         with connect_as(dsn, ROLE, big) as conn:
             rate = load(conn, big, 0, BIG)
             link(conn, big, SMALL // 100)
+        # What a gateway's upkeep does for a user this size: the lists of
+        # semantic search and the counts of common words.
+        for user in (small, big):
+            with connect_as(dsn, ROLE, user) as conn, timer() as t:
+                conn.execute("SELECT neotoma.index_embeddings()")
+            print(f"  semantic lists and common words of {user[-1]} built in {t():.1f} s", flush=True)
         admin.execute("VACUUM (ANALYZE)")
         with connect_as(dsn, ROLE, small) as conn:
             at_small = measure(conn, small)

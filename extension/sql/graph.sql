@@ -49,6 +49,9 @@ CREATE TABLE neotoma.relationship_observations (
   FOREIGN KEY (user_id, source_id) REFERENCES neotoma.sources (user_id, id)
 );
 CREATE INDEX relationship_observations_relationship ON neotoma.relationship_observations (user_id, relationship_id);
+-- The relationships a source observed (a source's neighborhood, erasing a
+-- source) without reading all of the user's.
+CREATE INDEX relationship_observations_source ON neotoma.relationship_observations (user_id, source_id);
 
 -- One row per user and acyclic relationship type, updated by every write
 -- that checks for cycles: the row lock serialises those checks, and under

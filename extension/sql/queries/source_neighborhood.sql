@@ -39,9 +39,15 @@ SELECT jsonb_build_object(
          'created_at', neotoma._iso(r.created_at)) ORDER BY r.id)
        FROM neotoma.relationships r
        WHERE r.user_id = $1::uuid AND r.merged_into IS NULL
-         AND (r.id IN (SELECT relationship_id FROM neotoma.relationship_observations ro
-                       WHERE ro.user_id = $1::uuid AND ro.source_id = $2::uuid)
-              OR r.source_entity_id IN (SELECT id FROM ents) AND r.target_entity_id IN (SELECT id FROM ents))
+         -- (One IN of a UNION, not an OR of two: under row level security
+         -- a subquery inside OR is no index condition.)
+         AND r.id IN (SELECT ro.relationship_id FROM neotoma.relationship_observations ro
+                      WHERE ro.user_id = $1::uuid AND ro.source_id = $2::uuid
+                      UNION
+                      SELECT r2.id FROM neotoma.relationships r2
+                      WHERE r2.user_id = $1::uuid AND r2.merged_into IS NULL
+                        AND r2.source_entity_id IN (SELECT id FROM ents)
+                        AND r2.target_entity_id IN (SELECT id FROM ents))
          AND r.source_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL) -- 0.6
          AND r.source_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.workspace <> ALL ($6::text[])) -- ws:some -- 0.12
          AND r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL) -- 0.6

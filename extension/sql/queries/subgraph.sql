@@ -26,8 +26,12 @@ SELECT json_build_object(
                                         ORDER BY o.observed_at DESC, o.id), '[]')
                FROM (SELECT o.id, o.kind, o.source_id, o.observed_at, o.fields FROM neotoma.observations o
                      WHERE o.user_id = $1::uuid
-                       AND o.entity_id = ANY (ARRAY[f.id] || ARRAY(SELECT m.id FROM neotoma.entities m
-                                                                  WHERE m.user_id = $1::uuid AND m.merged_into = f.id))
+                       -- (IN of a UNION: `= ANY (ARRAY[f.id] || ARRAY(…))` is not
+                       -- leakproof, and under row level security it read
+                       -- every observation of the user, 100 ms per entity
+                       -- at 200,000 entities.)
+                       AND o.entity_id IN (SELECT f.id UNION ALL SELECT m.id FROM neotoma.entities m
+                                           WHERE m.user_id = $1::uuid AND m.merged_into = f.id)
                      ORDER BY o.observed_at DESC, o.id LIMIT $3) o))
            ORDER BY f.ord)
     FROM found f), '[]'),

@@ -324,13 +324,19 @@ fn properties_of(user: &Uuid, node: &Node) -> Result<Map<String, Value>, Neotoma
            'contest', (SELECT jsonb_build_object('reason', c.reason,
                                                  'at', extract(epoch FROM c.created_at)::float8)
                        FROM neotoma.observation_contests c
-                       WHERE c.user_id = $1::uuid AND c.observation_id::text = $3
+                       WHERE c.user_id = $1::uuid AND c.observation_id = ANY($3)
                        ORDER BY c.created_at DESC, c.id LIMIT 1),
            'annotations', (SELECT jsonb_agg(jsonb_build_object('note', a.note,
                                                                'created_at', extract(epoch FROM a.created_at)::float8)
                                             ORDER BY a.created_at, a.id)
                            FROM neotoma.annotations a WHERE a.user_id = $1::uuid AND a.entity_id = $2)))",
-        &[Arg::uuid(user), Arg::Text(&node.id), Arg::Text(observation)],
+        // The observation as uuid[] (none when the name has no provenance):
+        // a cast of the column would read every contest of the user.
+        &[
+            Arg::uuid(user),
+            Arg::Text(&node.id),
+            Arg::uuid_texts(&[observation.to_string()]),
+        ],
     )?;
     let mut properties = Map::new();
     if let Some(c) = v.get("contest") {
@@ -356,8 +362,10 @@ fn sources_of(user: &Uuid, id: &str) -> Result<Vec<SourceEntry>, NeotomaError> {
                     'citation', o.fields->>'source_citation', 'agent_id', o.fields->>'agent_id') AS x
            FROM neotoma.observations o
            WHERE o.user_id = $1::uuid AND o.kind <> 'deletion' AND o.kind <> 'restoration'
-             AND (o.entity_id = $2 OR o.entity_id IN (SELECT e.id FROM neotoma.entities e
-                                                      WHERE e.user_id = $1::uuid AND e.merged_into = $2))
+             -- (One IN of a UNION, not an OR: under row level security a
+             -- subquery inside OR is no index condition.)
+             AND o.entity_id IN (SELECT $2::text UNION ALL SELECT e.id FROM neotoma.entities e
+                                 WHERE e.user_id = $1::uuid AND e.merged_into = $2)
              AND (o.fields ? 'source_type' OR o.fields ? 'source_ref' OR o.fields ? 'source_citation')
            ORDER BY o.source_id, o.observed_at LIMIT 200) y",
         &[Arg::uuid(user), Arg::Text(id)],

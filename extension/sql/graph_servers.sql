@@ -19,6 +19,10 @@ CREATE TABLE neotoma.graph_ids (
   UNIQUE (user_id, key)
 );
 CREATE INDEX graph_ids_ref ON neotoma.graph_ids (user_id, ref);
+-- The graph tools' pages (read_graph): a workspace's live entities in order
+-- of creation, read in index order from the cursor on, not sorted whole.
+CREATE INDEX entities_live_created ON neotoma.entities (user_id, workspace, created_at, id)
+  WHERE merged_into IS NULL AND deleted_at IS NULL;
 COMMENT ON TABLE neotoma.graph_ids IS
   'Stable integer ids of entities, observations and relations, as the graphmem tool set shows them.';
 

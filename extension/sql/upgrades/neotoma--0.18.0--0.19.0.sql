@@ -4,7 +4,7 @@
 -- filters on, so that counting a range's events reads the index only (the
 -- update rebuilds that index); searching observations uses their index
 -- under row level security; relationship observations are indexed by
--- source.
+-- source; the graph tools' pages of live entities by creation are indexed.
 \echo Use "ALTER EXTENSION neotoma UPDATE" to load this file. \quit
 
 ALTER INDEX neotoma.entity_snapshots_search SET (gin_pending_list_limit = 64);
@@ -23,6 +23,10 @@ ALTER FUNCTION neotoma._observation_vector(jsonb) LEAKPROOF SET search_path = pg
 -- The relationships a source observed (a source's neighborhood, erasing a
 -- source) without reading all of the user's.
 CREATE INDEX relationship_observations_source ON neotoma.relationship_observations (user_id, source_id);
+
+-- The graph tools' pages (read_graph) in index order (see graph_servers.sql).
+CREATE INDEX entities_live_created ON neotoma.entities (user_id, workspace, created_at, id)
+  WHERE merged_into IS NULL AND deleted_at IS NULL;
 
 -- Supabase-style platform roles get what neotoma_user has, as at install.
 SELECT neotoma_private.grant_platform_roles();

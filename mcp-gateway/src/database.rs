@@ -14,8 +14,9 @@ use uuid::Uuid;
 
 /// How long the gateway waits for a free connection or a new one.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-/// The bound of the gateway's own start-up reads (see [`Database::own_query_json`]).
-pub const START_UP_QUERY_LIMIT: Duration = Duration::from_secs(60);
+/// The bound of the gateway's own reads and background work (see
+/// [`Database::own_query_json`]), or the actions' own when that is longer.
+pub const OWN_QUERY_LIMIT: Duration = Duration::from_secs(60);
 
 #[derive(Clone)]
 pub struct Database {
@@ -97,7 +98,7 @@ impl Database {
         let v = self
             .own_query_json(
                 "SELECT to_jsonb(pg_has_role('neotoma_operator', 'USAGE'))",
-                Some(START_UP_QUERY_LIMIT),
+                Some(OWN_QUERY_LIMIT),
             )
             .await?;
         let can = v.as_bool().unwrap_or(false);
@@ -108,7 +109,7 @@ impl Database {
         let token = self
             .own_query_json(
                 "SELECT to_jsonb(has_parameter_privilege('neotoma.token_id', 'SET'))",
-                Some(START_UP_QUERY_LIMIT),
+                Some(OWN_QUERY_LIMIT),
             )
             .await
             .ok()
@@ -155,24 +156,41 @@ impl Database {
         self.query_json_with(sql, &[]).await
     }
 
-    /// Runs one of the gateway's own queries (start-up reads, upkeep), which
-    /// returns one jsonb value. They are not actions: `--statement-timeout-ms`
-    /// bounds actions only, so a gateway told to cut actions short still
-    /// starts on a busy server and still builds a large user's lists.
-    /// `limit` bounds the query instead (`None`: no bound).
+    /// Runs one of the gateway's own queries (start-up reads, readiness,
+    /// the embeddings worker, upkeep), which returns one jsonb value. They
+    /// are not actions: `--statement-timeout-ms` bounds actions only, so a
+    /// gateway told to cut actions short still starts on a busy server,
+    /// still embeds and still builds a large user's lists. `limit` bounds
+    /// the query instead, or the actions' bound when that is longer (`None`,
+    /// or actions without a bound: no bound).
     pub async fn own_query_json(
         &self,
         sql: &str,
         limit: Option<Duration>,
     ) -> Result<Value, NeotomaError> {
+        self.own_query_json_with(sql, &[], limit).await
+    }
+
+    /// [`Database::own_query_json`] with parameters.
+    pub async fn own_query_json_with(
+        &self,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+        limit: Option<Duration>,
+    ) -> Result<Value, NeotomaError> {
         let failed = |e| map_pg_error(e, ErrorCode::DbQueryFailed);
         let mut client = self.pool.get().await.map_err(unavailable)?;
         let tx = client.transaction().await.map_err(failed)?;
-        let ms = limit.map_or(0, |l| l.as_millis().max(1));
+        let ms = match limit {
+            Some(l) if !self.statement_timeout.is_zero() => {
+                l.max(self.statement_timeout).as_millis().max(1)
+            }
+            _ => 0,
+        };
         tx.batch_execute(&format!("SET LOCAL statement_timeout = {ms}"))
             .await
             .map_err(failed)?;
-        let row = tx.query_one(sql, &[]).await.map_err(failed)?;
+        let row = tx.query_one(sql, params).await.map_err(failed)?;
         tx.commit().await.map_err(failed)?;
         row.try_get::<_, Value>(0).map_err(failed)
     }

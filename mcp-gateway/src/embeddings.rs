@@ -225,7 +225,7 @@ impl Worker {
         let can = db
             .own_query_json(
                 "SELECT to_jsonb(to_regprocedure('neotoma.pending_embeddings(text, integer, text[])') IS NOT NULL)",
-                Some(crate::database::START_UP_QUERY_LIMIT),
+                Some(crate::database::OWN_QUERY_LIMIT),
             )
             .await
             .is_ok_and(|v| v == Value::Bool(true));
@@ -284,18 +284,20 @@ impl Worker {
         let pending = match &named {
             None => {
                 self.db
-                    .query_json_with(
+                    .own_query_json_with(
                         "SELECT neotoma.pending_embeddings($1, $2, $3)",
                         &[&model, &BATCH, &skip],
+                        Some(crate::database::OWN_QUERY_LIMIT),
                     )
                     .await
             }
             Some((user, xid)) => {
                 let looked = self
                     .db
-                    .query_json_with(
+                    .own_query_json_with(
                         "SELECT neotoma.pending_embeddings_of($1, $2::text::uuid, $3::text::xid8, $4, $5)",
                         &[&model, user, xid, &BATCH, &skip],
+                        Some(crate::database::OWN_QUERY_LIMIT),
                     )
                     .await;
                 if looked.is_err() {
@@ -375,9 +377,10 @@ impl Worker {
             .collect();
         let written = self
             .db
-            .query_json_with(
+            .own_query_json_with(
                 "SELECT to_jsonb(neotoma.put_embeddings($1, $2))",
                 &[&model, &Value::Array(embedded)],
+                Some(crate::database::OWN_QUERY_LIMIT),
             )
             .await
             .map_err(|e| e.message)?;

@@ -224,7 +224,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let catalog_json = db
         .own_query_json(
             "SELECT neotoma.action_catalog()",
-            Some(crate::database::START_UP_QUERY_LIMIT),
+            Some(crate::database::OWN_QUERY_LIMIT),
         )
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))
@@ -287,7 +287,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .own_query_json(
             "SELECT to_jsonb(EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'changes_notify' \
              AND tgrelid = to_regclass('neotoma.changes')))",
-            Some(crate::database::START_UP_QUERY_LIMIT),
+            Some(crate::database::OWN_QUERY_LIMIT),
         )
         .await
         .is_ok_and(|v| v == serde_json::Value::Bool(true));

@@ -21,7 +21,7 @@ pub fn start(db: Database) {
         let has = db
             .own_query_json(
                 "SELECT to_jsonb(to_regprocedure('neotoma.maintain_embedding_lists(integer, integer)') IS NOT NULL)",
-                Some(crate::database::START_UP_QUERY_LIMIT),
+                Some(crate::database::OWN_QUERY_LIMIT),
             )
             .await
             .is_ok_and(|v| v == Value::Bool(true));

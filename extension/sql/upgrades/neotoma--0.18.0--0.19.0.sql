@@ -17,7 +17,9 @@ CREATE INDEX timeline_events_time ON neotoma.timeline_events (user_id, workspace
   INCLUDE (entity_id, event_type, source_id);
 
 -- Observations' words: an index condition under row level security (see
--- search.sql).
+-- search.sql). (Connected backends re-read observations_search's expression
+-- because the index's options changed above; ALTER FUNCTION alone would not
+-- make them.)
 ALTER FUNCTION neotoma._observation_vector(jsonb) LEAKPROOF SET search_path = pg_catalog, pg_temp;
 
 -- The relationships a source observed (a source's neighborhood, erasing a

@@ -145,6 +145,8 @@ SELECT error_code(try_action('memory_add_observations', '{"observations": [{"ent
        error_code(try_action('memory_create_entities', '{"entities": [{"name": " ", "entityType": "t", "observations": []}]}')) AS blank_name,
        error_code(try_action('memory_read_graph', '{"limit": 0}')) AS bad_limit,
        error_code(try_action('memory_read_graph', '{"cursor": "nonsense"}')) AS bad_cursor,
+       -- A time no timestamp can hold: refused, not a database error.
+       error_code(try_action('memory_read_graph', '{"cursor": "9223372036854775807:ent_00000000000000000000000000000000"}')) AS cursor_out_of_time,
        error_code(try_action('memory_read_graph', '{"user_id": "44000000-0000-0000-0000-00000000000b"}')) AS other_user;
 SELECT try_action('workspace_upsert_entity', '{"workspaceName": "demo", "name": "", "entityType": "Person"}')->'error'->>'message' AS empty_name,
        try_action('workspace_upsert_relation', '{"workspaceName": "demo space", "from": "Alice", "to": "Bob", "relationType": "knows"}')->'error'->>'message' AS missing_target,

@@ -162,10 +162,13 @@ pub fn cursor_of(node: &Node) -> String {
 }
 
 pub fn parse_cursor(cursor: &str) -> Result<(i64, &str), NeotomaError> {
+    // A creation time between the years 1 and 9999 (microseconds since
+    // 1970): outside it the database could not read it as a timestamp.
+    const TIMES: std::ops::RangeInclusive<i64> = -62_135_596_800_000_000..=253_402_300_799_999_999;
     cursor
         .split_once(':')
         .and_then(|(t, id)| Some((t.parse().ok()?, id)))
-        .filter(|(_, id)| neotoma_core::ids::is_entity_id(id))
+        .filter(|(t, id)| TIMES.contains(t) && neotoma_core::ids::is_entity_id(id))
         .ok_or_else(|| NeotomaError::invalid_field("cursor", "not a cursor read_graph answered"))
 }
 

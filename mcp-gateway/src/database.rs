@@ -16,7 +16,7 @@ use uuid::Uuid;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// The bound of the gateway's own reads and background work (see
 /// [`Database::own_query_json`]), or the actions' own when that is longer.
-pub const OWN_QUERY_LIMIT: Duration = Duration::from_secs(60);
+const OWN_QUERY_LIMIT: Duration = Duration::from_secs(60);
 
 #[derive(Clone)]
 pub struct Database {
@@ -96,10 +96,7 @@ impl Database {
     /// as ordinary users: the database refuses what needs an operator.
     pub async fn learn_privileges(&self) -> Result<bool, NeotomaError> {
         let v = self
-            .own_query_json(
-                "SELECT to_jsonb(pg_has_role('neotoma_operator', 'USAGE'))",
-                Some(OWN_QUERY_LIMIT),
-            )
+            .own_query_json("SELECT to_jsonb(pg_has_role('neotoma_operator', 'USAGE'))")
             .await?;
         let can = v.as_bool().unwrap_or(false);
         self.can_operate
@@ -107,10 +104,7 @@ impl Database {
         // Before 0.12.0 nobody is granted neotoma.token_id: then no call says
         // which token it came with (there are no contexts to apply).
         let token = self
-            .own_query_json(
-                "SELECT to_jsonb(has_parameter_privilege('neotoma.token_id', 'SET'))",
-                Some(OWN_QUERY_LIMIT),
-            )
+            .own_query_json("SELECT to_jsonb(has_parameter_privilege('neotoma.token_id', 'SET'))")
             .await
             .ok()
             .and_then(|v| v.as_bool())
@@ -159,20 +153,29 @@ impl Database {
     /// Runs one of the gateway's own queries (start-up reads, readiness,
     /// the embeddings worker, upkeep), which returns one jsonb value. They
     /// are not actions: `--statement-timeout-ms` bounds actions only, so a
-    /// gateway told to cut actions short still starts on a busy server,
-    /// still embeds and still builds a large user's lists. `limit` bounds
-    /// the query instead, or the actions' bound when that is longer (`None`,
-    /// or actions without a bound: no bound).
-    pub async fn own_query_json(
-        &self,
-        sql: &str,
-        limit: Option<Duration>,
-    ) -> Result<Value, NeotomaError> {
-        self.own_query_json_with(sql, &[], limit).await
+    /// gateway told to cut actions short still starts on a busy server and
+    /// still embeds. [`OWN_QUERY_LIMIT`] bounds them instead, or the
+    /// actions' bound when that is longer (none when actions have none).
+    pub async fn own_query_json(&self, sql: &str) -> Result<Value, NeotomaError> {
+        self.own_query(sql, &[], Some(OWN_QUERY_LIMIT)).await
     }
 
     /// [`Database::own_query_json`] with parameters.
     pub async fn own_query_json_with(
+        &self,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<Value, NeotomaError> {
+        self.own_query(sql, params, Some(OWN_QUERY_LIMIT)).await
+    }
+
+    /// One of the gateway's own queries without any bound: a large user's
+    /// list build takes minutes.
+    pub async fn unbounded_query_json(&self, sql: &str) -> Result<Value, NeotomaError> {
+        self.own_query(sql, &[], None).await
+    }
+
+    async fn own_query(
         &self,
         sql: &str,
         params: &[&(dyn tokio_postgres::types::ToSql + Sync)],

@@ -224,8 +224,7 @@ impl Worker {
     pub async fn start(db: Database, embedder: Embedder) {
         let can = db
             .own_query_json(
-                "SELECT to_jsonb(to_regprocedure('neotoma.pending_embeddings(text, integer, text[])') IS NOT NULL)",
-                Some(crate::database::OWN_QUERY_LIMIT),
+                "SELECT to_jsonb(to_regprocedure('neotoma.pending_embeddings(text, integer, text[])') IS NOT NULL)"
             )
             .await
             .is_ok_and(|v| v == Value::Bool(true));
@@ -286,8 +285,7 @@ impl Worker {
                 self.db
                     .own_query_json_with(
                         "SELECT neotoma.pending_embeddings($1, $2, $3)",
-                        &[&model, &BATCH, &skip],
-                        Some(crate::database::OWN_QUERY_LIMIT),
+                        &[&model, &BATCH, &skip]
                     )
                     .await
             }
@@ -296,8 +294,7 @@ impl Worker {
                     .db
                     .own_query_json_with(
                         "SELECT neotoma.pending_embeddings_of($1, $2::text::uuid, $3::text::xid8, $4, $5)",
-                        &[&model, user, xid, &BATCH, &skip],
-                        Some(crate::database::OWN_QUERY_LIMIT),
+                        &[&model, user, xid, &BATCH, &skip]
                     )
                     .await;
                 if looked.is_err() {
@@ -380,7 +377,6 @@ impl Worker {
             .own_query_json_with(
                 "SELECT to_jsonb(neotoma.put_embeddings($1, $2))",
                 &[&model, &Value::Array(embedded)],
-                Some(crate::database::OWN_QUERY_LIMIT),
             )
             .await
             .map_err(|e| e.message)?;

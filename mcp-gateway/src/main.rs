@@ -222,10 +222,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         public_url,
     })?;
     let catalog_json = db
-        .own_query_json(
-            "SELECT neotoma.action_catalog()",
-            Some(crate::database::OWN_QUERY_LIMIT),
-        )
+        .own_query_json("SELECT neotoma.action_catalog()")
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))
         .context(
@@ -287,7 +284,6 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .own_query_json(
             "SELECT to_jsonb(EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'changes_notify' \
              AND tgrelid = to_regclass('neotoma.changes')))",
-            Some(crate::database::OWN_QUERY_LIMIT),
         )
         .await
         .is_ok_and(|v| v == serde_json::Value::Bool(true));

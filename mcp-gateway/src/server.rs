@@ -719,7 +719,6 @@ pub async fn installed_extension_version(db: &Database) -> Result<String, Neotom
     let v = db
         .own_query_json(
             "SELECT to_jsonb((SELECT extversion FROM pg_extension WHERE extname = 'neotoma'))",
-            Some(crate::database::OWN_QUERY_LIMIT),
         )
         .await?;
     Ok(v.as_str().unwrap_or_default().to_string())

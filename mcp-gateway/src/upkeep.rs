@@ -20,8 +20,7 @@ pub fn start(db: Database) {
         tokio::time::sleep(FIRST_ROUND).await;
         let has = db
             .own_query_json(
-                "SELECT to_jsonb(to_regprocedure('neotoma.maintain_embedding_lists(integer, integer)') IS NOT NULL)",
-                Some(crate::database::OWN_QUERY_LIMIT),
+                "SELECT to_jsonb(to_regprocedure('neotoma.maintain_embedding_lists(integer, integer)') IS NOT NULL)"
             )
             .await
             .is_ok_and(|v| v == Value::Bool(true));
@@ -31,7 +30,7 @@ pub fn start(db: Database) {
         loop {
             match db
                 // A large user's build takes minutes: no statement timeout.
-                .own_query_json("SELECT neotoma.maintain_embedding_lists(1)", None)
+                .unbounded_query_json("SELECT neotoma.maintain_embedding_lists(1)")
                 .await
             {
                 // Built one: there may be more.

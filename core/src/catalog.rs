@@ -1521,7 +1521,7 @@ pub fn resolve(name: &str) -> Option<ActionId> {
         .map(|a| a.id)
 }
 
-/// The SQL functions of the actions (`extension/sql/actions.sql`): one per
+/// The SQL functions of the actions (`sql/actions.sql`): one per
 /// action and per legacy alias, `neotoma.<name>(args jsonb) RETURNS jsonb`.
 /// Each hands the request's text to the Rust dispatcher (parsed there, so
 /// input serde cannot read is a VALIDATION_ERROR, not a crash) and raises an
@@ -1660,10 +1660,10 @@ mod tests {
         assert!(reads >= 17);
     }
 
-    /// extension/sql/actions.sql is what the catalog generates.
+    /// sql/actions.sql is what the catalog generates.
     #[test]
     fn action_functions_sql_is_checked_in() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../extension/sql/actions.sql");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../sql/actions.sql");
         let generated = action_functions_sql();
         if std::env::var_os("NEOTOMA_BLESS").is_some() {
             std::fs::write(path, &generated).unwrap();
@@ -1671,7 +1671,7 @@ mod tests {
         let checked_in = std::fs::read_to_string(path).unwrap_or_default();
         assert!(
             checked_in == generated,
-            "extension/sql/actions.sql differs from the catalog: run \
+            "sql/actions.sql differs from the catalog: run \
              NEOTOMA_BLESS=1 cargo test -p neotoma-core action_functions, and add \
              the change to an upgrade script"
         );

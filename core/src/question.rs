@@ -3,7 +3,7 @@
 //! may have (entities having more of them, and rarer ones, rank higher);
 //! and the character pairs of scripts written without spaces (Chinese,
 //! Japanese, Thai…), so a word inside a sentence is found. Pure: the
-//! database does the matching (extension/sql/queries/search_entities.sql).
+//! database does the matching (sql/queries/search_entities.sql).
 
 use unicode_script::{Script, UnicodeScript};
 

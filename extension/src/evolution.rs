@@ -217,15 +217,15 @@ pub fn migrate(user: &Uuid, schema: &EntitySchema, fields: &[String]) -> Result<
             &crate::installed::adapt(
                 "INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
                  interpretation_run_id, kind, observed_at, specificity_score, source_priority, fields
-                 , confidence -- 0.11
-                 , write_order -- 0.16
+                 , confidence
+                 , write_order
                  )
              SELECT $1::uuid, r.id, r.entity_id, $2, $3, r.source_id, r.run_id, 'migration',
                     neotoma._from_micros(r.observed_at), r.specificity_score, r.source_priority, r.fields
                     -- What is migrated keeps the rating and the write order of the
                     -- observation it came with.
-                    , (SELECT o.confidence FROM neotoma.observations o WHERE o.user_id = $1::uuid AND o.id = r.original) -- 0.11
-                    , (SELECT o.write_order FROM neotoma.observations o WHERE o.user_id = $1::uuid AND o.id = r.original) -- 0.16
+                    , (SELECT o.confidence FROM neotoma.observations o WHERE o.user_id = $1::uuid AND o.id = r.original)
+                    , (SELECT o.write_order FROM neotoma.observations o WHERE o.user_id = $1::uuid AND o.id = r.original)
              FROM jsonb_to_recordset($4) AS r(id uuid, original uuid, entity_id text, source_id uuid, run_id uuid, observed_at bigint,
                   source_priority int, specificity_score double precision, fields jsonb)
              ON CONFLICT DO NOTHING",

@@ -33,13 +33,17 @@ mod tenancy;
 #[pg_schema]
 mod neotoma_private {}
 
-// The DDL, one file per concern (extension/sql/base.sql lists them), in
+// The DDL, one file per concern (sql/base.sql lists them), in
 // dependency order: tables before the SQL functions and views that read
 // them, the Rust functions a file calls before it, security.sql last.
-extension_sql_file!("../sql/base.sql", name = "base", bootstrap);
-extension_sql_file!("../sql/sources.sql", name = "sources", requires = ["base"]);
+extension_sql_file!("../../sql/base.sql", name = "base", bootstrap);
 extension_sql_file!(
-    "../sql/entities.sql",
+    "../../sql/sources.sql",
+    name = "sources",
+    requires = ["base"]
+);
+extension_sql_file!(
+    "../../sql/entities.sql",
     name = "entities",
     requires = [
         "sources",
@@ -48,7 +52,7 @@ extension_sql_file!(
     ]
 );
 extension_sql_file!(
-    "../sql/schemas.sql",
+    "../../sql/schemas.sql",
     name = "schemas",
     requires = [
         "base",
@@ -58,18 +62,22 @@ extension_sql_file!(
     ]
 );
 extension_sql_file!(
-    "../sql/counts.sql",
+    "../../sql/counts.sql",
     name = "counts",
     requires = ["entities"]
 );
-extension_sql_file!("../sql/graph.sql", name = "graph", requires = ["entities"]);
 extension_sql_file!(
-    "../sql/timeline.sql",
+    "../../sql/graph.sql",
+    name = "graph",
+    requires = ["entities"]
+);
+extension_sql_file!(
+    "../../sql/timeline.sql",
     name = "timeline",
     requires = ["entities"]
 );
 extension_sql_file!(
-    "../sql/files.sql",
+    "../../sql/files.sql",
     name = "files",
     requires = [
         "sources",
@@ -79,19 +87,19 @@ extension_sql_file!(
         crypto::random_bytes
     ]
 );
-extension_sql_file!("../sql/tokens.sql", name = "tokens", requires = ["base"]);
+extension_sql_file!("../../sql/tokens.sql", name = "tokens", requires = ["base"]);
 extension_sql_file!(
-    "../sql/connectors.sql",
+    "../../sql/connectors.sql",
     name = "connectors",
     requires = ["base"]
 );
 extension_sql_file!(
-    "../sql/actions.sql",
+    "../../sql/actions.sql",
     name = "actions",
     requires = ["base", catalog::invoke_text]
 );
 extension_sql_file!(
-    "../sql/views.sql",
+    "../../sql/views.sql",
     name = "views",
     requires = [
         "entities",
@@ -102,17 +110,17 @@ extension_sql_file!(
     ]
 );
 extension_sql_file!(
-    "../sql/annotations.sql",
+    "../../sql/annotations.sql",
     name = "annotations",
     requires = ["entities"]
 );
 extension_sql_file!(
-    "../sql/confidence.sql",
+    "../../sql/confidence.sql",
     name = "confidence",
     requires = ["entities"]
 );
 extension_sql_file!(
-    "../sql/lifecycle.sql",
+    "../../sql/lifecycle.sql",
     name = "lifecycle",
     requires = [
         "entities",
@@ -125,12 +133,12 @@ extension_sql_file!(
     ]
 );
 extension_sql_file!(
-    "../sql/statistics.sql",
+    "../../sql/statistics.sql",
     name = "statistics",
     requires = ["entities", "counts", "graph", "timeline", "files"]
 );
 extension_sql_file!(
-    "../sql/search.sql",
+    "../../sql/search.sql",
     name = "search",
     requires = [
         "entities",
@@ -140,7 +148,7 @@ extension_sql_file!(
     ]
 );
 extension_sql_file!(
-    "../sql/embeddings.sql",
+    "../../sql/embeddings.sql",
     name = "embeddings",
     requires = [
         "entities",
@@ -152,7 +160,7 @@ extension_sql_file!(
     ]
 );
 extension_sql_file!(
-    "../sql/contradictions.sql",
+    "../../sql/contradictions.sql",
     name = "contradictions",
     requires = [
         "views",
@@ -161,31 +169,31 @@ extension_sql_file!(
     ]
 );
 extension_sql_file!(
-    "../sql/workspaces.sql",
+    "../../sql/workspaces.sql",
     name = "workspaces",
     requires = ["search", "embeddings", "tokens"]
 );
 extension_sql_file!(
-    "../sql/search_grams.sql",
+    "../../sql/search_grams.sql",
     name = "search_grams",
     requires = ["workspaces", search::text_grams, search::value_grams]
 );
 extension_sql_file!(
-    "../sql/graph_servers.sql",
+    "../../sql/graph_servers.sql",
     name = "graph_servers",
     requires = ["entities", "schemas", "workspaces"]
 );
 extension_sql_file!(
-    "../sql/oauth.sql",
+    "../../sql/oauth.sql",
     name = "oauth",
     requires = ["tokens", "workspaces"]
 );
 extension_sql_file!(
-    "../sql/inspector.sql",
+    "../../sql/inspector.sql",
     name = "inspector",
     requires = ["tokens", "oauth"]
 );
-extension_sql_file!("../sql/security.sql", name = "security", finalize);
+extension_sql_file!("../../sql/security.sql", name = "security", finalize);
 
 /// Runs once per backend, when the library is loaded: defines the settings.
 #[pg_guard]

@@ -63,7 +63,7 @@ pub fn lock(user: &Uuid, entity_id: &str) -> Result<Option<Lifecycle>, NeotomaEr
                                  WHERE o.user_id = e.user_id AND o.entity_id = e.id
                                    AND o.kind IN ('deletion', 'restoration')
                                  ORDER BY o.observed_at DESC
-                                          , o.write_order DESC -- 0.16
+                                          , o.write_order DESC
                                           , o.id DESC LIMIT 1),
                    'workspace', coalesce(to_jsonb(e) -> 'workspace', '\"default\"'))
          FROM neotoma.entities e WHERE e.user_id = $1::uuid AND e.id = $2",
@@ -128,10 +128,10 @@ fn lifecycle_source(user: &Uuid, content: Value) -> Result<Uuid, NeotomaError> {
     db::run(
         &crate::installed::adapt(
             "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, content
-                                         , workspace -- 0.12
+                                         , workspace
                                          )
              VALUES ($1::uuid, $2::uuid, $3, 'lifecycle', 'application/json', $4
-                     , $5 -- 0.12
+                     , $5
                      )
              ON CONFLICT DO NOTHING",
         )?,
@@ -288,7 +288,7 @@ impl Marked {
                                    WHERE o.user_id = t.user_id AND o.entity_id = t.id
                                      AND o.kind IN ('deletion', 'restoration')
                                    ORDER BY o.observed_at DESC
-                                            , o.write_order DESC -- 0.16
+                                            , o.write_order DESC
                                             , o.id DESC LIMIT 1) l ON true"
             }
             Marked::Relationships => {
@@ -362,9 +362,6 @@ pub struct Deletion {
 /// from joining the user's every entity, which row level security made it
 /// do).
 pub fn deletion(user: &Uuid, entity_id: &str) -> Result<Option<Deletion>, NeotomaError> {
-    if !crate::installed::at_least_0_6()? {
-        return Ok(None);
-    }
     let found: Option<Deletion> = db::parsed(
         "SELECT json_build_object('at', neotoma._iso(t.deleted_at), 'reason', t.deleted_reason)::text
          FROM neotoma.entities e

@@ -24,7 +24,7 @@ pub struct Active {
 
 /// The active schemas of the types `$2` (of every type when null) for the
 /// user `$1`, the user's own variant first: their names, not definitions.
-const ACTIVE: &str = include_str!("../sql/queries/active_schemas.sql");
+const ACTIVE: &str = include_str!("../../sql/queries/active_schemas.sql");
 
 /// A schema row as `active_schemas.sql` names it.
 #[derive(Deserialize)]

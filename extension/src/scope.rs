@@ -192,9 +192,6 @@ struct Known {
 }
 
 fn known(user: &Uuid) -> Result<Known, NeotomaError> {
-    if !crate::installed::at_least(12)? {
-        return Ok(Known::default());
-    }
     let token = crate::settings::token_id();
     let v = db::json(
         "SELECT jsonb_build_object(
@@ -254,7 +251,6 @@ pub fn establish(user: Option<&Uuid>, requested: Requested) -> Result<Option<Sco
             let names: Vec<String> = set.into_iter().map(String::from).collect();
             if read {
                 if let Some(unknown) = names.iter().find(|n| !exists(n)) {
-                    crate::installed::require(12, "a workspace other than default")?;
                     let mut all = vec![DEFAULT.to_string()];
                     all.extend(known.workspaces.iter().cloned());
                     return Err(NeotomaError::new(
@@ -265,7 +261,6 @@ pub fn establish(user: Option<&Uuid>, requested: Requested) -> Result<Option<Sco
                     .with("known", all));
                 }
             } else if names.iter().any(|n| n != DEFAULT) {
-                crate::installed::require(12, "a workspace other than default")?;
             }
             (names, false)
         }

@@ -246,7 +246,7 @@ fn fold_inputs(
 
 const FOLD_INPUTS: &str = concat!(
     "SELECT jsonb_build_object('schemas', (",
-    include_str!("../sql/queries/active_schemas.sql"),
+    include_str!("../../sql/queries/active_schemas.sql"),
     "), 'states', (SELECT coalesce(jsonb_object_agg(entity_id, reducer_state), '{}')
                    FROM neotoma.entity_snapshots WHERE user_id = $1::uuid AND entity_id = ANY($3)))"
 );
@@ -405,8 +405,8 @@ impl Fold {
                 "SELECT json_build_object(
                    'states', (SELECT coalesce(jsonb_object_agg(entity_id, reducer_state), '{}')
                               FROM neotoma.entity_snapshots WHERE user_id = $1::uuid AND entity_id = ANY($2))
-                   , 'orders', (SELECT coalesce(json_agg(nextval('neotoma.observation_write_order')), '[]') -- 0.16
-                                FROM generate_series(1, $3::int)) -- 0.16
+                   , 'orders', (SELECT coalesce(json_agg(nextval('neotoma.observation_write_order')), '[]')
+                                FROM generate_series(1, $3::int))
                    )::text",
             )?,
             &[
@@ -675,10 +675,10 @@ const OBSERVATIONS_OF: &str = "
              'id', o.id, 'source_id', o.source_id, 'observed_at', neotoma._micros(o.observed_at),
              'source_priority', o.source_priority, 'specificity_score', o.specificity_score,
              'fields', o.fields
-             , 'confidence', o.confidence, 'contests', (SELECT count(*) FROM neotoma.observation_contests c -- 0.11
-                 WHERE c.user_id = o.user_id AND c.observation_id = o.id -- 0.11
-                   AND ($3::bigint IS NULL OR c.created_at <= neotoma._from_micros($3))) -- 0.11
-             , 'write_order', o.write_order -- 0.16
+             , 'confidence', o.confidence, 'contests', (SELECT count(*) FROM neotoma.observation_contests c
+                 WHERE c.user_id = o.user_id AND c.observation_id = o.id
+                   AND ($3::bigint IS NULL OR c.created_at <= neotoma._from_micros($3)))
+             , 'write_order', o.write_order
              ) ORDER BY o.id), '[]')
     FROM neotoma.observations o
     WHERE o.user_id = $1::uuid AND o.kind NOT IN ('deletion', 'restoration')
@@ -686,7 +686,7 @@ const OBSERVATIONS_OF: &str = "
                                    WHERE user_id = $1::uuid AND merged_into = $2)
       AND ($3::bigint IS NULL OR o.observed_at <= neotoma._from_micros($3))
       -- Not those a split moved to another entity.
-      AND NOT EXISTS (SELECT FROM neotoma.observation_moves m WHERE m.user_id = $1::uuid AND m.observation_id = o.id) -- 0.7
+      AND NOT EXISTS (SELECT FROM neotoma.observation_moves m WHERE m.user_id = $1::uuid AND m.observation_id = o.id)
       ";
 
 /// The observations of an entity (optionally only those observed up to `at`,
@@ -839,10 +839,7 @@ fn recompute_targets_sql(user_id: pgrx::datum::Uuid, entity_ids: Vec<String>) ->
 /// Rebuilds the snapshots of these entities of `user` (see `_recompute`).
 pub fn recompute(user: &Uuid, entity_ids: &[String]) -> Result<i64, NeotomaError> {
     let n = db::json(
-        &crate::installed::adapt(
-            "SELECT to_jsonb(neotoma_private._recompute($1::uuid, $2)) -- 0.14
-             SELECT to_jsonb(neotoma._recompute($1::uuid, $2)) -- <0.14",
-        )?,
+        &crate::installed::adapt("SELECT to_jsonb(neotoma_private._recompute($1::uuid, $2))")?,
         &[Arg::uuid(user), Arg::Texts(entity_ids.to_vec())],
     )?;
     Ok(n.as_i64().unwrap_or(0))
@@ -910,10 +907,7 @@ fn rebuild_type(entity_type: &str, only_user: Option<&Uuid>) -> Result<i64, Neot
 /// `_recompute_type`); answers how many.
 pub fn recompute_type(entity_type: &str, only_user: Option<&Uuid>) -> Result<i64, NeotomaError> {
     let n = db::json(
-        &crate::installed::adapt(
-            "SELECT to_jsonb(neotoma_private._recompute_type($1, $2::uuid)) -- 0.14
-             SELECT to_jsonb(neotoma._recompute_type($1, $2::uuid)) -- <0.14",
-        )?,
+        &crate::installed::adapt("SELECT to_jsonb(neotoma_private._recompute_type($1, $2::uuid))")?,
         &[
             Arg::Text(entity_type),
             Arg::OptText(only_user.map(|u| u.to_string()).as_deref()),
@@ -945,7 +939,7 @@ const VERIFY_RELATIONSHIPS_PAGE: &str = "
                    'fields', o.metadata) ORDER BY o.id), '[]')
                  FROM neotoma.relationship_observations o
                  WHERE o.user_id = r.user_id AND o.relationship_id = r.id
-                   AND o.kind = 'assertion' -- 0.7
+                   AND o.kind = 'assertion'
                    )) ORDER BY r.user_id, r.id), '[]')
     FROM (SELECT * FROM neotoma.relationships
           WHERE merged_into IS NULL AND (user_id, id) > ($1::uuid, $2::uuid)
@@ -995,18 +989,9 @@ fn verify_relationships() -> Result<(u64, Vec<Value>), NeotomaError> {
 /// entities of every (user, type) the session can see; with `repair`,
 /// replaces the count rows of those that differ.
 fn verify_counts(repair: bool) -> Result<Vec<Value>, NeotomaError> {
-    // Deleted entities (0.6.0 on) are counted in neither.
-    let live = if crate::installed::at_least_0_6()? {
-        "deleted_at IS NULL"
-    } else {
-        "true"
-    };
-    // Counted per workspace from 0.12.0 on.
-    let (ws, ws_key) = if crate::installed::at_least(12)? {
-        (", workspace", ", 'workspace', workspace")
-    } else {
-        ("", "")
-    };
+    // Deleted entities are counted in neither; counts are per workspace.
+    let live = "deleted_at IS NULL";
+    let (ws, ws_key) = (", workspace", ", 'workspace', workspace");
     let v = db::json(
         &format!(
             "SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', user_id, 'entity_type', entity_type{ws_key},
@@ -1029,10 +1014,7 @@ fn verify_counts(repair: bool) -> Result<Vec<Value>, NeotomaError> {
     let mismatches: Vec<Value> = db::from_json(v, "entity counts")?;
     if repair && !mismatches.is_empty() {
         db::run(
-            &crate::installed::adapt(
-                "SELECT neotoma_private._recount_entities() -- 0.14
-                 SELECT neotoma._recount_entities() -- <0.14",
-            )?,
+            &crate::installed::adapt("SELECT neotoma_private._recount_entities()")?,
             &[],
         )?;
     }
@@ -1120,19 +1102,7 @@ fn entity_page(after: &(String, String)) -> Result<Vec<Value>, NeotomaError> {
     db::from_json(v, "entities")
 }
 
-/// A field_provenance without its ratings.
-fn unrated(field_provenance: &Value) -> Value {
-    let mut v = field_provenance.clone();
-    if let Some(fields) = v.as_object_mut() {
-        for p in fields.values_mut().filter_map(Value::as_object_mut) {
-            p.remove("confidence");
-        }
-    }
-    v
-}
-
 fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
-    let rated = crate::installed::at_least(11)?;
     let mut checked = 0u64;
     let mut mismatches = Vec::new();
     let mut mismatch_count: u64 = 0;
@@ -1182,15 +1152,7 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
                 "field_provenance",
                 "observation_count",
             ] {
-                let same = match (key, rated) {
-                    // Before 0.11.0's update, snapshots folded by an older
-                    // library have no ratings: compared without them.
-                    ("field_provenance", false) => {
-                        stored.get(key).map(unrated) == Some(unrated(&expected[key]))
-                    }
-                    _ => stored.get(key) == Some(&expected[key]),
-                };
-                if !same {
+                if stored.get(key) != Some(&expected[key]) {
                     differences.push(
                         json!({"what": key, "expected": expected[key], "stored": stored.get(key)}),
                     );
@@ -1227,13 +1189,9 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
     let (relationships_checked, relationship_mismatches) = verify_relationships()?;
     mismatch_count += relationship_mismatches.len() as u64;
     mismatches.extend(relationship_mismatches.into_iter().take(100));
-    // Deleted or not, as the latest deletion or restoration says (entities
-    // from 0.6.0, relationships from 0.7.0).
+    // Deleted or not, as the latest deletion or restoration says.
     use crate::lifecycle::Marked;
-    for (since, marked) in [(6, Marked::Entities), (7, Marked::Relationships)] {
-        if !crate::installed::at_least(since)? {
-            continue;
-        }
+    for marked in [Marked::Entities, Marked::Relationships] {
         let lifecycle = crate::lifecycle::mismatches(marked)?;
         if repair && !lifecycle.is_empty() {
             crate::lifecycle::repair(marked, None)?;
@@ -1241,20 +1199,16 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
         mismatch_count += lifecycle.len() as u64;
         mismatches.extend(lifecycle.into_iter().take(100));
     }
-    if crate::installed::at_least(12)? {
-        let workspace_mismatches = verify_workspaces(repair)?;
-        mismatch_count += workspace_mismatches.len() as u64;
-        mismatches.extend(workspace_mismatches.into_iter().take(100));
-    }
+    let workspace_mismatches = verify_workspaces(repair)?;
+    mismatch_count += workspace_mismatches.len() as u64;
+    mismatches.extend(workspace_mismatches.into_iter().take(100));
     let count_mismatches = verify_counts(repair)?;
     mismatch_count += count_mismatches.len() as u64;
     mismatches.extend(count_mismatches.into_iter().take(100));
-    if crate::installed::at_least(8)? {
-        let name_mismatches = verify_name_trigrams(repair)?;
-        mismatch_count += name_mismatches.len() as u64;
-        mismatches.extend(name_mismatches.into_iter().take(100));
-    }
-    if crate::installed::at_least(9)? && crate::embeddings::with_model(|_| ()).is_some() {
+    let name_mismatches = verify_name_trigrams(repair)?;
+    mismatch_count += name_mismatches.len() as u64;
+    mismatches.extend(name_mismatches.into_iter().take(100));
+    if crate::embeddings::with_model(|_| ()).is_some() {
         let embedding_mismatches = verify_embeddings(repair)?;
         mismatch_count += embedding_mismatches.len() as u64;
         mismatches.extend(embedding_mismatches.into_iter().take(100));
@@ -1327,11 +1281,11 @@ fn verify_name_trigrams(repair: bool) -> Result<Vec<Value>, NeotomaError> {
     // from 0.10.0 on), and the rows stored.
     const EXPECTED: &str = "
         SELECT s.user_id, g AS trigram, s.entity_id
-               , length(s.name_trigrams) AS name_trigram_count -- 0.10
+               , length(s.name_trigrams) AS name_trigram_count
         FROM neotoma.entity_snapshots s, unnest(tsvector_to_array(s.name_trigrams)) g";
     const STORED: &str = "
         SELECT t.user_id, t.trigram, t.entity_id
-               , t.name_trigram_count -- 0.10
+               , t.name_trigram_count
         FROM neotoma.entity_name_trigrams t";
     let expected = crate::installed::adapt(EXPECTED)?;
     let stored = crate::installed::adapt(STORED)?;
@@ -1395,6 +1349,6 @@ fn verify_embeddings(repair: bool) -> Result<Vec<Value>, NeotomaError> {
 /// The derived rows of a slice of entities (the CTEs of
 /// `write_snapshots.sql`), alone.
 const WRITE_SNAPSHOTS: &str = concat!(
-    include_str!("../sql/queries/write_snapshots.sql"),
+    include_str!("../../sql/queries/write_snapshots.sql"),
     "\nSELECT 1"
 );

@@ -42,14 +42,8 @@ pub fn keep_current() -> Result<(), NeotomaError> {
         }
         _ => {
             SINCE.set(Some((0, 0)));
-            if !crate::installed::at_least_0_4()? {
-                return Ok(());
-            }
             db::run(
-                &crate::installed::adapt(
-                    "SELECT neotoma_private._refresh_statistics() -- 0.14
-                     SELECT neotoma._refresh_statistics() -- <0.14",
-                )?,
+                &crate::installed::adapt("SELECT neotoma_private._refresh_statistics()")?,
                 &[],
             )
         }

@@ -233,9 +233,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     server::supports_extension(&installed).map_err(anyhow::Error::msg)?;
     let oauth = match oauth_url {
-        Some(public_url)
-            if args.http.is_some() && !args.no_auth && server::keeps_oauth(&installed) =>
-        {
+        Some(public_url) if args.http.is_some() && !args.no_auth => {
             Some(Arc::new(oauth::OAuth::new(&oauth::OAuthOptions {
                 public_url,
                 access_token_secs: args.oauth_access_token_secs,
@@ -279,15 +277,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         db.listen(auth::TOKEN_CHANNEL, tokens.clone());
     }
     let file_roots = files::FileRoots::new(&args.file_roots)?;
-    // The extension notifies changes from 0.8.0 on (its trigger says so).
-    let notifies = db
-        .own_query_json(
-            "SELECT to_jsonb(EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'changes_notify' \
-             AND tgrelid = to_regclass('neotoma.changes')))",
-        )
-        .await
-        .is_ok_and(|v| v == serde_json::Value::Bool(true));
-    let hub = subscriptions::Hub::new(db.clone(), notifies);
+    let hub = subscriptions::Hub::new(db.clone());
     hub.start();
     if let Some(embedder) = &embedder {
         embeddings::Worker::start(db.clone(), embedder.clone()).await;

@@ -392,10 +392,7 @@ impl ServerHandler for Gateway {
             .enable_resources()
             .enable_tools()
             .build();
-        // Declared only where it works: the extension notifies changes.
-        if self.state.hub.supported()
-            && let Some(resources) = capabilities.resources.as_mut()
-        {
+        if let Some(resources) = capabilities.resources.as_mut() {
             resources.subscribe = Some(true);
         }
         ServerConfig::new(capabilities)
@@ -627,9 +624,6 @@ impl ServerHandler for Gateway {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        if !self.state.hub.supported() {
-            return None;
-        }
         let uris: Vec<String> = requested
             .resource_subscriptions
             .iter()
@@ -696,20 +690,31 @@ fn nested_actions<'a>(action: &str, args: &'a Value) -> Vec<&'a str> {
     }
 }
 
-/// Readiness: the database answers and the installed extension has the same
-/// major.minor version as this gateway.
+/// Readiness: the database answers and its extension is a version this
+/// gateway serves (its own, or the release before it while the database
+/// awaits `ALTER EXTENSION neotoma UPDATE`, which `update` then names).
 pub async fn check_ready(state: &AppState) -> Result<Value, Value> {
     let installed = installed_extension_version(&state.db)
         .await
         .map_err(|e| json!({"status": "unavailable", "error": e.to_json()}))?;
-    let compatible = major_minor(&installed) == major_minor(SERVER_VERSION);
-    let body = json!({
-        "status": if compatible { "ready" } else { "incompatible" },
+    let served = supports_extension(&installed);
+    let mut body = json!({
+        "status": if served.is_ok() { "ready" } else { "incompatible" },
         "extension_version": installed,
         "gateway_version": SERVER_VERSION,
         "catalog_version": state.catalog.version,
     });
-    if compatible { Ok(body) } else { Err(body) }
+    match served {
+        Ok(()) if major_minor(&installed) != major_minor(SERVER_VERSION) => {
+            body["update"] = json!("ALTER EXTENSION neotoma UPDATE");
+            Ok(body)
+        }
+        Ok(()) => Ok(body),
+        Err(why) => {
+            body["error"] = json!(why);
+            Err(body)
+        }
+    }
 }
 
 /// The version of the extension's SQL objects in this database (empty when
@@ -724,24 +729,20 @@ pub async fn installed_extension_version(db: &Database) -> Result<String, Neotom
     Ok(v.as_str().unwrap_or_default().to_string())
 }
 
-/// Whether an installed extension keeps OAuth's state (0.15.0 or newer).
-pub fn keeps_oauth(installed: &str) -> bool {
-    major_minor(installed).is_some_and(|v| v >= (0, 15))
-}
-
 fn major_minor(v: &str) -> Option<(u64, u64)> {
     let mut parts = v.split('.').map(|p| p.parse::<u64>().ok());
     Some((parts.next()??, parts.next()??))
 }
 
 /// Whether this gateway can serve a database whose extension is `installed`:
-/// the same major version, and not a newer minor (whose actions and SQL this
-/// gateway does not know). An older minor is served: the actions it lacks
-/// answer SERVICE_UNAVAILABLE, asking for `ALTER EXTENSION neotoma UPDATE`.
+/// its own major.minor version, or the minor before it (a rolling update:
+/// gateways and libraries first, then `ALTER EXTENSION neotoma UPDATE`), as
+/// the extension's library serves them (docs/upgrades.md).
 pub fn supports_extension(installed: &str) -> Result<(), String> {
     let refuse = |why: &str| {
         Err(format!(
-            "neotoma-mcp {SERVER_VERSION} cannot serve this database: its neotoma extension is              {installed:?}, {why}"
+            "neotoma-mcp {SERVER_VERSION} cannot serve this database: its neotoma extension is \
+             {installed:?}, {why}"
         ))
     };
     match (major_minor(installed), major_minor(SERVER_VERSION)) {
@@ -752,6 +753,9 @@ pub fn supports_extension(installed: &str) -> Result<(), String> {
         (Some((_, m)), Some((_, g))) if m > g => {
             refuse("newer than this gateway: use the neotoma-mcp of the same version (or newer)")
         }
+        (Some((_, m)), Some((_, g))) if m + 1 < g => refuse(
+            "older than the release before this gateway's: run ALTER EXTENSION neotoma UPDATE",
+        ),
         _ => Ok(()),
     }
 }
@@ -761,12 +765,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn serves_its_own_and_older_minors_of_its_major_only() {
+    fn serves_its_own_minor_and_the_one_before_of_its_major_only() {
         let (major, minor) = major_minor(SERVER_VERSION).unwrap();
         assert!(supports_extension(SERVER_VERSION).is_ok());
         assert!(supports_extension(&format!("{major}.{minor}.99")).is_ok());
         if minor > 0 {
             assert!(supports_extension(&format!("{major}.{}.0", minor - 1)).is_ok());
+        }
+        if minor > 1 {
+            let older = supports_extension(&format!("{major}.{}.0", minor - 2)).unwrap_err();
+            assert!(older.contains("ALTER EXTENSION neotoma UPDATE"), "{older}");
         }
         let newer = supports_extension(&format!("{major}.{}.0", minor + 1)).unwrap_err();
         assert!(newer.contains("newer than this gateway"), "{newer}");

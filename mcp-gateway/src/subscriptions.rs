@@ -43,8 +43,6 @@ const MAX_RECENT: usize = 10_000;
 
 pub struct Hub {
     db: Database,
-    /// The extension notifies (0.8.0 and later): subscriptions can work.
-    supported: bool,
     state: Mutex<State>,
     /// The channel is up.
     listening: AtomicBool,
@@ -92,26 +90,18 @@ pub struct Registration {
 }
 
 impl Hub {
-    pub fn new(db: Database, supported: bool) -> Arc<Hub> {
+    pub fn new(db: Database) -> Arc<Hub> {
         Arc::new(Hub {
             db,
-            supported,
             state: Mutex::default(),
             listening: AtomicBool::new(false),
         })
     }
 
-    /// Whether to declare the capability: the extension notifies.
-    pub fn supported(&self) -> bool {
-        self.supported
-    }
-
-    /// Starts listening to the database (when the extension notifies).
+    /// Starts listening to the database's changes.
     pub fn start(self: &Arc<Hub>) {
-        if self.supported {
-            self.db
-                .listen(CHANGES_CHANNEL, Arc::new(ChangesListener(self.clone())));
-        }
+        self.db
+            .listen(CHANGES_CHANNEL, Arc::new(ChangesListener(self.clone())));
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -124,12 +114,6 @@ impl Hub {
         self: &Arc<Hub>,
         user: Uuid,
     ) -> Result<(Registration, mpsc::UnboundedReceiver<String>), NeotomaError> {
-        if !self.supported {
-            return Err(NeotomaError::new(
-                ErrorCode::ServiceUnavailable,
-                "resource subscriptions need the neotoma extension 0.8.0 or later: run ALTER EXTENSION neotoma UPDATE",
-            ));
-        }
         let (tx, rx) = mpsc::unbounded_channel();
         let mut state = self.state();
         let mine = state

@@ -205,20 +205,3 @@ async def test_stdio_session_hears_sql(database: str) -> None:
         with sql_session(user) as conn:
             sql_store(conn, "Ada", phone="+1 555 0100")
         await heard.until(entity_uri(ada))
-
-
-async def test_an_extension_that_does_not_notify_declares_no_subscriptions(admin_db) -> None:
-    """Before 0.8.0 the extension sends no notifications: the gateway says
-    so instead of accepting subscriptions it could not serve."""
-    name = "neotoma_e2e_070"
-    admin_db.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-    admin_db.execute(f"CREATE DATABASE {name}")
-    with psycopg.connect(admin_dsn(name), autocommit=True) as conn:
-        conn.execute("CREATE EXTENSION neotoma VERSION '0.7.0'")
-        conn.execute(f"GRANT neotoma_operator TO {APP_ROLE}")
-    dsn = admin_dsn(name).replace("user=postgres", f"user={APP_ROLE}")
-    try:
-        async with stdio_client("--user-id", new_user(), env=gateway_env(DATABASE_URL=dsn)) as client:
-            assert not client.server_capabilities.resources.subscribe
-    finally:
-        admin_db.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

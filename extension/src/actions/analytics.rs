@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-const PRODUCT_ANALYTICS: &str = include_str!("../../sql/queries/product_analytics.sql");
+const PRODUCT_ANALYTICS: &str = include_str!("../../../sql/queries/product_analytics.sql");
 
 /// What the query answers: the value, and what the metadata adds.
 #[derive(Deserialize)]

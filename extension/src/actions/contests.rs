@@ -32,7 +32,7 @@ const CONTESTED: &str = "
                  'specificity_score', o.specificity_score, 'fields', '{}'::jsonb, 'confidence', o.confidence,
                  'contests', (SELECT count(*) FROM neotoma.observation_contests c
                               WHERE c.user_id = o.user_id AND c.observation_id = o.id)
-                 , 'write_order', o.write_order -- 0.16
+                 , 'write_order', o.write_order
                  ))
     FROM neotoma.observations o WHERE o.user_id = $1::uuid AND o.id = $2::uuid";
 

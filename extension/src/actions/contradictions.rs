@@ -39,7 +39,7 @@ const CANDIDATES: &str = "
     FROM (SELECT DISTINCT d.user_id, d.id FROM disagreeing d
           JOIN neotoma.entities live ON live.user_id = d.user_id AND live.id = d.id AND live.deleted_at IS NULL
                                      AND ($2::text IS NULL OR live.entity_type = $2)
-                                     AND ($5::text[] IS NULL OR live.workspace = ANY($5::text[])) -- 0.12
+                                     AND ($5::text[] IS NULL OR live.workspace = ANY($5::text[]))
           ORDER BY d.user_id, d.id LIMIT $3 OFFSET $4) p
     JOIN neotoma.entities t ON t.user_id = p.user_id AND t.id = p.id";
 

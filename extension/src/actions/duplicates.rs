@@ -66,7 +66,7 @@ pub fn list_potential_duplicates(
          FROM (SELECT * FROM neotoma.entities e
                WHERE e.user_id = $1::uuid AND e.entity_type = $2 AND e.merged_into IS NULL
                  AND e.deleted_at IS NULL
-                 AND e.workspace = ANY($4::text[]) -- 0.12
+                 AND e.workspace = ANY($4::text[])
                ORDER BY e.id LIMIT $3 + 1) e
          LEFT JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id",
         )?,
@@ -230,10 +230,10 @@ pub fn split_entity(
             let created = db::inserted(
                 &crate::installed::adapt(
                     "INSERT INTO neotoma.entities (user_id, id, entity_type, canonical_name, identity_key
-                                                  , workspace -- 0.12
+                                                  , workspace
                                                   )
                      VALUES ($1::uuid, $2, $3, $4, $5
-                             , $6 -- 0.12
+                             , $6
                              ) ON CONFLICT DO NOTHING",
                 )?,
                 &[
@@ -286,13 +286,13 @@ pub fn split_entity(
             &crate::installed::adapt(
                 "INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
                  interpretation_run_id, kind, observed_at, specificity_score, source_priority, fields
-                 , confidence -- 0.11
-                 , write_order -- 0.16
+                 , confidence
+                 , write_order
                  )
              SELECT o.user_id, m.copy_id, $2, o.entity_type, o.schema_version, o.source_id,
                     o.interpretation_run_id, o.kind, o.observed_at, o.specificity_score, o.source_priority, o.fields
-                    , o.confidence -- 0.11
-                    , o.write_order -- 0.16
+                    , o.confidence
+                    , o.write_order
              FROM neotoma.observation_moves m
              JOIN neotoma.observations o ON o.user_id = m.user_id AND o.id = m.observation_id
              WHERE m.user_id = $1::uuid AND m.split_id = $3::uuid
@@ -303,19 +303,17 @@ pub fn split_entity(
         // Their contests too: a copy is as disputed as its original (ids as
         // `contest` derives them, so contesting the copy for the same reason
         // again changes nothing).
-        if crate::installed::at_least(11)? {
-            db::run(
-                "INSERT INTO neotoma.observation_contests (user_id, id, observation_id, reason, created_at)
-                 SELECT c.user_id, neotoma._derived_uuid('contest', ARRAY[c.user_id::text, m.copy_id::text, c.reason]),
-                        m.copy_id, c.reason, c.created_at
-                 FROM neotoma.observation_moves m
-                 JOIN neotoma.observation_contests c ON c.user_id = m.user_id AND c.observation_id = m.observation_id
-                 WHERE m.user_id = $1::uuid AND m.split_id = $2::uuid
-                 ORDER BY 2
-                 ON CONFLICT DO NOTHING",
-                &[Arg::uuid(user), Arg::uuid(split_id)],
-            )?;
-        }
+        db::run(
+            "INSERT INTO neotoma.observation_contests (user_id, id, observation_id, reason, created_at)
+             SELECT c.user_id, neotoma._derived_uuid('contest', ARRAY[c.user_id::text, m.copy_id::text, c.reason]),
+                    m.copy_id, c.reason, c.created_at
+             FROM neotoma.observation_moves m
+             JOIN neotoma.observation_contests c ON c.user_id = m.user_id AND c.observation_id = m.observation_id
+             WHERE m.user_id = $1::uuid AND m.split_id = $2::uuid
+             ORDER BY 2
+             ON CONFLICT DO NOTHING",
+            &[Arg::uuid(user), Arg::uuid(split_id)],
+        )?;
         // Unknown fields of the moved observations go with them.
         db::run(
             "UPDATE neotoma.raw_fragments f SET entity_id = m.to_entity_id, observation_id = m.copy_id

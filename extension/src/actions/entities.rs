@@ -40,7 +40,7 @@ pub fn find_entity(user: &Uuid, entity_id: &str) -> Result<Option<EntityRow>, Ne
     let v = db::json(
         &crate::installed::adapt(
             "SELECT to_jsonb(e) FROM (SELECT id, entity_type, canonical_name, merged_into
-                                            , workspace -- 0.12
+                                            , workspace
                                      FROM neotoma.entities WHERE user_id = $1::uuid AND id = $2) e",
         )?,
         &[Arg::uuid(user), Arg::Text(entity_id)],
@@ -127,7 +127,6 @@ pub fn retrieve_entity_snapshot(
         out.deleted_reason = d.reason;
     }
     if let Some(min) = req.min_confidence {
-        crate::installed::require(11, "min_confidence")?;
         reducer::keep_passing(
             min,
             &mut out.snapshot,
@@ -136,7 +135,6 @@ pub fn retrieve_entity_snapshot(
         );
     }
     if req.include_annotations.unwrap_or(false) {
-        crate::installed::require(10, "include_annotations")?;
         out.annotations = Some(annotations_of(&user, &out.entity_id)?);
     }
     if req.include_contradictions.unwrap_or(false) {
@@ -313,7 +311,6 @@ pub fn retrieve_entities(
     let flag = |on: bool| Arg::Text(if on { "true" } else { "false" });
     let scope = crate::scope::current();
     if let Some(min) = req.min_confidence {
-        crate::installed::require(11, "min_confidence")?;
         return db::parsed(
             &crate::installed::adapt(RETRIEVE_ENTITIES_CONFIDENT)?,
             &[
@@ -338,16 +335,10 @@ pub fn retrieve_entities(
     };
     let type_filter = if typed { " AND e.entity_type = $2" } else { "" };
     let query = scope.adapt(listing)?;
-    // The count rows leave deleted entities out, and a database before
-    // 0.4.0 has none: then the total is counted from the entities.
-    let query = if (crate::installed::at_least_0_6()? && include_deleted)
-        || !crate::installed::at_least_0_4()?
-    {
-        Cow::Owned(counting(
-            &query,
-            type_filter,
-            crate::installed::at_least(12)?,
-        ))
+    // The count rows leave deleted entities out: with them, the total is
+    // counted from the entities.
+    let query = if include_deleted {
+        Cow::Owned(counting(&query, type_filter))
     } else {
         query
     };
@@ -431,9 +422,6 @@ fn contains_pattern(value: &str) -> String {
 }
 
 pub fn correct(user: Uuid, req: CorrectRequest) -> Result<CorrectResponse, NeotomaError> {
-    if req.confidence.is_some() {
-        crate::installed::require(11, "confidence")?;
-    }
     let entity_id = common::entity_id("entity_id", &req.entity_id)?;
     check_name("entity_type", &req.entity_type)?;
     check_name("field", &req.field)?;
@@ -514,10 +502,10 @@ pub fn correct(user: Uuid, req: CorrectRequest) -> Result<CorrectResponse, Neoto
     db::run(
         &crate::installed::adapt(
             "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, content, source_priority
-                                         , workspace -- 0.12
+                                         , workspace
                                          )
              VALUES ($1::uuid, $2::uuid, $3, 'correction', 'application/json', $4, $5::int
-                     , $6 -- 0.12
+                     , $6
                      )
              ON CONFLICT DO NOTHING",
         )?,
@@ -538,10 +526,10 @@ pub fn correct(user: Uuid, req: CorrectRequest) -> Result<CorrectResponse, Neoto
         &crate::installed::adapt(
             "INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
              kind, observed_at, specificity_score, source_priority, fields
-             , confidence -- 0.11
+             , confidence
              )
          VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::uuid, 'correction', clock_timestamp(), 1.0, $7::int, $8
-                 , $9 -- 0.11
+                 , $9
                  )
          ON CONFLICT DO NOTHING",
         )?,
@@ -584,21 +572,16 @@ fn answer(
     })
 }
 
-const FIELD_PROVENANCE: &str = include_str!("../../sql/queries/field_provenance.sql");
-const IDENTIFIER_LOOKUP: &str = include_str!("../../sql/queries/identifier_lookup.sql");
-const LIST_OBSERVATIONS: &str = include_str!("../../sql/queries/list_observations.sql");
-const RETRIEVE_ENTITIES: &str = include_str!("../../sql/queries/retrieve_entities.sql");
+const FIELD_PROVENANCE: &str = include_str!("../../../sql/queries/field_provenance.sql");
+const IDENTIFIER_LOOKUP: &str = include_str!("../../../sql/queries/identifier_lookup.sql");
+const LIST_OBSERVATIONS: &str = include_str!("../../../sql/queries/list_observations.sql");
+const RETRIEVE_ENTITIES: &str = include_str!("../../../sql/queries/retrieve_entities.sql");
 const RETRIEVE_ENTITIES_OF_TYPE: &str =
-    include_str!("../../sql/queries/retrieve_entities_of_type.sql");
+    include_str!("../../../sql/queries/retrieve_entities_of_type.sql");
 const RETRIEVE_ENTITIES_CONFIDENT: &str =
-    include_str!("../../sql/queries/retrieve_entities_confident.sql");
+    include_str!("../../../sql/queries/retrieve_entities_confident.sql");
 
-fn counting(query: &str, type_filter: &str, by_workspace: bool) -> String {
-    let workspace_filter = if by_workspace {
-        " AND e.workspace = ANY($8::text[])"
-    } else {
-        ""
-    };
+fn counting(query: &str, type_filter: &str) -> String {
     let start = query
         .find("  -- Exact, in constant time")
         .expect("the listing query marks its total");
@@ -607,7 +590,7 @@ fn counting(query: &str, type_filter: &str, by_workspace: bool) -> String {
         .expect("the listing query's total ends before excluded_merged");
     format!(
         "{}  'total', (SELECT count(*) FROM neotoma.entities e WHERE e.user_id = $1::uuid{type_filter}
-                 {workspace_filter} AND ($3 = 'true' OR e.merged_into IS NULL)),\n{}",
+                 AND e.workspace = ANY($8::text[]) AND ($3 = 'true' OR e.merged_into IS NULL)),\n{}",
         &query[..start],
         &query[end..]
     )

@@ -161,13 +161,11 @@ pub fn erase_entities(user: &Uuid, ids: &[String]) -> Result<ErasedCounts, Neoto
         &[u.clone(), x()],
     )?;
     // The integer ids the graph tools showed for them go too.
-    if crate::installed::at_least(13)? {
-        db::run(
-            "DELETE FROM neotoma.graph_ids WHERE user_id = $1 AND (ref = ANY($2) OR ref = ANY($3))",
-            // (ref is text: relationship ids as text.)
-            &[u.clone(), x(), Arg::Texts(scope.relationships.clone())],
-        )?;
-    }
+    db::run(
+        "DELETE FROM neotoma.graph_ids WHERE user_id = $1 AND (ref = ANY($2) OR ref = ANY($3))",
+        // (ref is text: relationship ids as text.)
+        &[u.clone(), x(), Arg::Texts(scope.relationships.clone())],
+    )?;
     let (gone, redacted) = settle_sources(user, &scope.sources)?;
     c.sources = gone;
     c.sources_redacted = redacted;
@@ -410,30 +408,18 @@ pub fn erase_user_rows(user: &Uuid) -> Result<ErasedCounts, NeotomaError> {
     del("schema_recommendations")?;
     del("entity_schemas")?;
     del("graph_write_locks")?;
-    if crate::installed::at_least(12)? {
-        del("contexts")?;
-        del("workspaces")?;
-    }
-    if crate::installed::at_least(13)? {
-        del("graph_ids")?;
-        del("entity_type_mappings")?;
-    }
-    if crate::installed::at_least(15)? {
-        del("oauth_refresh_tokens")?;
-        del("oauth_grants")?;
-        del("login_codes")?;
-        del("logins")?;
-    }
-    if crate::installed::at_least(16)? {
-        del("inspector_sessions")?;
-    }
-    if crate::installed::at_least(17)? {
-        del("embedding_lists")?;
-        del("embedding_list_builds")?;
-    }
-    if crate::installed::at_least(18)? {
-        del("common_lexemes")?;
-    }
+    del("contexts")?;
+    del("workspaces")?;
+    del("graph_ids")?;
+    del("entity_type_mappings")?;
+    del("oauth_refresh_tokens")?;
+    del("oauth_grants")?;
+    del("login_codes")?;
+    del("logins")?;
+    del("inspector_sessions")?;
+    del("embedding_lists")?;
+    del("embedding_list_builds")?;
+    del("common_lexemes")?;
     // Every gateway forgets the user's tokens at once (their caches keep a
     // token until told).
     db::run(

@@ -20,19 +20,12 @@ pub fn retrieve_file_url(
         .with("file_path", req.file_path.clone())
     })?;
     // A file of a source outside the action's workspaces is not found.
-    if crate::installed::at_least(12)? {
-        let workspace = db::json(
-            "SELECT to_jsonb(s.workspace) FROM neotoma.sources s WHERE s.user_id = $1::uuid AND s.id = $2::uuid",
-            &[Arg::uuid(user), Arg::uuid(source)],
-        )?;
-        if let Some(w) = workspace.as_str() {
-            crate::scope::current().check(
-                "source",
-                ErrorCode::FileNotFound,
-                &source.to_string(),
-                w,
-            )?;
-        }
+    let workspace = db::json(
+        "SELECT to_jsonb(s.workspace) FROM neotoma.sources s WHERE s.user_id = $1::uuid AND s.id = $2::uuid",
+        &[Arg::uuid(user), Arg::uuid(source)],
+    )?;
+    if let Some(w) = workspace.as_str() {
+        crate::scope::current().check("source", ErrorCode::FileNotFound, &source.to_string(), w)?;
     }
     let expires_in = req.expires_in.unwrap_or(3600);
     if !(1..=7 * 24 * 3600).contains(&expires_in) {
@@ -44,8 +37,7 @@ pub fn retrieve_file_url(
     // The expiry is computed once: the URL carries exactly what was signed.
     let signed = db::json(
         &crate::installed::adapt(
-            "SELECT neotoma_private._sign_file($1::uuid, e.expires) -- 0.14
-             SELECT neotoma._sign_file($1::uuid, e.expires) -- <0.14
+            "SELECT neotoma_private._sign_file($1::uuid, e.expires)
                || jsonb_build_object('expires', e.expires)
          FROM (SELECT $2::bigint + floor(extract(epoch FROM clock_timestamp()))::bigint AS expires) e",
         )?,

@@ -303,15 +303,15 @@ pub fn list_recent_changes(
                  -- Settled: every transaction below the snapshot's xmin has ended.
                  AND c.xid < pg_snapshot_xmin(pg_current_snapshot())
                  AND ($4::text IS NULL OR c.entity_type = $4)
-                 AND CASE c.kind -- ws:some -- 0.12
-                   WHEN 'entity' THEN EXISTS (SELECT FROM neotoma.entities e WHERE e.user_id = $1::uuid -- ws:some -- 0.12
-                     AND e.id = c.entity_id AND e.workspace = ANY($6::text[])) -- ws:some -- 0.12
-                   WHEN 'source' THEN EXISTS (SELECT FROM neotoma.sources s WHERE s.user_id = $1::uuid -- ws:some -- 0.12
-                     AND s.id = c.source_id AND s.workspace = ANY($6::text[])) -- ws:some -- 0.12
-                   WHEN 'relationship' THEN EXISTS (SELECT FROM neotoma.relationships x -- ws:some -- 0.12
-                     JOIN neotoma.entities e ON e.user_id = x.user_id AND e.id = x.source_entity_id -- ws:some -- 0.12
-                     WHERE x.user_id = $1::uuid AND x.id = c.relationship_id AND e.workspace = ANY($6::text[])) -- ws:some -- 0.12
-                   ELSE true END -- ws:some -- 0.12
+                 AND CASE c.kind -- ws:some
+                   WHEN 'entity' THEN EXISTS (SELECT FROM neotoma.entities e WHERE e.user_id = $1::uuid -- ws:some
+                     AND e.id = c.entity_id AND e.workspace = ANY($6::text[])) -- ws:some
+                   WHEN 'source' THEN EXISTS (SELECT FROM neotoma.sources s WHERE s.user_id = $1::uuid -- ws:some
+                     AND s.id = c.source_id AND s.workspace = ANY($6::text[])) -- ws:some
+                   WHEN 'relationship' THEN EXISTS (SELECT FROM neotoma.relationships x -- ws:some
+                     JOIN neotoma.entities e ON e.user_id = x.user_id AND e.id = x.source_entity_id -- ws:some
+                     WHERE x.user_id = $1::uuid AND x.id = c.relationship_id AND e.workspace = ANY($6::text[])) -- ws:some
+                   ELSE true END -- ws:some
                ORDER BY c.xid, c.seq LIMIT $5 + 1) c
          LEFT JOIN neotoma.relationships r ON r.user_id = $1::uuid AND r.id = c.relationship_id")?,
         &[

@@ -227,5 +227,5 @@ const MOVE_ASSERTIONS: &str = "
            $3::uuid, o.source_id, o.observed_at, o.source_priority, o.specificity_score, o.metadata
     FROM neotoma.relationship_observations o
     WHERE o.user_id = $1::uuid AND o.relationship_id = $2::uuid
-      AND o.kind = 'assertion' -- 0.7
+      AND o.kind = 'assertion'
     ON CONFLICT DO NOTHING";

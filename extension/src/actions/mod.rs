@@ -158,10 +158,7 @@ pub(crate) fn call(id: ActionId, args: Value) -> Result<Value, NeotomaError> {
 /// text. Actions run with generic plans (see [`db::with_generic_plans`]);
 /// writes then keep the planner's statistics current with what they wrote.
 pub fn dispatch(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
-    let needed = needs_version(id);
-    if needed > 0 {
-        crate::installed::require(needed, id.name())?;
-    }
+    crate::installed::sql()?;
     // Another server's tool makes several writes through Neotoma's actions:
     // a failure undoes them all even when the dispatcher is called without
     // the SQL function's raise (neotoma._invoke).
@@ -178,77 +175,6 @@ pub fn dispatch(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
     let answer = db::with_generic_plans(db::Work::Writes, whole)?;
     statistics::keep_current()?;
     Ok(answer)
-}
-
-/// The minor version whose tables or columns an action needs (0: any): a
-/// database still at an older version (before ALTER EXTENSION UPDATE)
-/// answers it clearly.
-fn needs_version(id: ActionId) -> u32 {
-    use ActionId::*;
-    match id {
-        GetTechnicalMetrics
-        | PlaidCreateLinkToken
-        | PlaidExchangePublicToken
-        | PlaidSync
-        | PlaidListItems
-        | RecordPlaidItem
-        | RecordPlaidSync
-        | ListProviderCatalog
-        | ConnectProvider
-        | ListConnectors
-        | SyncProviderImports
-        | RecordConnector
-        | RecordProviderSync
-        | DeleteEntity
-        | RestoreEntity => 6,
-        DeleteRelationship
-        | RestoreRelationship
-        | Erase
-        | ListRecentChanges
-        | ListPotentialDuplicates
-        | SplitEntity => 7,
-        SearchSubgraph | GetSubgraphByIds => 8,
-        Bulk | CreateRelationships | ListContradictions | Annotate => 10,
-        Contest | Reclassify => 11,
-        ListWorkspaces | SetContext | GetContext | ClearContext => 12,
-        MemoryCreateEntities
-        | MemoryCreateRelations
-        | MemoryAddObservations
-        | MemoryDeleteEntities
-        | MemoryDeleteObservations
-        | MemoryDeleteRelations
-        | MemoryReadGraph
-        | MemorySearchNodes
-        | MemoryOpenNodes
-        | WorkspaceReadGraph
-        | WorkspaceUpsertEntity
-        | WorkspaceUpsertRelation
-        | WorkspaceGetEntityRelations
-        | EngramSendMemory
-        | EngramGetMemory
-        | EngramCorrectMemory => 12,
-        GraphmemGetVersion
-        | GraphmemGetCurrentTime
-        | GraphmemCreateEntity
-        | GraphmemGetEntity
-        | GraphmemUpdateEntity
-        | GraphmemDeleteEntity
-        | GraphmemCreateObservation
-        | GraphmemDeleteObservation
-        | GraphmemCreateRelation
-        | GraphmemDeleteRelation
-        | GraphmemFindRelations
-        | GraphmemSearchEntities
-        | GraphmemListEntities
-        | GraphmemSearchSubgraph
-        | GraphmemGetSubgraphByIds
-        | GraphmemSetContext
-        | GraphmemGetContext
-        | GraphmemClearContext
-        | GraphmemBulkUpdate
-        | GraphmemSuggestMerges => 13,
-        _ => 0,
-    }
 }
 
 /// The handler of each action.

@@ -271,7 +271,7 @@ pub fn record_plaid_sync(user: Uuid, req: RecordPlaidSyncRequest) -> Result<Valu
             "SELECT jsonb_build_object('item_id', external_id, 'cursor', cursor,
                                        'institution_id', settings->'institution_id',
                                        'institution_name', settings->'institution_name'
-                                       , 'workspace', workspace -- 0.12
+                                       , 'workspace', workspace
                                        )
              FROM neotoma.connectors WHERE user_id = $1::uuid AND id = $2::uuid AND provider = 'plaid'
              FOR UPDATE",

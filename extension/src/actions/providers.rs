@@ -68,7 +68,7 @@ pub fn list_connectors(user: Uuid, req: ListConnectorsRequest) -> Result<Value, 
                    'settings', settings, 'status', status, 'last_error', last_error,
                    'last_successful_sync', neotoma._iso(last_successful_sync),
                    'created_at', neotoma._iso(created_at)
-                   , 'workspace', workspace -- 0.12
+                   , 'workspace', workspace
                    ) ORDER BY created_at, id), '[]')
          FROM neotoma.connectors WHERE user_id = $1::uuid AND ($2::text IS NULL OR provider = $2)",
         &[Arg::uuid(user), Arg::OptText(req.provider.as_deref())],
@@ -208,15 +208,15 @@ pub fn save_connector(
     let workspace = crate::scope::current().write_workspace();
     let query = crate::installed::adapt(
         "INSERT INTO neotoma.connectors (user_id, id, provider, external_id, settings, secret
-                                         , workspace -- 0.12
+                                         , workspace
                                          )
          VALUES ($1::uuid, $2::uuid, $3, $4, $5::jsonb, $6
-                 , $7 -- 0.12
+                 , $7
                  )
          ON CONFLICT (user_id, provider, external_id) DO UPDATE
            SET settings = EXCLUDED.settings, secret = EXCLUDED.secret, status = 'active',
                last_error = NULL, updated_at = now()
-               , workspace = EXCLUDED.workspace -- 0.12
+               , workspace = EXCLUDED.workspace
                ",
     )?;
     owner::as_owner(|| {
@@ -292,7 +292,7 @@ fn record_connector_sync(
     let current = db::json(
         &crate::installed::adapt(
             "SELECT jsonb_build_object('cursor', cursor
-                                       , 'workspace', workspace -- 0.12
+                                       , 'workspace', workspace
                                        ) FROM neotoma.connectors
              WHERE user_id = $1::uuid AND id = $2::uuid AND provider = $3 FOR UPDATE",
         )?,

@@ -94,10 +94,10 @@ fn reclassify_locked(
     let created = db::inserted(
         &crate::installed::adapt(
             "INSERT INTO neotoma.entities (user_id, id, entity_type, canonical_name, identity_key
-                                          , workspace -- 0.12
+                                          , workspace
                                           )
              VALUES ($1::uuid, $2, $3, $4, $5
-                     , $6 -- 0.12
+                     , $6
                      ) ON CONFLICT (user_id, id) DO NOTHING",
         )?,
         &[

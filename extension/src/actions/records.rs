@@ -183,24 +183,10 @@ pub fn delete_record(user: Uuid, req: DeleteRecordRequest) -> Result<Value, Neot
         )
         .with("id", entity.id.clone())
     };
-    if crate::installed::at_least_0_6()? {
-        // The entity's deletion: out of every listing, its history kept
-        // (restore_entity brings it back).
-        if !crate::lifecycle::delete_if_live(&user, &entity.id, "delete_record")? {
-            return Err(gone());
-        }
-    } else {
-        // Before 0.6.0 there is no deletion: every property is cleared by
-        // corrections.
-        let current = record(&user, &entity.id)?;
-        let cleared: Map<String, Value> = current["properties"]
-            .as_object()
-            .map(|p| p.keys().map(|k| (k.clone(), Value::Null)).collect())
-            .unwrap_or_default();
-        if cleared.is_empty() {
-            return Err(gone());
-        }
-        correct_fields(user, &entity, cleared)?;
+    // The entity's deletion: out of every listing, its history kept
+    // (restore_entity brings it back).
+    if !crate::lifecycle::delete_if_live(&user, &entity.id, "delete_record")? {
+        return Err(gone());
     }
     Ok(deprecated(
         json!({"success": true, "deleted_id": entity.id}),
@@ -214,8 +200,8 @@ WITH matching AS (
   FROM neotoma.entities e
   JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id
   WHERE e.user_id = $1::uuid AND e.merged_into IS NULL
-    AND e.deleted_at IS NULL -- 0.6
-    AND s.workspace = ANY($6::text[]) -- 0.12
+    AND e.deleted_at IS NULL
+    AND s.workspace = ANY($6::text[])
     AND ($2::text IS NULL OR e.entity_type = $2)
     AND s.snapshot <> '{}'::jsonb AND s.snapshot @> $3
     AND NOT EXISTS (

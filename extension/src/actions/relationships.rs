@@ -85,7 +85,7 @@ pub fn undeleted_edges(
 }
 
 const UNDELETED: &str = "
-     AND r.deleted_at IS NULL -- 0.7
+     AND r.deleted_at IS NULL
      ";
 
 /// [`edges`] between entities that are not deleted (what retrievals show).
@@ -107,9 +107,9 @@ pub fn live_edges(
 /// Relationship `r` is not deleted, nor is either of its ends (lines
 /// marked with the version that brought each).
 const LIVE: &str = "
-     AND r.source_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL) -- 0.6
-     AND r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL) -- 0.6
-     AND r.deleted_at IS NULL -- 0.7
+     AND r.source_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL)
+     AND r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL)
+     AND r.deleted_at IS NULL
      ";
 
 fn edges_where(
@@ -287,10 +287,10 @@ fn assert_relationship(
     db::run(
         &crate::installed::adapt(
             "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, content
-                                         , workspace -- 0.12
+                                         , workspace
                                          )
              SELECT $1::uuid, $2::uuid, $3, 'relationship', 'application/json', $4
-                    , (SELECT e.workspace FROM neotoma.entities e WHERE e.user_id = $1::uuid AND e.id = $5) -- 0.12
+                    , (SELECT e.workspace FROM neotoma.entities e WHERE e.user_id = $1::uuid AND e.id = $5)
              ON CONFLICT DO NOTHING",
         )?,
         &[
@@ -347,7 +347,7 @@ const RELATIONSHIP_OUT: &str =
     "SELECT jsonb_build_object('id', id, 'relationship_type', relationship_type,
                   'source_entity_id', source_entity_id, 'target_entity_id', target_entity_id,
                   'metadata', snapshot, 'created_at', neotoma._iso(created_at)
-                  , 'deleted_at', neotoma._iso(deleted_at), 'deleted_reason', deleted_reason -- 0.7
+                  , 'deleted_at', neotoma._iso(deleted_at), 'deleted_reason', deleted_reason
                   )
          FROM neotoma.relationships WHERE user_id = $1::uuid AND id = $2::uuid";
 
@@ -477,7 +477,7 @@ pub fn relationship_observations(user: &Uuid, id: &str) -> Result<Vec<Observatio
                    'observed_at', neotoma._micros(o.observed_at), 'source_priority', o.source_priority,
                    'specificity_score', o.specificity_score, 'fields', o.metadata) ORDER BY o.id), '[]')
          FROM neotoma.relationship_observations o WHERE o.user_id = $1::uuid AND o.relationship_id = $2::uuid
-           AND o.kind = 'assertion' -- 0.7
+           AND o.kind = 'assertion'
            ",
         )?,
         &[Arg::uuid(user), Arg::Text(id)],
@@ -485,5 +485,5 @@ pub fn relationship_observations(user: &Uuid, id: &str) -> Result<Vec<Observatio
     db::from_json(v, "relationship observations")
 }
 
-const LIST_RELATIONSHIPS: &str = include_str!("../../sql/queries/list_relationships.sql");
-const RELATIONSHIP_SNAPSHOT: &str = include_str!("../../sql/queries/relationship_snapshot.sql");
+const LIST_RELATIONSHIPS: &str = include_str!("../../../sql/queries/list_relationships.sql");
+const RELATIONSHIP_SNAPSHOT: &str = include_str!("../../../sql/queries/relationship_snapshot.sql");

@@ -230,11 +230,11 @@ const SOURCE: &str = "
                                      'entity_type', o.entity_type, 'observation_id', o.id))
                                    FROM neotoma.observations o
                                    WHERE o.user_id = s.user_id AND o.source_id = s.id
-                                     AND o.entity_id NOT IN (SELECT d.id FROM neotoma.entities d -- 0.6
-                                                             WHERE d.user_id = s.user_id AND d.deleted_at IS NOT NULL) -- 0.6
+                                     AND o.entity_id NOT IN (SELECT d.id FROM neotoma.entities d
+                                                             WHERE d.user_id = s.user_id AND d.deleted_at IS NOT NULL)
                                      ), '[]'))
     FROM neotoma.sources s WHERE s.user_id = $1::uuid AND s.id = $2::uuid
-      AND s.workspace = ANY($3::text[]) -- 0.12
+      AND s.workspace = ANY($3::text[])
     ";
 
 const SOURCES: &str = "
@@ -245,10 +245,10 @@ const SOURCES: &str = "
                  'file_size', p.file_size, 'created_at', neotoma._iso(p.created_at))
                ORDER BY p.created_at DESC, p.id)
                FROM (SELECT * FROM neotoma.sources WHERE user_id = $1::uuid
-                       AND workspace = ANY($3::text[]) -- 0.12
+                       AND workspace = ANY($3::text[])
                      ORDER BY created_at DESC, id LIMIT $2) p), '[]'),
              'total', (SELECT count(*) FROM neotoma.sources WHERE user_id = $1::uuid
-                         AND workspace = ANY($3::text[]) -- 0.12
+                         AND workspace = ANY($3::text[])
                       ))";
 
-const LIST_RESOURCES: &str = include_str!("../../sql/queries/list_resources.sql");
+const LIST_RESOURCES: &str = include_str!("../../../sql/queries/list_resources.sql");

@@ -13,18 +13,7 @@ use neotoma_core::search::{
 use neotoma_core::NeotomaError;
 use uuid::Uuid;
 
-const SEARCH_ENTITIES: &str = include_str!("../../sql/queries/search_entities.sql");
-
-/// `query` with its word matches (`@@`) through neotoma.@@ from 0.16.0 on:
-/// the same match, LEAKPROOF, so that the word indexes serve it through row
-/// level security (sql/search.sql).
-fn with_word_match(query: std::borrow::Cow<'_, str>) -> Result<String, NeotomaError> {
-    Ok(if crate::installed::at_least(16)? {
-        query.replace(" @@ ", " OPERATOR(neotoma.@@) ")
-    } else {
-        query.into_owned()
-    })
-}
+const SEARCH_ENTITIES: &str = include_str!("../../../sql/queries/search_entities.sql");
 
 /// What a search matches and answers.
 pub struct Search<'a> {
@@ -79,7 +68,6 @@ pub fn search_entities(
 /// mode that answered.
 pub fn run(user: Uuid, s: &Search) -> Result<RetrieveEntitiesResponse, NeotomaError> {
     let q = search::check_query(s.text)?;
-    crate::installed::require(8, "search")?;
     let semantic = match s.mode {
         SearchMode::Lexical => Err("lexical search was asked for".to_string()),
         _ => semantic_query(user, q),
@@ -106,7 +94,7 @@ pub fn run(user: Uuid, s: &Search) -> Result<RetrieveEntitiesResponse, NeotomaEr
         db::quietly(|| {
             db::with_custom_index_plans(|| {
                 db::parsed(
-                    &with_word_match(scope.adapt(SEARCH_ENTITIES)?)?,
+                    &scope.adapt(SEARCH_ENTITIES)?,
                     &[
                         Arg::uuid(user),
                         Arg::Texts(grams),
@@ -164,11 +152,6 @@ pub fn run(user: Uuid, s: &Search) -> Result<RetrieveEntitiesResponse, NeotomaEr
 /// answer: no model, a query the model has no word of, or a user none of
 /// whose entities has an embedding by that model yet.
 fn semantic_query(user: Uuid, q: &str) -> Result<(Vec<f32>, String), String> {
-    if !crate::installed::at_least(9).unwrap_or(false) {
-        return Err(
-            "this database's SQL has no embeddings yet (ALTER EXTENSION neotoma UPDATE)".into(),
-        );
-    }
     let (embedding, model) = crate::embeddings::query_embedding(q)?;
     let any = db::json(
         "SELECT to_jsonb(EXISTS (SELECT FROM neotoma.entity_embeddings v

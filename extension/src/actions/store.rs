@@ -9,9 +9,6 @@ use neotoma_core::NeotomaError;
 use uuid::Uuid;
 
 pub fn store(user: Uuid, req: StoreRequest) -> Result<StoreResponse, NeotomaError> {
-    if req.confidence.is_some() {
-        crate::installed::require(11, "confidence")?;
-    }
     match (&req.entities, &req.file_content, &req.file_path) {
         (Some(_), Some(_), _) => Err(NeotomaError::validation(
             "give either `entities` (structured) or `file_content` (a file), not both",

@@ -9,7 +9,7 @@ use neotoma_core::actions::subgraph::*;
 use neotoma_core::NeotomaError;
 use uuid::Uuid;
 
-const SUBGRAPH: &str = include_str!("../../sql/queries/subgraph.sql");
+const SUBGRAPH: &str = include_str!("../../../sql/queries/subgraph.sql");
 
 pub fn search_subgraph(
     user: Uuid,

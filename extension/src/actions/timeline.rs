@@ -65,4 +65,4 @@ pub fn list_timeline_events(
     })
 }
 
-const LIST_TIMELINE_EVENTS: &str = include_str!("../../sql/queries/list_timeline_events.sql");
+const LIST_TIMELINE_EVENTS: &str = include_str!("../../../sql/queries/list_timeline_events.sql");

@@ -75,7 +75,7 @@ pub fn retrieve_related_entities(
 }
 
 /// The walk of `retrieve_related_entities`, answered as the response's JSON.
-const RELATED_ENTITIES: &str = include_str!("../../sql/queries/related_entities.sql");
+const RELATED_ENTITIES: &str = include_str!("../../../sql/queries/related_entities.sql");
 
 /// JSON objects, as listed in a response.
 type Objects = Vec<Map<String, Value>>;
@@ -194,5 +194,5 @@ pub fn retrieve_graph_neighborhood(
     }
 }
 
-const ENTITY_NEIGHBORHOOD: &str = include_str!("../../sql/queries/entity_neighborhood.sql");
-const SOURCE_NEIGHBORHOOD: &str = include_str!("../../sql/queries/source_neighborhood.sql");
+const ENTITY_NEIGHBORHOOD: &str = include_str!("../../../sql/queries/entity_neighborhood.sql");
+const SOURCE_NEIGHBORHOOD: &str = include_str!("../../../sql/queries/source_neighborhood.sql");

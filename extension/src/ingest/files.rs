@@ -242,12 +242,12 @@ pub fn store(user: Uuid, content: &str, req: &StoreRequest) -> Result<StoreRespo
             &crate::installed::adapt(
                 "INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, original_filename,
                                           file_size, storage_path, source_priority
-                                          , confidence -- 0.11
-                                          , workspace -- 0.12
+                                          , confidence
+                                          , workspace
                                           )
              VALUES ($1::uuid, $2::uuid, $3, 'file', $4, $5, $6, $7, $8::int
-                     , $9 -- 0.11
-                     , $10 -- 0.12
+                     , $9
+                     , $10
                      )
              ON CONFLICT DO NOTHING",
             )?,

@@ -38,9 +38,6 @@ use uuid::Uuid;
 /// entities): its observations' ids would be those of the first store, and
 /// answering it as a duplicate would claim what is gone is stored.
 pub fn refuse_erased(user: &Uuid, source: &Uuid) -> Result<(), NeotomaError> {
-    if !crate::installed::at_least(7)? {
-        return Ok(());
-    }
     let erased = db::text(
         "SELECT neotoma._iso(erased_at) FROM neotoma.sources
          WHERE user_id = $1::uuid AND id = $2::uuid AND erased_at IS NOT NULL",

@@ -87,12 +87,12 @@ pub fn store(
             "WITH source AS (
            INSERT INTO neotoma.sources (user_id, id, content_hash, source_type, mime_type, file_size,
                                         content, source_priority, provenance
-                                        , confidence -- 0.11
-                                        , workspace -- 0.12
+                                        , confidence
+                                        , workspace
                                         )
            VALUES ($1::uuid, $2::uuid, $3, 'structured', 'application/json', $4, $5, $6::int, $7
-                   , $9 -- 0.11
-                   , $10 -- 0.12
+                   , $9
+                   , $10
                    )
            ON CONFLICT DO NOTHING RETURNING id),
          run AS (

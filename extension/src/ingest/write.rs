@@ -1,7 +1,7 @@
 //! Stage 5: entities (new ones), observations and raw fragments, and the
 //! snapshots they make: the store folds its own observations
 //! (`crate::snapshots::Fold`) and writes them with their snapshots in one
-//! statement (on an installed 0.4.0, the observation trigger folds them).
+//! statement.
 
 use super::prepare::{Prepared, PreparedBatch};
 use crate::db::{self, Arg};
@@ -101,10 +101,9 @@ pub fn observation_id(o: &Origin, index: usize) -> Uuid {
 /// in slices of [`CHUNK`]; answers what it made.
 pub fn store_entities(origin: &Origin, batch: &PreparedBatch) -> Result<Stored, NeotomaError> {
     crate::statistics::note_rows(batch.entities.len());
-    let folds = crate::installed::at_least_0_5()?;
     let mut stored = Stored::default();
     for (n, chunk) in batch.entities.chunks(CHUNK).enumerate() {
-        store_chunk(origin, chunk, n * CHUNK, &batch.schemas, folds, &mut stored)?;
+        store_chunk(origin, chunk, n * CHUNK, &batch.schemas, &mut stored)?;
     }
     Ok(stored)
 }
@@ -118,14 +117,14 @@ macro_rules! observation_ctes {
         "observations AS (
   INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
       interpretation_run_id, kind, observed_at, specificity_score, source_priority, fields
-      , confidence -- 0.11
-      , write_order -- 0.16
+      , confidence
+      , write_order
       )
   SELECT $1::uuid, (r->>'id')::uuid, r->>'entity_id', r->>'entity_type', r->>'schema_version', $6::uuid,
          $7::uuid, $8, neotoma._from_micros($10), (r->>'specificity_score')::double precision, $9::int,
          r->'fields'
-         , r->>'confidence' -- 0.11
-         , (r->>'write_order')::bigint -- 0.16
+         , r->>'confidence'
+         , (r->>'write_order')::bigint
   FROM unnest($5::jsonb[]) AS r
   RETURNING entity_id, entity_type
 ), fragments AS (
@@ -139,12 +138,11 @@ macro_rules! observation_ctes {
     };
 }
 
-/// A slice written by a store that folds its own observations (0.5.0 on):
-/// the derived rows of the fold ($2 to $4), the observations and fragments,
+/// A slice written by a store that folds its own observations: the derived rows of the fold ($2 to $4), the observations and fragments,
 /// and the run's counts so far ($12 entities created, $13 observations,
 /// $14 unknown fields), in one statement.
 const WRITE_FOLDED: &str = concat!(
-    include_str!("../../sql/queries/write_snapshots.sql"),
+    include_str!("../../../sql/queries/write_snapshots.sql"),
     ", ",
     observation_ctes!(),
     ", run AS (
@@ -154,19 +152,14 @@ const WRITE_FOLDED: &str = concat!(
   WHERE user_id = $1::uuid AND id = $7::uuid)
   -- The change feed's rows of these entities, and of a structured store's
   -- new source when $15 (0.7.0 on; the feed's triggers leave these to it).
-  , feed AS ( -- 0.7
-  INSERT INTO neotoma.changes (user_id, kind, operation, entity_id, entity_type, source_id) -- 0.7
-  SELECT $1::uuid, 'source', 'created', NULL::text, NULL::text, $6::uuid WHERE $15 -- 0.7
-  UNION ALL (SELECT DISTINCT ON (o.entity_id) $1::uuid, 'entity', -- 0.7
-         CASE $8 WHEN 'correction' THEN 'corrected' ELSE 'observed' END, o.entity_id, o.entity_type, $6::uuid -- 0.7
-  FROM observations o ORDER BY o.entity_id)) -- 0.7
+  , feed AS (
+  INSERT INTO neotoma.changes (user_id, kind, operation, entity_id, entity_type, source_id)
+  SELECT $1::uuid, 'source', 'created', NULL::text, NULL::text, $6::uuid WHERE $15
+  UNION ALL (SELECT DISTINCT ON (o.entity_id) $1::uuid, 'entity',
+         CASE $8 WHEN 'correction' THEN 'corrected' ELSE 'observed' END, o.entity_id, o.entity_type, $6::uuid
+  FROM observations o ORDER BY o.entity_id))
 SELECT 1"
 );
-
-/// A slice written on an installed 0.4.0 (until `ALTER EXTENSION neotoma
-/// UPDATE`): the observations and fragments only; its observation trigger
-/// folds them. $2 to $4 and $12 to $14 are unused.
-const WRITE_OBSERVED: &str = concat!("WITH ", observation_ctes!(), " SELECT 1");
 
 /// An observation row as the statement reads it.
 #[derive(Serialize)]
@@ -190,7 +183,6 @@ fn store_chunk(
     prepared: &[Prepared],
     first: usize,
     schemas: &BTreeMap<String, Active>,
-    folds: bool,
     stored: &mut Stored,
 ) -> Result<(), NeotomaError> {
     let user = origin.user;
@@ -201,31 +193,15 @@ fn store_chunk(
         .map(|p| p.identity.entity_id.clone())
         .collect();
     // New observations go to the entity an entity was merged into.
-    let (fold, redirects) = if folds {
-        (
-            Some(Fold::begin(&user, &ids, prepared.len())?),
-            BTreeMap::new(),
-        )
-    } else {
-        (None, redirects(&user, ids)?)
-    };
-    let target = |p: &Prepared| match &fold {
-        Some(fold) => fold.target_of(&p.identity.entity_id),
-        None => redirects
-            .get(&p.identity.entity_id)
-            .cloned()
-            .unwrap_or_else(|| p.identity.entity_id.clone()),
-    };
+    let fold = Fold::begin(&user, &ids, prepared.len())?;
+    let target = |p: &Prepared| fold.target_of(&p.identity.entity_id);
     let observed_at = origin
         .observed_at
         .unwrap_or_else(db::transaction_start_micros);
 
     // In the order given: of two observations of one field the later one
     // wins (bulk's operations, or a file's rows, in order).
-    let write_orders = fold
-        .as_ref()
-        .map(|f| f.write_orders.clone())
-        .unwrap_or_default();
+    let write_orders = fold.write_orders.clone();
     let mut observations = Vec::with_capacity(prepared.len());
     let mut fragment_rows = Vec::new();
     for (i, p) in prepared.iter().enumerate() {
@@ -287,15 +263,12 @@ fn store_chunk(
     // A structured store's source is new (a duplicate never gets here) and
     // its feed row is written with the first slice.
     let new_structured_source = origin.kind == "store" && first == 0;
-    let args = move |derived: Option<DerivedRows>| {
-        let (snapshots, identifiers, events) = derived
-            .map(|d| (d.snapshots, d.identifiers, d.events))
-            .unwrap_or_default();
+    let args = move |derived: DerivedRows| {
         vec![
             Arg::uuid(user),
-            Arg::JsonRows(snapshots),
-            Arg::JsonRows(identifiers),
-            Arg::JsonRows(events),
+            Arg::JsonRows(derived.snapshots),
+            Arg::JsonRows(derived.identifiers),
+            Arg::JsonRows(derived.events),
             Arg::JsonRows(observation_rows),
             Arg::uuid(origin.source_id),
             Arg::uuid(origin.run_id),
@@ -309,18 +282,10 @@ fn store_chunk(
             Arg::Bool(new_structured_source),
         ]
     };
-    match fold {
-        Some(fold) => {
-            fold.write(observations, schemas, |derived| {
-                db::run(
-                    &crate::installed::adapt(WRITE_FOLDED)?,
-                    &args(Some(derived)),
-                )
-            })?;
-            stored.run_finished = true;
-        }
-        None => db::run(&crate::installed::adapt(WRITE_OBSERVED)?, &args(None))?,
-    }
+    fold.write(observations, schemas, |derived| {
+        db::run(&crate::installed::adapt(WRITE_FOLDED)?, &args(derived))
+    })?;
+    stored.run_finished = true;
     Ok(())
 }
 
@@ -337,10 +302,10 @@ fn insert_entities(user: &Uuid, prepared: &[Prepared]) -> Result<u64, NeotomaErr
         &crate::installed::adapt(
             "WITH ins AS (
            INSERT INTO neotoma.entities (user_id, id, entity_type, canonical_name, identity_key
-                                        , workspace -- 0.12
+                                        , workspace
                                         )
            SELECT $1::uuid, r.id, r.entity_type, r.canonical_name, r.identity_key
-                  , $3 -- 0.12
+                  , $3
            FROM jsonb_to_recordset($2) AS r(id text, entity_type text, canonical_name text, identity_key text)
            ORDER BY r.id
            ON CONFLICT (user_id, id) DO NOTHING RETURNING 1)
@@ -353,17 +318,4 @@ fn insert_entities(user: &Uuid, prepared: &[Prepared]) -> Result<u64, NeotomaErr
         ],
     )?;
     Ok(created.as_u64().unwrap_or(0))
-}
-
-/// The entities of `ids` merged into another, and into which (0.4.0's
-/// path: 0.5.0's fold reads them as it locks the entities).
-fn redirects(user: &Uuid, ids: BTreeSet<String>) -> Result<BTreeMap<String, String>, NeotomaError> {
-    db::from_json(
-        db::json(
-            "SELECT coalesce(jsonb_object_agg(id, merged_into), '{}') FROM neotoma.entities
-             WHERE user_id = $1::uuid AND id = ANY($2) AND merged_into IS NOT NULL",
-            &[Arg::uuid(user), Arg::Texts(ids.into_iter().collect())],
-        )?,
-        "merge redirects",
-    )
 }

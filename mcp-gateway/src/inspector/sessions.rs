@@ -1,4 +1,4 @@
-//! The inspector's sessions, kept in the database (extension/sql/inspector.sql)
+//! The inspector's sessions, kept in the database (sql/inspector.sql)
 //! so that every gateway process sees them and each ends with what it was
 //! signed in with. The cookie carries a random 256-bit id; only its hash
 //! crosses to the database.

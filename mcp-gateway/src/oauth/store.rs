@@ -1,4 +1,4 @@
-//! What OAuth keeps in the database (extension/sql/oauth.sql): each call is
+//! What OAuth keeps in the database (sql/oauth.sql): each call is
 //! one statement, one transaction. Only hashes of secrets pass.
 
 use crate::database::Database;

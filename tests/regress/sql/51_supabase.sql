@@ -187,12 +187,13 @@ SELECT has_function_privilege('authenticated', 'neotoma.store(jsonb)', 'EXECUTE'
          AS authenticated_is_a_user;
 SELECT neotoma.verify()->'ok' AS verified;
 
--- A database installed at 0.13.0, before Neotoma knew Supabase's roles, and
+-- A database installed at the oldest release (0.1.0), before Neotoma knew
+-- Supabase's roles, and
 -- updated: the update grants them as an install does.
 CREATE DATABASE neotoma_regress_supabase_updated;
 \c neotoma_regress_supabase_updated
 SET client_min_messages = warning;
-CREATE EXTENSION neotoma VERSION '0.13.0';
+CREATE EXTENSION neotoma VERSION '0.1.0';
 ALTER EXTENSION neotoma UPDATE;
 RESET client_min_messages;
 \ir include/platform_privileges.sql

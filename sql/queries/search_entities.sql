@@ -1,0 +1,297 @@
+-- retrieve_entities with `search`: the user's entities whose text has the
+-- query's words, or whose name is like it, best first, then by id.
+-- $1 user, $2 the query's trigrams (text[]), $3 the type (or null),
+-- $4 include merged, $5 include deleted, $6 include snapshots
+-- ('true'/'false'), $7 limit, $8 offset, $9 the least name similarity;
+-- what to match (search_subgraph's search_in_*): $10 snapshot values,
+-- $11 names, $12 aliases ('true'/'false'), $13 a type name (or null: types
+-- not matched); semantic: $14 the query's embedding (real[], or null:
+-- none), $15 the least cosine similarity, $16 the mode ('lexical',
+-- 'semantic', 'hybrid'), $17 Reciprocal Rank Fusion's k, $18 the embedding
+-- model (the rows compared), $19 the most entities semantic search ranks
+-- (the nearest); $20 also match every observation's words and those of
+-- the stored files they came from ('true'/'false'); $21 the workspaces
+-- (text[]: only their entities answer; the lines marked ws:some leave when
+-- they are all the user's); $22 the question's words (stop words dropped:
+-- neotoma_core::question), $23 its character pairs (scripts written
+-- without spaces), $24 the text search configuration of its language,
+-- $25 the most entities a term may match and still be rare, $26 the most
+-- names a word no entity has brings; $27 how many of the embeddings'
+-- lists semantic search reads, the nearest the query (0: all of them).
+-- Each `@@` runs as neotoma.@@ (actions/search.rs: the same match, leakproof,
+-- so the word indexes serve it through row level security).
+-- A question is a set of terms (a word, as written and as stemmed; a
+-- character pair), any of which an entity may have: each weighs its
+-- inverse document frequency among the user's entities (as BM25 weighs
+-- it), and an entity's text coverage is the weight of the terms it has
+-- over the weight of them all. A term matching more than $25 entities is
+-- common: it adds its weight to the entities the rare terms found, and
+-- only when every term is common do the entities having all of them
+-- answer.
+-- Lexical score = 0.6 × name similarity (trigrams, 1 for the same name)
+--               + 0.4 × text coverage (0 to 1);
+-- an entity matched by its type alone scores 0.1. Semantic score = the
+-- cosine similarity of the embeddings. relevance_score is the mode's: in
+-- hybrid, (lexical score / (k + lexical rank) + 1 / (k + semantic rank)) ×
+-- (k + 1) / 2, so 1 for an entity first in both by its very name, while an
+-- entity the words barely cover (a name said in many turns) weighs little.
+WITH terms AS (
+  SELECT t.n, t.word, t.tq, t.pair, t.common FROM (
+    SELECT w.n, w.w AS word, plainto_tsquery('pg_catalog.simple', w.w) || plainto_tsquery('pg_catalog.english', w.w)
+                || plainto_tsquery($24::regconfig, w.w) AS tq, false AS pair,
+           -- Common, known beforehand (sql/embeddings.sql, common_lexemes):
+           -- the word is one lexeme by one of its configurations, and more
+           -- entities than a rare term's have that lexeme (for every type).
+           $10 = 'true' AND $3::text IS NULL AND EXISTS (
+             SELECT FROM unnest(ARRAY['pg_catalog.simple', 'pg_catalog.english', $24]::regconfig[]) c(c)
+             CROSS JOIN LATERAL (SELECT tsvector_to_array(to_tsvector(c.c, w.w)) AS l) x
+             JOIN neotoma.common_lexemes k ON k.user_id = $1::uuid AND k.lexeme = x.l[1] AND k.entities > $25::int
+             WHERE cardinality(x.l) = 1) AS common
+    FROM unnest($22::text[]) WITH ORDINALITY AS w(w, n)
+    UNION ALL
+    SELECT 1000 + g.n, g.g, quote_literal(g.g)::tsquery, true, false FROM unnest($23::text[]) WITH ORDINALITY AS g(g, n)) t
+  WHERE numnode(t.tq) > 0),
+-- Any term: what matched_fields and the observations' and files' words ask.
+q AS (
+  SELECT coalesce((SELECT string_agg('(' || t.tq::text || ')', ' | ')::tsquery FROM terms t), ''::tsquery) AS text_query),
+n_entities AS (
+  SELECT greatest(coalesce(sum(c.current), 0), 1)::float8 AS n FROM neotoma.entity_counts c
+  WHERE c.user_id = $1::uuid AND ($3::text IS NULL OR c.entity_type = $3)),
+-- Each term's entities, one scan of its index each: all of them when rare
+-- (none read when known common).
+term_hits AS (
+  SELECT t.n, t.word, t.tq, t.pair, h.ids, CASE WHEN t.common THEN $25::int + 1 ELSE cardinality(h.ids) END AS df
+  FROM terms t
+  CROSS JOIN LATERAL (SELECT coalesce(array_agg(s.entity_id), '{}') AS ids FROM (
+      SELECT s.entity_id FROM neotoma.entity_snapshots s
+      WHERE NOT t.pair AND NOT t.common AND $10 = 'true' AND s.user_id = $1::uuid AND s.search_vector OPERATOR(neotoma.@@) t.tq
+        AND ($3::text IS NULL OR s.entity_type = $3)
+      LIMIT $25::int + 1) s) h
+  WHERE NOT t.pair
+  UNION ALL
+  -- A character pair, in the pairs of the snapshots' text.
+  SELECT t.n, t.word, t.tq, t.pair, h.ids, cardinality(h.ids) AS df
+  FROM terms t
+  CROSS JOIN LATERAL (SELECT coalesce(array_agg(s.entity_id), '{}') AS ids FROM (
+      SELECT s.entity_id FROM neotoma.entity_snapshots s
+      WHERE t.pair AND $10 = 'true' AND s.user_id = $1::uuid AND s.search_grams OPERATOR(neotoma.@@) t.tq
+        AND ($3::text IS NULL OR s.entity_type = $3)
+      LIMIT $25::int + 1) s) h
+  WHERE t.pair
+  ),
+weights AS (
+  SELECT h.n, h.word, h.tq, h.pair, h.ids, h.df, ln(1 + (greatest(e.n, h.df) - h.df + 0.5) / (h.df + 0.5)) AS w
+  FROM term_hits h, n_entities e),
+mass AS (SELECT greatest(coalesce(sum(w.w), 0), 1e-9) AS total,
+                coalesce(bool_and(w.df > $25::int), false) AS all_common,
+                (SELECT string_agg('(' || c.tq::text || ')', ' & ')::tsquery FROM weights c
+                 WHERE c.df > 0 AND NOT c.pair) AS all_terms
+         FROM weights w WHERE w.df > 0),
+-- The entities the rare terms found, with the weight of those they have.
+rare_hits AS (
+  SELECT u.entity_id, sum(w.w) AS text_w
+  FROM weights w CROSS JOIN LATERAL unnest(w.ids) AS u(entity_id)
+  WHERE w.df BETWEEN 1 AND $25::int
+  GROUP BY u.entity_id),
+-- With each, its name's similarity to the query (trigrams, as pg_trgm's:
+-- shared / (the query's + the name's − shared); the name's trigrams less
+-- the query's are the name's − shared).
+text_hits AS (
+  -- The common terms they have too.
+  SELECT r.entity_id, (r.text_w + coalesce(c.w, 0)) / m.total AS text_rank,
+         CASE WHEN $11 = 'true' THEN (s.name_count - s.rest)::float8 / (cardinality($2::text[]) + s.rest) END AS name_sim
+  FROM rare_hits r, mass m
+  CROSS JOIN LATERAL (SELECT s.search_vector, length(s.name_trigrams) AS name_count,
+                             length(ts_delete(s.name_trigrams, $2::text[])) AS rest
+                      FROM neotoma.entity_snapshots s
+                      WHERE s.user_id = $1::uuid AND s.entity_id = r.entity_id OFFSET 0) s
+  CROSS JOIN LATERAL (SELECT sum(w.w) AS w FROM weights w
+                      WHERE w.df > $25::int AND NOT w.pair AND s.search_vector OPERATOR(neotoma.@@) w.tq) c
+  UNION ALL
+  -- Every term common: the entities having them all.
+  SELECT s.entity_id, 1.0,
+         CASE WHEN $11 = 'true' THEN (length(s.name_trigrams) - length(ts_delete(s.name_trigrams, $2::text[])))::float8
+                                     / (cardinality($2::text[]) + length(ts_delete(s.name_trigrams, $2::text[]))) END
+  FROM mass m, neotoma.entity_snapshots s
+  WHERE m.all_common AND $10 = 'true' AND s.user_id = $1::uuid AND s.search_vector OPERATOR(neotoma.@@) m.all_terms
+    AND ($3::text IS NULL OR s.entity_type = $3)),
+-- Every observation's words (values since superseded too), by the GIN index
+-- on neotoma._observation_vector(fields).
+obs_hits AS (
+  SELECT NULL::text AS entity_id, NULL::float4 AS obs_rank WHERE false
+  UNION ALL SELECT o.entity_id, max(ts_rank_cd(neotoma._observation_vector(o.fields), q.text_query, 32))
+  FROM neotoma.observations o, q
+  WHERE $20 = 'true' AND o.user_id = $1::uuid AND neotoma._observation_vector(o.fields) OPERATOR(neotoma.@@) q.text_query
+    AND ($3::text IS NULL OR o.entity_type = $3)
+  GROUP BY o.entity_id
+  ),
+-- The words of stored files (the start of a text file), by the GIN index on
+-- files.search_vector: the entities observed from a matching file.
+file_hits AS (
+  SELECT NULL::text AS entity_id, NULL::float4 AS file_rank WHERE false
+  UNION ALL SELECT o.entity_id, max(ts_rank_cd(f.search_vector, q.text_query, 32))
+  FROM neotoma.files f, q, neotoma.observations o
+  WHERE $20 = 'true' AND f.user_id = $1::uuid AND f.search_vector OPERATOR(neotoma.@@) q.text_query
+    AND o.user_id = f.user_id AND o.source_id = f.source_id AND ($3::text IS NULL OR o.entity_type = $3)
+  GROUP BY o.entity_id
+  ),
+-- Names like a word no entity has (a typo, a name half remembered): the
+-- $26 sharing most of its trigrams (the index of trigrams, as pg_trgm's GIN
+-- index finds them), then their similarity to the whole query. (Names the
+-- query's words found are compared in text_hits: a word every name has
+-- would make the index read most of them.)
+unknown AS (
+  SELECT coalesce(array_agg(DISTINCT g.g), '{}') AS grams
+  FROM weights w CROSS JOIN LATERAL unnest(neotoma._name_trigrams(w.word)) g(g)
+  WHERE $11 = 'true' AND w.df = 0 AND NOT w.pair),
+name_hits AS (
+  SELECT c.entity_id, (s.name_count - s.rest)::float8 / (cardinality($2::text[]) + s.rest) AS name_sim
+  FROM (SELECT t.entity_id FROM neotoma.entity_name_trigrams t
+        WHERE t.user_id = $1::uuid AND t.trigram = ANY ((SELECT u.grams FROM unknown u)::text[])
+        GROUP BY t.entity_id
+        HAVING count(*) >= (SELECT greatest(1, ceil($9::float8 * cardinality(u.grams))) FROM unknown u)
+        -- The likest to the words first (their similarity, from the index alone).
+        ORDER BY count(*)::float8 / ((SELECT cardinality(u.grams) FROM unknown u) + min(t.name_trigram_count) - count(*)) DESC,
+                 t.entity_id
+        LIMIT $26) c
+  CROSS JOIN LATERAL (SELECT length(s.name_trigrams) AS name_count, length(ts_delete(s.name_trigrams, $2::text[])) AS rest
+                      FROM neotoma.entity_snapshots s
+                      WHERE s.user_id = $1::uuid AND s.entity_id = c.entity_id
+                        AND ($3::text IS NULL OR s.entity_type = $3) OFFSET 0) s),
+-- (0.8.0 has no embeddings: the lines marked 0.9 leave.)
+sem_hits AS (
+  SELECT NULL::text AS entity_id, NULL::float8 AS sem_sim WHERE false
+  -- The $19 nearest (each similarity computed once; a top-N sort).
+  UNION ALL (SELECT v.entity_id, neotoma._cosine(v.embedding, $14::real[]) FROM neotoma.entity_embeddings v
+  WHERE $14::real[] IS NOT NULL AND v.user_id = $1::uuid AND v.model = $18 AND ($3::text IS NULL OR v.entity_type = $3)
+    -- Only the lists nearest the query, and what is in none (sql/embeddings.sql).
+    AND ($27::int = 0 OR v.list_no IS NULL OR v.list_no = ANY (ARRAY(
+          SELECT l.list_no FROM neotoma.embedding_lists l WHERE l.user_id = $1::uuid AND l.model = $18
+          ORDER BY neotoma._cosine(l.centroid, $14::real[]) DESC, l.list_no LIMIT $27::int)))
+    AND EXISTS (SELECT FROM neotoma.entity_snapshots s WHERE s.user_id = v.user_id -- ws:some
+                AND s.entity_id = v.entity_id AND s.workspace = ANY($21::text[])) -- ws:some
+  ORDER BY 2 DESC, 1 LIMIT $19)
+  ),
+type_hits AS (
+  SELECT e.id AS entity_id FROM neotoma.entities e
+  WHERE $13::text IS NOT NULL AND e.user_id = $1::uuid AND e.entity_type = $13
+    AND ($3::text IS NULL OR e.entity_type = $3)),
+hits AS (
+  SELECT h.entity_id, max(h.text_rank) AS text_rank, max(h.name_sim) AS name_sim, bool_or(h.by_type) AS by_type,
+         max(h.sem_sim) AS sem_sim,
+         -- Found by an observation's words only (not its snapshot's).
+         bool_or(h.by_obs) AND NOT bool_or(h.by_text) AS by_obs,
+         bool_or(h.by_file) AS by_file
+  FROM (SELECT entity_id, text_rank, CASE WHEN name_sim >= $9::float8 THEN name_sim ELSE 0 END AS name_sim,
+               false AS by_type, NULL::float8 AS sem_sim, false AS by_obs, true AS by_text, false AS by_file
+        FROM text_hits
+        UNION ALL
+        SELECT entity_id, obs_rank, 0, false, NULL, true, false, false FROM obs_hits
+        UNION ALL
+        SELECT entity_id, file_rank, 0, false, NULL, false, false, true FROM file_hits
+        UNION ALL
+        SELECT entity_id, 0, name_sim, false, NULL, false, false, false FROM name_hits WHERE name_sim >= $9::float8
+        UNION ALL
+        SELECT entity_id, 0, 0, true, NULL, false, false, false FROM type_hits
+        UNION ALL
+        SELECT entity_id, 0, 0, false, sem_sim, false, false, false FROM sem_hits WHERE sem_sim >= $15::float8) h
+  GROUP BY h.entity_id),
+-- Unless merged entities are asked for, one merged away is an alias of the
+-- entity it went to: its match counts for that one. Each hit's entity row
+-- is read once: kept (`own`) when it is the one that answers.
+resolved AS (
+  SELECT CASE WHEN $4 = 'true' THEN h.entity_id ELSE coalesce(e.merged_into, h.entity_id) END AS id,
+         max(greatest(0.6 * h.name_sim + 0.4 * h.text_rank, CASE WHEN h.by_type THEN 0.1 ELSE 0 END)) AS lex_score,
+         max(h.sem_sim) AS sem_sim,
+         max(h.name_sim) FILTER (WHERE e.merged_into IS NULL OR $4 = 'true') AS name_sim,
+         bool_or(e.merged_into IS NOT NULL AND $4 <> 'true') AS by_alias,
+         bool_or(h.by_type) AS by_type,
+         bool_or(h.by_obs) AS by_obs,
+         bool_or(h.by_file) AS by_file,
+         (array_agg(e.row) FILTER (WHERE e.merged_into IS NULL OR $4 = 'true'))[1] AS own
+  FROM hits h
+  CROSS JOIN LATERAL (SELECT e AS row, e.merged_into FROM neotoma.entities e
+                      WHERE e.user_id = $1::uuid AND e.id = h.entity_id OFFSET 0) e
+  WHERE $12 = 'true' OR $4 = 'true' OR e.merged_into IS NULL
+  GROUP BY 1),
+eligible AS (
+  SELECT r.id, r.lex_score, r.sem_sim, r.name_sim, r.by_alias, r.by_type, r.by_obs, r.by_file,
+         (e.row).entity_type, (e.row).canonical_name, (e.row).merged_into, (e.row).deleted_at, (e.row).deleted_reason
+         , (e.row).workspace
+  FROM resolved r
+  -- The entity an alias went to, when it was not a hit itself.
+  CROSS JOIN LATERAL (SELECT coalesce(r.own, (SELECT e FROM neotoma.entities e WHERE e.user_id = $1::uuid AND e.id = r.id)) AS row
+                      OFFSET 0) e
+  WHERE ($4 = 'true' OR (e.row).merged_into IS NULL)
+    AND (e.row).workspace = ANY($21::text[])
+    AND ($5 = 'true' OR (e.row).deleted_at IS NULL)
+    -- The type of what answers (a hit on an entity reclassified into another
+    -- type counts for that type).
+    AND ($3::text IS NULL OR (e.row).entity_type = $3)),
+-- Each ranking's places (ties by id), fused by the mode.
+places AS (
+  SELECT g.*,
+         CASE WHEN g.lex_score > 0 THEN row_number() OVER (ORDER BY g.lex_score > 0 DESC, g.lex_score DESC, g.id) END AS lex_place,
+         CASE WHEN g.sem_sim IS NOT NULL THEN row_number() OVER (ORDER BY g.sem_sim IS NOT NULL DESC, g.sem_sim DESC, g.id) END AS sem_place
+  FROM eligible g),
+ranked AS (
+  SELECT p.*,
+         CASE $16
+           WHEN 'lexical' THEN p.lex_score
+           WHEN 'semantic' THEN p.sem_sim
+           ELSE (coalesce(p.lex_score / ($17::int + p.lex_place), 0) + coalesce(1.0 / ($17::int + p.sem_place), 0))
+                * ($17::int + 1) / 2.0
+         END::float8 AS score
+  FROM places p),
+page AS (
+  SELECT * FROM ranked ORDER BY score DESC, id LIMIT $7 OFFSET $8)
+SELECT json_build_object(
+  'entities', coalesce((
+    SELECT json_agg(json_build_object(
+             'id', page.id, 'entity_type', page.entity_type, 'canonical_name', page.canonical_name,
+             'observation_count', s.observation_count,
+             'last_observation_at', neotoma._iso(s.last_observation_at),
+             'snapshot', CASE WHEN $6 = 'true' THEN s.snapshot END,
+             'merged_into', page.merged_into,
+             'deleted_at', neotoma._iso(page.deleted_at), 'deleted_reason', page.deleted_reason,
+             'workspace', page.workspace,
+             'relevance_score', round(page.score::numeric, 6),
+             'matched_fields', m.fields,
+             'semantic_similarity', round(page.sem_sim::numeric, 6))
+           ORDER BY page.score DESC, page.id)
+    FROM page
+    JOIN LATERAL (SELECT s.observation_count, s.last_observation_at, s.snapshot FROM neotoma.entity_snapshots s
+                  WHERE s.user_id = $1::uuid AND s.entity_id = page.id OFFSET 0) s ON true
+    -- The fields whose own text matches (each value read as the generated
+    -- column search_vector reads the snapshot: keep sql/search.sql in step);
+    -- the name field when the name did.
+    CROSS JOIN LATERAL (
+      SELECT coalesce(json_agg(f.field ORDER BY f.field), '[]') AS fields FROM (
+        SELECT kv.key AS field FROM jsonb_each(s.snapshot) kv, q
+        WHERE $10 = 'true' AND (jsonb_to_tsvector('pg_catalog.simple', kv.value, '["string", "numeric"]')
+               || jsonb_to_tsvector('pg_catalog.english', kv.value, '["string"]')
+               || array_to_tsvector(neotoma._text_grams(kv.value::text))
+               ) OPERATOR(neotoma.@@) q.text_query
+        UNION
+        SELECT CASE WHEN s.snapshot ? 'name' THEN 'name' ELSE 'title' END
+        WHERE page.name_sim >= $9::float8
+        UNION
+        SELECT 'alias' WHERE page.by_alias
+        UNION
+        SELECT 'entity_type' WHERE page.by_type
+        UNION
+        SELECT 'observations' WHERE page.by_obs
+        UNION
+        SELECT 'files' WHERE page.by_file) f) m), '[]'),
+  'total', (SELECT count(*) FROM ranked),
+  -- The user's entities (of the type) without an embedding of their text
+  -- by a remote provider's model (the server's embeds as it stores: 0,
+  -- not a count over every snapshot).
+  'pending_embeddings', CASE WHEN $14::real[] IS NOT NULL AND $18 IS DISTINCT FROM neotoma._embedding_model() THEN (
+    SELECT count(*) FROM neotoma.entity_snapshots s
+    WHERE s.user_id = $1::uuid AND ($3::text IS NULL OR s.entity_type = $3)
+      AND s.workspace = ANY($21::text[]) -- ws:some
+      AND NOT EXISTS (SELECT FROM neotoma.entity_embeddings v
+                      WHERE v.user_id = $1::uuid AND v.entity_id = s.entity_id AND v.model = $18))
+    WHEN $14::real[] IS NOT NULL THEN 0 END,
+  'excluded_merged', $4 <> 'true', 'limit', $7, 'offset', $8)::text

@@ -14,47 +14,23 @@
 //! the notification channel (not yet connected, or lost) nothing is cached.
 
 use crate::database::Database;
-use crate::http::refuse;
+use crate::identity::{Caller, TokenIdentity, hash_token};
 use crate::limits::{SlidingWindow, retry_after_seconds};
-use crate::server::AppState;
+use crate::metrics::Metrics;
+use crate::oauth::OAuth;
+use crate::web::refuse;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use neotoma_core::canonical::sha256_hex;
 use neotoma_core::{ErrorCode, NeotomaError};
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 use uuid::Uuid;
-
-/// Who a call acts for, and how far it is trusted (an HTTP request
-/// extension; stdio calls get [`Caller::local`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Caller {
-    pub user: Uuid,
-    /// May change what all users share (global schemas).
-    pub operator: bool,
-    /// Came over the network: reads server files only under --file-root.
-    pub remote: bool,
-    /// The API token it came with: whose context (set_context) applies.
-    pub token: Option<Uuid>,
-}
-
-impl Caller {
-    /// The machine's owner, over stdio.
-    pub fn local(user: Uuid) -> Caller {
-        Caller {
-            user,
-            operator: true,
-            remote: false,
-            token: None,
-        }
-    }
-}
 
 /// The Postgres channel token changes are announced on.
 pub const TOKEN_CHANNEL: &str = "neotoma_tokens";
@@ -69,42 +45,6 @@ const CACHE_CAPACITY: usize = 10_000;
 /// Failed authentications per client address and minute before it is told
 /// to wait (429) without a lookup.
 const FAILURES_PER_MINUTE: u32 = 30;
-
-/// A new random token: `ntm_` and 64 hex digits (256 bits from the
-/// operating system's generator).
-pub fn new_token() -> anyhow::Result<String> {
-    Ok(format!("ntm_{}", random_hex(32)?))
-}
-
-/// `bytes` random bytes from the operating system's generator, in hex.
-pub fn random_hex(bytes: usize) -> anyhow::Result<String> {
-    let mut buf = vec![0u8; bytes];
-    getrandom::fill(&mut buf).map_err(|e| anyhow::anyhow!("random generator: {e}"))?;
-    Ok(neotoma_core::canonical::hex(&buf))
-}
-
-pub fn hash_token(token: &str) -> String {
-    sha256_hex(token.as_bytes())
-}
-
-/// What the database says a valid token stands for.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TokenIdentity {
-    pub user: Uuid,
-    pub operator: bool,
-    pub expires_at: Option<SystemTime>,
-    /// The token's id (None from an extension before 0.12.0).
-    pub id: Option<Uuid>,
-    /// The resource an OAuth access token is bound to (None: a static
-    /// token, good for any gateway of the database).
-    pub resource: Option<String>,
-}
-
-impl TokenIdentity {
-    fn valid_now(&self) -> bool {
-        self.expires_at.is_none_or(|t| t > SystemTime::now())
-    }
-}
 
 #[derive(Clone)]
 struct Cached {
@@ -227,9 +167,22 @@ impl TokenCache {
     }
 }
 
+/// What the token check in front of `/mcp` needs.
+pub struct TokenGate {
+    pub db: Database,
+    /// Who requests act for when tokens are not required (--no-auth).
+    pub default_user: Uuid,
+    /// HTTP requests must carry a bearer token.
+    pub require_tokens: bool,
+    pub tokens: Arc<TokenCache>,
+    pub metrics: Arc<Metrics>,
+    /// Where OAuth is served: its tokens are good for its resource only.
+    pub oauth: Option<Arc<OAuth>>,
+}
+
 /// A 401 whose challenge says, where OAuth is served, where to learn how
 /// to get a token (RFC 9728 5.1).
-fn unauthorized(state: &AppState, error: Option<&str>, message: &str) -> Response {
+fn unauthorized(state: &TokenGate, error: Option<&str>, message: &str) -> Response {
     let mut challenge = "Bearer realm=\"neotoma\"".to_string();
     if let Some(oauth) = &state.oauth {
         challenge.push_str(&format!(
@@ -260,7 +213,7 @@ fn bearer(value: &str) -> Option<&str> {
 
 /// Axum middleware in front of `/mcp`: establishes the [`Caller`].
 pub async fn require_token(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<TokenGate>>,
     mut request: Request,
     next: Next,
 ) -> Response {
@@ -358,16 +311,7 @@ fn too_many_failures(wait: Duration) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tokens_are_random_and_hash_stably() {
-        let a = new_token().unwrap();
-        assert!(a.starts_with("ntm_") && a.len() == 68, "{a}");
-        assert_ne!(a, new_token().unwrap());
-        assert_eq!(hash_token(&a), hash_token(&a));
-        assert_ne!(hash_token(&a), a);
-        assert_eq!(hash_token(&a).len(), 64);
-    }
+    use std::time::SystemTime;
 
     #[test]
     fn bearer_scheme_is_case_insensitive() {

@@ -162,6 +162,7 @@ pub enum LoginCommand {
 }
 
 impl LoginCommand {
+    #[cfg(feature = "http")]
     pub fn db(&self) -> &DbArgs {
         match self {
             LoginCommand::Set { db, .. }

@@ -2,12 +2,16 @@
 //! one call per action, `SELECT neotoma.<action>($args)`, in one transaction,
 //! with the acting user set for that transaction.
 
-use crate::auth::{Caller, TokenIdentity};
+use crate::identity::Caller;
+#[cfg(feature = "http")]
+use crate::identity::TokenIdentity;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use neotoma_core::{ErrorCode, NeotomaError};
 use serde_json::Value;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
+#[cfg(feature = "http")]
+use std::time::SystemTime;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{AsyncMessage, NoTls};
 use uuid::Uuid;
@@ -101,8 +105,8 @@ impl Database {
         let can = v.as_bool().unwrap_or(false);
         self.can_operate
             .store(can, std::sync::atomic::Ordering::SeqCst);
-        // Before 0.12.0 nobody is granted neotoma.token_id: then no call says
-        // which token it came with (there are no contexts to apply).
+        // A role not granted neotoma.token_id cannot say which token a call
+        // came with (no token contexts then).
         let token = self
             .own_query_json("SELECT to_jsonb(has_parameter_privilege('neotoma.token_id', 'SET'))")
             .await
@@ -198,6 +202,7 @@ impl Database {
         row.try_get::<_, Value>(0).map_err(failed)
     }
 
+    #[cfg(feature = "http")]
     /// A stored file behind a signed URL: (MIME type, file name, bytes), or
     /// None when the signature is wrong, expired or revoked.
     pub async fn signed_file(
@@ -254,6 +259,7 @@ impl Database {
         })
     }
 
+    #[cfg(feature = "http")]
     /// What a token (by its hash) stands for, if it is valid.
     pub async fn authenticate(
         &self,
@@ -289,6 +295,7 @@ impl Database {
         }))
     }
 
+    #[cfg(feature = "http")]
     /// Connections in use and idle, and the pool's size, for metrics.
     pub fn pool_status(&self) -> (usize, usize, usize) {
         let s = self.pool.status();

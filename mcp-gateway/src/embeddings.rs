@@ -219,21 +219,8 @@ impl Worker {
         self.changed.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Starts the worker when the database can keep remote embeddings
-    /// (extension 0.9.0 and later).
+    /// Starts the worker.
     pub async fn start(db: Database, embedder: Embedder) {
-        let can = db
-            .own_query_json(
-                "SELECT to_jsonb(to_regprocedure('neotoma.pending_embeddings(text, integer, text[])') IS NOT NULL)"
-            )
-            .await
-            .is_ok_and(|v| v == Value::Bool(true));
-        if !can {
-            tracing::warn!(
-                "the extension keeps no remote embeddings (0.9.0 and later do): run ALTER EXTENSION neotoma UPDATE"
-            );
-            return;
-        }
         let worker = Arc::new(Worker {
             db: db.clone(),
             embedder,

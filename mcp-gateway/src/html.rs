@@ -7,7 +7,7 @@ use axum::response::{Html, IntoResponse, Response};
 /// A page of the gateway's own: never cached, never framed, limited by
 /// `csp`. Its referrer policy is same-origin, not no-referrer: under
 /// no-referrer a browser posts the page's forms with `Origin: null`, which
-/// the write checks (`http::same_origin`) must refuse.
+/// the write checks (`web::same_origin`) must refuse.
 pub fn page(status: StatusCode, html: String, csp: &'static str) -> Response {
     let mut r = (status, Html(html)).into_response();
     let h = r.headers_mut();

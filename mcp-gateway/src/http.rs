@@ -8,8 +8,10 @@
 //! system when they finish.
 
 use crate::auth;
+use crate::limits::release_memory;
 use crate::server::{AppState, Gateway};
 use crate::sessions::{self, Sessions};
+use crate::web::refuse;
 use axum::Json;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
@@ -63,8 +65,20 @@ struct Guards {
     max_body: u64,
 }
 
+/// What only the HTTP surface has, beside the MCP gateway's state.
+pub struct Web {
+    /// Requests must carry a bearer token (not --no-auth).
+    pub require_tokens: bool,
+    pub tokens: Arc<auth::TokenCache>,
+    /// The OAuth authorization server, over HTTP with tokens required.
+    pub oauth: Option<Arc<crate::oauth::OAuth>>,
+    /// Who each inspector session (`/inspector`) acts for.
+    pub inspector: crate::inspector::InspectorSessions,
+}
+
 pub async fn serve(
     state: Arc<AppState>,
+    web: Web,
     opts: HttpOptions,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
@@ -117,7 +131,14 @@ pub async fn serve(
             limit_bodies,
         ))
         .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
+            Arc::new(auth::TokenGate {
+                db: state.db.clone(),
+                default_user: state.default_user,
+                require_tokens: web.require_tokens,
+                tokens: web.tokens.clone(),
+                metrics: state.metrics.clone(),
+                oauth: web.oauth.clone(),
+            }),
             auth::require_token,
         ));
     let metrics_route = axum::Router::new()
@@ -128,19 +149,38 @@ pub async fn serve(
         ))
         .with_state(state.clone());
     // The authorization server, where OAuth is served (docs/oauth.md).
-    let oauth_routes = match state.oauth {
-        Some(_) => crate::oauth::routes()
+    let logins = web.oauth.is_some();
+    let secure_cookies = web
+        .oauth
+        .as_ref()
+        .is_some_and(|o| o.issuer.starts_with("https://"));
+    let tokens = web.tokens.clone();
+    let oauth_routes = match web.oauth {
+        Some(oauth) => crate::oauth::routes()
             .layer(axum::middleware::from_fn_with_state(
                 guards.clone(),
                 guard_host,
             ))
-            .with_state(state.clone()),
+            .with_state(Arc::new(crate::oauth::OAuthState {
+                db: state.db.clone(),
+                metrics: state.metrics.clone(),
+                oauth: Some(oauth),
+            })),
         None => axum::Router::new(),
     };
     // The inspector's pages (docs/inspector.md).
     let inspector_routes = crate::inspector::routes()
         .layer(axum::middleware::from_fn_with_state(guards, guard_host))
-        .with_state(state.clone());
+        .with_state(Arc::new(crate::inspector::InspectorState {
+            db: state.db.clone(),
+            default_user: state.default_user,
+            require_tokens: web.require_tokens,
+            tokens,
+            inspector: web.inspector,
+            metrics: state.metrics.clone(),
+            logins,
+            secure_cookies,
+        }));
     let app = axum::Router::new()
         .merge(mcp)
         .merge(metrics_route)
@@ -170,12 +210,6 @@ pub async fn serve(
     .with_graceful_shutdown(async move { shutdown.cancelled().await })
     .await?;
     Ok(())
-}
-
-/// An HTTP answer carrying the error envelope, for what is refused before
-/// MCP sees the request.
-pub fn refuse(status: StatusCode, error: NeotomaError) -> Response {
-    (status, Json(error.envelope(None))).into_response()
 }
 
 /// A session ended by DELETE is answered 200, as the MCP SDKs' own servers
@@ -255,16 +289,6 @@ async fn limit_bodies(State(guards): State<Arc<Guards>>, request: Request, next:
     Response::from_parts(parts, axum::body::Body::from_stream(guarded))
 }
 
-/// Hands freed heap memory back to the system (glibc keeps it otherwise,
-/// and a few large requests would leave the process large for good).
-pub fn release_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free memory to the system.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 /// The `Host` header's name without its port.
 fn host_name(headers: &HeaderMap) -> Option<String> {
     let host = headers.get(header::HOST)?.to_str().ok()?;
@@ -289,23 +313,6 @@ async fn guard_host(State(guards): State<Arc<Guards>>, request: Request, next: N
             ),
         ),
     }
-}
-
-/// Whether a form was posted from this server's own pages: a browser says
-/// where it was posted from (Origin), which must be this host. Requests
-/// without Origin (not from a browser's cross-site form) pass.
-pub fn same_origin(headers: &HeaderMap) -> bool {
-    let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else {
-        return true;
-    };
-    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
-    url::Url::parse(origin).is_ok_and(|o| {
-        let authority = match o.port() {
-            Some(p) => format!("{}:{p}", o.host_str().unwrap_or_default()),
-            None => o.host_str().unwrap_or_default().to_string(),
-        };
-        host == Some(authority.as_str())
-    })
 }
 
 /// The process is up.
@@ -415,24 +422,6 @@ async fn refresh_orphan_count(state: &AppState) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::http::HeaderValue;
-
-    #[test]
-    fn writes_from_another_origin_are_refused() {
-        let mut h = HeaderMap::new();
-        h.insert(header::HOST, HeaderValue::from_static("127.0.0.1:8080"));
-        assert!(same_origin(&h));
-        h.insert(
-            header::ORIGIN,
-            HeaderValue::from_static("http://127.0.0.1:8080"),
-        );
-        assert!(same_origin(&h));
-        h.insert(
-            header::ORIGIN,
-            HeaderValue::from_static("http://evil.example"),
-        );
-        assert!(!same_origin(&h));
-    }
 
     #[test]
     fn host_names_without_ports() {

@@ -2,6 +2,7 @@
 //! the `neotoma` Postgres extension to agents over stdio (default) or
 //! Streamable HTTP, turning each tool call into one SQL function call.
 
+#[cfg(feature = "http")]
 mod auth;
 mod catalog;
 mod cli;
@@ -9,20 +10,31 @@ mod database;
 mod embedded;
 mod embeddings;
 mod files;
+#[cfg(feature = "http")]
 mod html;
+#[cfg(feature = "http")]
 mod http;
+mod identity;
+#[cfg(feature = "http")]
 mod inspector;
 mod instructions;
 mod interpreter;
 mod limits;
 mod metrics;
+#[cfg(any(feature = "http", feature = "services"))]
+mod net;
+#[cfg(feature = "http")]
 mod oauth;
 mod server;
+#[cfg(feature = "services")]
 mod services;
+#[cfg(feature = "http")]
 mod sessions;
 mod subscriptions;
 mod transfer;
 mod upkeep;
+#[cfg(feature = "http")]
+mod web;
 
 use anyhow::Context;
 use clap::Parser;
@@ -76,10 +88,15 @@ async fn main() -> anyhow::Result<()> {
             embedded::Embedded::new(&args.options())?.stop()
         }
         Command::Token(command) => token(command).await,
+        #[cfg(feature = "http")]
         Command::Login(command) => {
             let url = database_url(command.db(), true).await?;
             oauth::logins::command(command, &url).await
         }
+        #[cfg(not(feature = "http"))]
+        Command::Login(_) => anyhow::bail!(
+            "this neotoma-mcp was built without HTTP (cargo feature `http`), where logins are used"
+        ),
         Command::Export { user, out, db } => {
             let url = database_url(&db, false).await?;
             transfer::export(&url, user, &out).await
@@ -136,12 +153,12 @@ async fn token(command: TokenCommand) -> anyhow::Result<()> {
             expires_in,
             ..
         } => {
-            let token = auth::new_token()?;
+            let token = identity::new_token()?;
             let seconds = expires_in.map(|d| d.as_secs() as f64);
             let row = client
                 .query_one(
                     "SELECT neotoma.create_api_token($1, $2, $3, $4, $5)",
-                    &[&user, &auth::hash_token(&token), &name, &scope.as_str(), &seconds],
+                    &[&user, &identity::hash_token(&token), &name, &scope.as_str(), &seconds],
                 )
                 .await
                 .context("could not create the token (token management needs an operator's or administrator's connection)")?;
@@ -192,7 +209,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .public_url
         .clone()
         .or_else(|| args.http.map(|addr| format!("http://{addr}")));
+    #[cfg(feature = "http")]
     let oauth_url = public_url.clone();
+    #[cfg(not(feature = "http"))]
+    anyhow::ensure!(
+        args.http.is_none(),
+        "this neotoma-mcp was built without HTTP (cargo feature `http`): serve over stdio"
+    );
     let model = match &args.model_url {
         Some(url) => Some(interpreter::ModelInterpreter::new(
             interpreter::ModelOptions {
@@ -232,6 +255,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     server::supports_extension(&installed).map_err(anyhow::Error::msg)?;
+    #[cfg(feature = "http")]
     let oauth = match oauth_url {
         Some(public_url) if args.http.is_some() && !args.no_auth => {
             Some(Arc::new(oauth::OAuth::new(&oauth::OAuthOptions {
@@ -272,7 +296,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         ),
         Err(e) => tracing::warn!(error = %e, "could not ask the database about this role"),
     }
+    #[cfg(feature = "http")]
     let tokens = Arc::new(auth::TokenCache::default());
+    #[cfg(feature = "http")]
     if args.http.is_some() && !args.no_auth {
         db.listen(auth::TOKEN_CHANNEL, tokens.clone());
     }
@@ -287,14 +313,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         db,
         catalog,
         default_user: args.user_id,
-        require_tokens: !args.no_auth,
-        tokens,
         limits: limits::RateLimits::new(&args.rate_limits),
-        metrics: metrics::Metrics::new(),
+        metrics: Arc::new(metrics::Metrics::new()),
         model,
         embedder,
         max_file_bytes: args.max_file_mb * 1024 * 1024,
         file_roots,
+        #[cfg(feature = "services")]
         services: services::Services::new(&services::ServiceOptions {
             prometheus_url: args.prometheus_url.clone(),
             plaid: services::plaid::PlaidOptions {
@@ -315,12 +340,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         })?,
         large_calls: tokio::sync::Semaphore::new(args.max_large_requests.max(1)),
         hub,
-        oauth,
-        inspector: inspector::InspectorSessions::new(args.sessions_per_user),
         verbose_answers: args.verbose_answers,
     });
     let shutdown = CancellationToken::new();
     tokio::spawn(cancel_on_signal(shutdown.clone()));
+    #[cfg(not(feature = "http"))]
+    return serve_stdio(state, shutdown).await;
+    #[cfg(feature = "http")]
     match args.http {
         Some(addr) => {
             let opts = http::HttpOptions {
@@ -332,7 +358,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 max_sessions: args.max_sessions,
                 session_idle: std::time::Duration::from_secs(args.session_idle_secs.max(1)),
             };
-            http::serve(state, opts, shutdown).await
+            let web = http::Web {
+                require_tokens: !args.no_auth,
+                tokens,
+                oauth,
+                inspector: inspector::InspectorSessions::new(args.sessions_per_user),
+            };
+            http::serve(state, web, opts, shutdown).await
         }
         None => serve_stdio(state, shutdown).await,
     }

@@ -2,10 +2,10 @@
 //! function call. No business logic: who the caller is, how often it may
 //! call, and how the answer is shaped for MCP.
 
-use crate::auth::{Caller, TokenCache};
 use crate::catalog::{Action, Catalog, ReadFile};
 use crate::database::Database;
 use crate::files::FileRoots;
+use crate::identity::Caller;
 use crate::interpreter::ModelInterpreter;
 use crate::limits::RateLimits;
 use crate::metrics::Metrics;
@@ -39,11 +39,8 @@ pub struct AppState {
     pub catalog: Catalog,
     /// The user of stdio sessions (and of HTTP when tokens are not required).
     pub default_user: Uuid,
-    /// HTTP requests must carry a bearer token.
-    pub require_tokens: bool,
-    pub tokens: Arc<TokenCache>,
     pub limits: RateLimits,
-    pub metrics: Metrics,
+    pub metrics: Arc<Metrics>,
     /// Reads files the built-in interpreters cannot, when configured.
     pub model: Option<ModelInterpreter>,
     /// Embeds search queries and entities by a remote model, when configured.
@@ -53,17 +50,13 @@ pub struct AppState {
     /// Directories `file_path` may name (--file-root).
     pub file_roots: FileRoots,
     /// Prometheus, Plaid, IMAP: what some actions ask the gateway to reach.
+    #[cfg(feature = "services")]
     pub services: crate::services::Services,
     /// Calls carrying files that may run at once (--max-large-requests):
     /// each holds a few copies of its file in memory.
     pub large_calls: tokio::sync::Semaphore,
     /// Resource subscriptions, fed by the database's change notifications.
     pub hub: Arc<Hub>,
-    /// The OAuth authorization server, over HTTP with tokens required and
-    /// an extension that keeps its state (0.15.0 or newer).
-    pub oauth: Option<Arc<crate::oauth::OAuth>>,
-    /// Who each inspector session (`/inspector`) acts for.
-    pub inspector: crate::inspector::InspectorSessions,
     /// Neotoma's answers in full unless a call asks otherwise
     /// (`--verbose-answers`).
     pub verbose_answers: bool,
@@ -128,14 +121,44 @@ impl Gateway {
     /// Who this request acts for: the HTTP request's authenticated caller
     /// (the transport always sets one), else the machine's owner (stdio).
     fn caller_for(&self, cx: &RequestContext<RoleServer>) -> Caller {
-        match cx.extensions.get::<axum::http::request::Parts>() {
-            Some(parts) => parts.extensions.get::<Caller>().copied().unwrap_or(Caller {
+        #[cfg(feature = "http")]
+        if let Some(parts) = cx.extensions.get::<axum::http::request::Parts>() {
+            return parts.extensions.get::<Caller>().copied().unwrap_or(Caller {
                 user: self.state.default_user,
                 operator: false,
                 remote: true,
                 token: None,
-            }),
-            None => Caller::local(self.state.default_user),
+            });
+        }
+        #[cfg(not(feature = "http"))]
+        let _ = cx;
+        Caller::local(self.state.default_user)
+    }
+
+    /// Does the outside work an action's answer describes (its
+    /// `external`: Prometheus, Plaid, IMAP) and completes the answer.
+    async fn complete_externally(
+        &self,
+        work: Value,
+        answer: Value,
+        caller: &Caller,
+    ) -> Result<Value, NeotomaError> {
+        #[cfg(feature = "services")]
+        return self
+            .state
+            .services
+            .complete(work, answer, caller, &self.state.db)
+            .await;
+        #[cfg(not(feature = "services"))]
+        {
+            let _ = (answer, caller);
+            Err(NeotomaError::new(
+                ErrorCode::ServiceUnavailable,
+                format!(
+                    "this neotoma-mcp was built without outside services (cargo feature `services`): it cannot reach {}",
+                    work["service"]
+                ),
+            ))
         }
     }
 
@@ -186,15 +209,11 @@ impl Gateway {
             .await;
         if large_call.is_some() {
             drop(args);
-            crate::http::release_memory();
+            crate::limits::release_memory();
         }
         let mut result = result?;
         if let Some(work) = result.as_object_mut().and_then(|r| r.remove("external")) {
-            result = self
-                .state
-                .services
-                .complete(work, result, &caller, &self.state.db)
-                .await?;
+            result = self.complete_externally(work, result, &caller).await?;
         }
         if let Some(work) = result
             .as_object_mut()
@@ -690,6 +709,7 @@ fn nested_actions<'a>(action: &str, args: &'a Value) -> Vec<&'a str> {
     }
 }
 
+#[cfg(feature = "http")]
 /// Readiness: the database answers and its extension is a version this
 /// gateway serves (its own, or the release before it while the database
 /// awaits `ALTER EXTENSION neotoma UPDATE`, which `update` then names).

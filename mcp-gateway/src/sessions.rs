@@ -6,8 +6,8 @@
 //! the whole process a bounded number, and idle sessions expire
 //! (`SessionConfig::keep_alive`, set from `--session-idle-secs`).
 
-use crate::auth::Caller;
-use crate::http::refuse;
+use crate::identity::Caller;
+use crate::web::refuse;
 use axum::extract::{Request, State};
 use axum::http::{Method, StatusCode};
 use axum::middleware::Next;

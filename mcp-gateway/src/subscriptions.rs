@@ -2,7 +2,7 @@
 //! told (`notifications/resources/updated`) when one changes, whichever
 //! gateway or SQL session changed it.
 //!
-//! The extension (0.8.0 and later) notifies the channel `neotoma_changes`
+//! The extension notifies the channel `neotoma_changes`
 //! with `<user id> <transaction id>` when a transaction that added to a
 //! user's change feed commits. The hub reads that user's feed
 //! (`list_recent_changes`, as the user, so under row level security) from its
@@ -12,8 +12,8 @@
 //! until the database's horizon has passed the last transaction it heard of:
 //! nothing is missed, even behind a long transaction.
 
-use crate::auth::Caller;
 use crate::database::{Database, Listener};
+use crate::identity::Caller;
 use neotoma_core::actions::lifecycle::{ChangeCursor, ListRecentChangesResponse};
 use neotoma_core::actions::resources::ResourceUri;
 use neotoma_core::{ErrorCode, NeotomaError};

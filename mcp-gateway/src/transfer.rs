@@ -44,11 +44,6 @@ fn progress(len: u64, what: &str) -> ProgressBar {
 /// The error of a failed statement, with the database's message (and the
 /// Neotoma error envelope, when there is one).
 fn db_error(e: tokio_postgres::Error, what: &str) -> anyhow::Error {
-    if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_FUNCTION) {
-        return anyhow::anyhow!(
-            "{what}: the database's neotoma extension is older than 0.7.0 (run ALTER EXTENSION neotoma UPDATE)"
-        );
-    }
     match e.as_db_error() {
         Some(d) => anyhow::anyhow!(
             "{what}: {}{}",
@@ -177,23 +172,10 @@ pub async fn import(url: &str, user: Uuid, file: &Path) -> anyhow::Result<()> {
         .iter()
         .map(|r| r.get(0))
         .collect();
-    // In neotoma_private from 0.14.0 (SECURITY DEFINER functions), before in neotoma.
-    let private: bool = tx
-        .query_one(
-            "SELECT to_regprocedure('neotoma_private._recompute(uuid,text[])') IS NOT NULL",
-            &[],
-        )
-        .await?
-        .get(0);
-    let recompute = if private {
-        "neotoma_private._recompute"
-    } else {
-        "neotoma._recompute"
-    };
     let bar = progress(ids.len() as u64, "recomputing");
     for chunk in ids.chunks(BATCH) {
         tx.execute(
-            &format!("SELECT {recompute}($1, $2)"),
+            "SELECT neotoma_private._recompute($1, $2)",
             &[&user, &chunk.to_vec()],
         )
         .await

@@ -5,7 +5,6 @@
 //! holds one pooled connection for one build at most.
 
 use crate::database::Database;
-use serde_json::Value;
 use std::time::Duration;
 
 /// The wait before the first round (the gateway starts serving first).
@@ -13,20 +12,10 @@ const FIRST_ROUND: Duration = Duration::from_secs(10);
 /// The wait between rounds that had nothing to build.
 const EVERY: Duration = Duration::from_secs(60);
 
-/// Starts the upkeep in the background, when the extension has it (0.17.0
-/// and later): start-up does not wait for it.
+/// Starts the upkeep in the background: start-up does not wait for it.
 pub fn start(db: Database) {
     tokio::spawn(async move {
         tokio::time::sleep(FIRST_ROUND).await;
-        let has = db
-            .own_query_json(
-                "SELECT to_jsonb(to_regprocedure('neotoma.maintain_embedding_lists(integer, integer)') IS NOT NULL)"
-            )
-            .await
-            .is_ok_and(|v| v == Value::Bool(true));
-        if !has {
-            return;
-        }
         loop {
             match db
                 // A large user's build takes minutes: no statement timeout.

@@ -17,9 +17,10 @@
 mod pages;
 mod sessions;
 
-use crate::auth::Caller;
+use crate::database::Database;
+use crate::identity::Caller;
 use crate::limits::SlidingWindow;
-use crate::server::AppState;
+use crate::metrics::Metrics;
 use axum::extract::rejection::{FormRejection, QueryRejection};
 use axum::extract::{ConnectInfo, Form, Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -60,7 +61,26 @@ impl InspectorSessions {
     }
 }
 
-pub fn routes() -> axum::Router<Arc<AppState>> {
+/// What the inspector's pages need.
+pub struct InspectorState {
+    pub db: Database,
+    /// Who the pages act for when tokens are not required (--no-auth).
+    pub default_user: uuid::Uuid,
+    pub require_tokens: bool,
+    /// API tokens sign in as their user.
+    pub tokens: Arc<crate::auth::TokenCache>,
+    /// Who each inspector session acts for.
+    pub inspector: InspectorSessions,
+    pub metrics: Arc<Metrics>,
+    /// The users' logins are served (with OAuth): the sign-in page offers
+    /// them.
+    pub logins: bool,
+    /// The gateway is reached over https (OAuth's issuer says so): cookies
+    /// are sent over https only.
+    pub secure_cookies: bool,
+}
+
+pub fn routes() -> axum::Router<Arc<InspectorState>> {
     axum::Router::new()
         .route(
             "/inspector",
@@ -97,7 +117,7 @@ fn cookie(headers: &HeaderMap) -> Option<&str> {
 
 /// The caller of a request: the session's, or `--user-id` without auth;
 /// else what to answer (the sign-in page, or that the database is down).
-async fn signed_in(state: &AppState, headers: &HeaderMap) -> Result<Caller, Response> {
+async fn signed_in(state: &InspectorState, headers: &HeaderMap) -> Result<Caller, Response> {
     if !state.require_tokens {
         return Ok(Caller {
             user: state.default_user,
@@ -125,7 +145,7 @@ fn unavailable(e: &NeotomaError) -> Response {
     )
 }
 
-fn who(state: &AppState, caller: &Caller) -> Option<String> {
+fn who(state: &InspectorState, caller: &Caller) -> Option<String> {
     state.require_tokens.then(|| caller.user.to_string())
 }
 
@@ -143,7 +163,7 @@ fn to_login() -> Response {
 
 /// Runs an action as `caller`: one SQL function call, one transaction.
 async fn act(
-    state: &AppState,
+    state: &InspectorState,
     caller: &Caller,
     action: &str,
     args: Value,
@@ -158,7 +178,7 @@ async fn act(
 /// An action's refusal as a page: what the request asked for is not there
 /// (404), not the caller's (403) or not right (400); the database failed
 /// (503). Never a 500: the inspector passes only what the person typed.
-fn failed(state: &AppState, caller: &Caller, e: &NeotomaError) -> Response {
+fn failed(state: &InspectorState, caller: &Caller, e: &NeotomaError) -> Response {
     let status = match e.code.http_status() {
         404 => StatusCode::NOT_FOUND,
         401 | 403 => StatusCode::FORBIDDEN,
@@ -175,14 +195,11 @@ fn failed(state: &AppState, caller: &Caller, e: &NeotomaError) -> Response {
     )
 }
 
-async fn login_page(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+async fn login_page(State(state): State<Arc<InspectorState>>, headers: HeaderMap) -> Response {
     if signed_in(&state, &headers).await.is_ok() {
         return Redirect::to("/inspector/overview").into_response();
     }
-    page(
-        StatusCode::OK,
-        pages::login_page(None, state.oauth.is_some()),
-    )
+    page(StatusCode::OK, pages::login_page(None, state.logins))
 }
 
 #[derive(Deserialize, Default)]
@@ -201,7 +218,7 @@ fn given(value: &Option<String>) -> Option<&str> {
 /// Who the form signs in, and with what: an API token not bound to a
 /// resource, else a one-time code, else a username and password.
 async fn sign_in(
-    state: &AppState,
+    state: &InspectorState,
     form: &LoginForm,
 ) -> Result<Option<(uuid::Uuid, SignedInWith)>, NeotomaError> {
     if let Some(token) = given(&form.token) {
@@ -212,33 +229,33 @@ async fn sign_in(
             .filter(|i| i.resource.is_none())
             .and_then(|i| Some((i.user, SignedInWith::Token(i.id?)))));
     }
-    if state.oauth.is_none() {
+    if !state.logins {
         return Ok(None);
     }
     if let Some(code) = given(&form.code) {
-        let user = crate::oauth::log_in(state, Some(code), None, None).await?;
+        let user = crate::oauth::log_in(&state.db, Some(code), None, None).await?;
         return Ok(user.map(|u| (u, SignedInWith::Code)));
     }
     let (Some(username), Some(password)) = (given(&form.username), form.password.as_deref()) else {
         return Ok(None);
     };
-    let user = crate::oauth::log_in(state, None, Some(username), Some(password)).await?;
+    let user = crate::oauth::log_in(&state.db, None, Some(username), Some(password)).await?;
     Ok(user.map(|u| (u, SignedInWith::Login)))
 }
 
 async fn login(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<InspectorState>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     form: Result<Form<LoginForm>, FormRejection>,
 ) -> Response {
-    let logins = state.oauth.is_some();
+    let logins = state.logins;
     let refused =
         |status: StatusCode, why: &str| page(status, pages::login_page(Some(why), logins));
     let Ok(Form(form)) = form else {
         return refused(StatusCode::BAD_REQUEST, "The form cannot be read.");
     };
-    if !crate::http::same_origin(&headers) {
+    if !crate::web::same_origin(&headers) {
         return refused(
             StatusCode::FORBIDDEN,
             "Sign in from this server's own page.",
@@ -288,10 +305,7 @@ async fn login(
         }
         Err(e) => return unavailable(&e),
     };
-    let secure = state
-        .oauth
-        .as_ref()
-        .is_some_and(|o| o.issuer.starts_with("https://"));
+    let secure = state.secure_cookies;
     let cookie = format!(
         "{COOKIE}={id}; Path=/inspector; HttpOnly; SameSite=Strict; Max-Age={}{}",
         IDLE.as_secs(),
@@ -304,7 +318,7 @@ async fn login(
     r
 }
 
-async fn logout(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+async fn logout(State(state): State<Arc<InspectorState>>, headers: HeaderMap) -> Response {
     if let Some(id) = cookie(&headers)
         && let Err(e) = sessions::close(&state.db, id).await
     {
@@ -333,7 +347,7 @@ struct EntitiesQuery {
 /// The user's entity types with how many entities each has (those with
 /// any: the resources list them).
 async fn type_counts(
-    state: &AppState,
+    state: &InspectorState,
     caller: &Caller,
     workspace: &str,
 ) -> Result<Vec<(String, i64)>, NeotomaError> {
@@ -373,7 +387,7 @@ async fn type_counts(
 }
 
 async fn entities(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<InspectorState>>,
     headers: HeaderMap,
     query: Result<Query<EntitiesQuery>, QueryRejection>,
 ) -> Response {
@@ -446,7 +460,7 @@ fn instant(at: &str) -> String {
 }
 
 async fn render_entity(
-    state: &AppState,
+    state: &InspectorState,
     caller: &Caller,
     id: &str,
     at: Option<&str>,
@@ -506,7 +520,7 @@ async fn render_entity(
 }
 
 async fn entity(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<InspectorState>>,
     headers: HeaderMap,
     Path(id): Path<String>,
     query: Result<Query<EntityQuery>, QueryRejection>,
@@ -535,7 +549,7 @@ fn typed(value: &str) -> Value {
 }
 
 async fn correct(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<InspectorState>>,
     headers: HeaderMap,
     Path(id): Path<String>,
     form: Result<Form<CorrectForm>, FormRejection>,
@@ -544,7 +558,7 @@ async fn correct(
         Ok(c) => c,
         Err(r) => return r,
     };
-    if !crate::http::same_origin(&headers) {
+    if !crate::web::same_origin(&headers) {
         return cross_origin();
     }
     let form = form.map(|Form(f)| f).unwrap_or_default();
@@ -577,7 +591,7 @@ struct GraphQuery {
 }
 
 async fn graph(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<InspectorState>>,
     headers: HeaderMap,
     Path(id): Path<String>,
     query: Result<Query<GraphQuery>, QueryRejection>,
@@ -639,7 +653,7 @@ struct TimelineQuery {
 }
 
 async fn timeline(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<InspectorState>>,
     headers: HeaderMap,
     query: Result<Query<TimelineQuery>, QueryRejection>,
 ) -> Response {
@@ -675,7 +689,7 @@ async fn timeline(
     }
 }
 
-async fn sources(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+async fn sources(State(state): State<Arc<InspectorState>>, headers: HeaderMap) -> Response {
     let caller = match signed_in(&state, &headers).await {
         Ok(c) => c,
         Err(r) => return r,
@@ -691,7 +705,7 @@ async fn sources(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Resp
 }
 
 async fn source(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<InspectorState>>,
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
@@ -733,7 +747,7 @@ async fn source(
     )
 }
 
-async fn overview(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+async fn overview(State(state): State<Arc<InspectorState>>, headers: HeaderMap) -> Response {
     let caller = match signed_in(&state, &headers).await {
         Ok(c) => c,
         Err(r) => return r,
@@ -774,7 +788,7 @@ struct SchemaQuery {
 }
 
 async fn schema(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<InspectorState>>,
     headers: HeaderMap,
     query: Result<Query<SchemaQuery>, QueryRejection>,
 ) -> Response {
@@ -821,7 +835,7 @@ struct PromoteForm {
 /// schema (operators' too: the global schema is changed deliberately, not
 /// by a click), migrating what was stored of it.
 async fn promote(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<InspectorState>>,
     headers: HeaderMap,
     form: Result<Form<PromoteForm>, FormRejection>,
 ) -> Response {
@@ -829,7 +843,7 @@ async fn promote(
         Ok(c) => c,
         Err(r) => return r,
     };
-    if !crate::http::same_origin(&headers) {
+    if !crate::web::same_origin(&headers) {
         return cross_origin();
     }
     let f = form.map(|Form(f)| f).unwrap_or_default();
@@ -866,7 +880,7 @@ struct MergeForm {
 /// Runs a write about entity `id` and shows the entity again: the change,
 /// or the action's error.
 async fn entity_write(
-    state: &AppState,
+    state: &InspectorState,
     headers: &HeaderMap,
     id: &str,
     action: &str,
@@ -877,7 +891,7 @@ async fn entity_write(
         Ok(c) => c,
         Err(r) => return r,
     };
-    if !crate::http::same_origin(headers) {
+    if !crate::web::same_origin(headers) {
         return cross_origin();
     }
     match act(state, &caller, action, args, true).await {
@@ -890,7 +904,7 @@ async fn entity_write(
 }
 
 async fn merge(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<InspectorState>>,
     headers: HeaderMap,
     Path(id): Path<String>,
     form: Result<Form<MergeForm>, FormRejection>,
@@ -904,7 +918,7 @@ async fn merge(
 }
 
 async fn delete(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<InspectorState>>,
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
@@ -921,7 +935,7 @@ async fn delete(
 }
 
 async fn restore(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<InspectorState>>,
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {

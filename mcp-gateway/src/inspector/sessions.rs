@@ -3,8 +3,8 @@
 //! signed in with. The cookie carries a random 256-bit id; only its hash
 //! crosses to the database.
 
-use crate::auth::{Caller, hash_token, random_hex};
 use crate::database::Database;
+use crate::identity::{Caller, hash_token, random_hex};
 use neotoma_core::{ErrorCode, NeotomaError};
 use std::time::Duration;
 use uuid::Uuid;

@@ -275,7 +275,7 @@ pub async fn fetch_document(
             .map_err(|e| format!("cannot resolve {host}: {e}"))?
             .next()
             .ok_or_else(|| format!("{host} has no address"))?;
-    if !allow_private_hosts && crate::services::private_address(address.ip()) {
+    if !allow_private_hosts && crate::net::private_address(address.ip()) {
         return Err(format!(
             "{host} is a private or loopback address; this server does not fetch from those (--allow-private-hosts)"
         ));

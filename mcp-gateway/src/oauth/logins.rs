@@ -2,7 +2,7 @@
 //! Argon2id here; the database keeps the hash) or a one-time code (its
 //! SHA-256), set up by an operator with `neotoma-mcp login …`.
 
-use crate::auth::hash_token;
+use crate::identity::hash_token;
 use anyhow::Context;
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};

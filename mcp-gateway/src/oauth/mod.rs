@@ -12,9 +12,10 @@ pub mod consent;
 pub mod logins;
 mod store;
 
-use crate::auth::{hash_token, random_hex};
+use crate::database::Database;
+use crate::identity::{hash_token, random_hex};
 use crate::limits::{SlidingWindow, retry_after_seconds};
-use crate::server::AppState;
+use crate::metrics::Metrics;
 use axum::Json;
 use axum::extract::rejection::{FormRejection, QueryRejection};
 use axum::extract::{ConnectInfo, Form, Query, State};
@@ -79,8 +80,15 @@ impl OAuth {
     }
 }
 
+/// What the authorization server's pages need.
+pub struct OAuthState {
+    pub db: Database,
+    pub metrics: Arc<Metrics>,
+    pub oauth: Option<Arc<OAuth>>,
+}
+
 /// The routes of the authorization server (served when tokens are required).
-pub fn routes() -> axum::Router<Arc<AppState>> {
+pub fn routes() -> axum::Router<Arc<OAuthState>> {
     axum::Router::new()
         .route(
             "/.well-known/oauth-protected-resource",
@@ -104,7 +112,7 @@ pub fn routes() -> axum::Router<Arc<AppState>> {
 }
 
 /// The authorization server's settings (the routes exist only with them).
-fn oauth(state: &AppState) -> Option<&OAuth> {
+fn oauth(state: &OAuthState) -> Option<&OAuth> {
     state.oauth.as_deref()
 }
 
@@ -144,7 +152,7 @@ fn unavailable(e: NeotomaError) -> Response {
     )
 }
 
-async fn protected_resource(State(state): State<Arc<AppState>>) -> Response {
+async fn protected_resource(State(state): State<Arc<OAuthState>>) -> Response {
     let Some(o) = oauth(&state) else {
         return StatusCode::NOT_FOUND.into_response();
     };
@@ -158,7 +166,7 @@ async fn protected_resource(State(state): State<Arc<AppState>>) -> Response {
     .into_response()
 }
 
-async fn authorization_server(State(state): State<Arc<AppState>>) -> Response {
+async fn authorization_server(State(state): State<Arc<OAuthState>>) -> Response {
     let Some(o) = oauth(&state) else {
         return StatusCode::NOT_FOUND.into_response();
     };
@@ -184,7 +192,7 @@ async fn authorization_server(State(state): State<Arc<AppState>>) -> Response {
 
 /// Dynamic client registration (RFC 7591).
 async fn register(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<OAuthState>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     body: axum::body::Bytes,
 ) -> Response {
@@ -254,7 +262,7 @@ fn unix_now() -> u64 {
 }
 
 /// The client a `client_id` names: registered, or its metadata document.
-async fn find_client(state: &AppState, o: &OAuth, client_id: &str) -> Result<Client, String> {
+async fn find_client(state: &OAuthState, o: &OAuth, client_id: &str) -> Result<Client, String> {
     if clients::is_metadata_url(client_id) {
         let document =
             clients::fetch_document(client_id, o.allow_private_hosts, FETCH_TIMEOUT).await?;
@@ -333,7 +341,7 @@ fn consent_error(status: StatusCode, message: &str) -> Response {
 /// a page: only a request that shows the consent page ever goes back to
 /// the client (with a code, or `access_denied` when the owner denies).
 async fn check_request(
-    state: &AppState,
+    state: &OAuthState,
     o: &OAuth,
     p: &AuthorizeParams,
 ) -> Result<Request, Response> {
@@ -439,7 +447,7 @@ fn s256(verifier: &str) -> String {
 }
 
 async fn authorize_page(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<OAuthState>>,
     params: Result<Query<AuthorizeParams>, QueryRejection>,
 ) -> Response {
     let Ok(Query(params)) = params else {
@@ -463,18 +471,18 @@ async fn authorize_page(
 /// Who credentials log in: a one-time code, else a username and password
 /// (the consent page; the inspector's sign-in).
 pub(crate) async fn log_in(
-    state: &AppState,
+    db: &Database,
     code: Option<&str>,
     username: Option<&str>,
     password: Option<&str>,
 ) -> Result<Option<uuid::Uuid>, NeotomaError> {
     if let Some(code) = code.map(str::trim).filter(|c| !c.is_empty()) {
-        return store::use_login_code(&state.db, &hash_token(code)).await;
+        return store::use_login_code(db, &hash_token(code)).await;
     }
     let (Some(username), Some(password)) = (username, password) else {
         return Ok(None);
     };
-    let login = store::login(&state.db, username.trim()).await?;
+    let login = store::login(db, username.trim()).await?;
     let password = password.to_string();
     // Argon2 takes tens of milliseconds of CPU: off the async threads. An
     // unknown name is checked against a decoy so it takes as long.
@@ -489,7 +497,7 @@ pub(crate) async fn log_in(
 }
 
 async fn authorize_decision(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<OAuthState>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     form: Result<Form<ConsentForm>, FormRejection>,
@@ -498,7 +506,7 @@ async fn authorize_decision(
         return consent_error(StatusCode::BAD_REQUEST, "the form cannot be read");
     };
     // Only this page's own form: no site may log a person in for a client.
-    if !crate::http::same_origin(&headers) {
+    if !crate::web::same_origin(&headers) {
         return consent_error(StatusCode::FORBIDDEN, "log in on this server's own page");
     }
     let Some(o) = oauth(&state) else {
@@ -535,7 +543,7 @@ async fn authorize_decision(
         return page(StatusCode::TOO_MANY_REQUESTS, page_html);
     }
     let user = match log_in(
-        &state,
+        &state.db,
         form.code.as_deref(),
         form.username.as_deref(),
         form.password.as_deref(),
@@ -607,7 +615,7 @@ struct TokenRequest {
 /// The client a token request authenticates as: its id from HTTP Basic or
 /// the form, its secret checked when it has one.
 async fn authenticate_client(
-    state: &AppState,
+    state: &OAuthState,
     headers: &HeaderMap,
     form: &TokenRequest,
 ) -> Result<Client, Response> {
@@ -673,7 +681,7 @@ async fn authenticate_client(
 }
 
 async fn token(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<OAuthState>>,
     headers: HeaderMap,
     form: Result<Form<TokenRequest>, FormRejection>,
 ) -> Response {
@@ -800,7 +808,7 @@ async fn token(
 /// Token revocation (RFC 7009): the grant of the token ends, if the token
 /// was issued to this client; answered 200 whatever it was.
 async fn revoke(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<OAuthState>>,
     headers: HeaderMap,
     form: Result<Form<TokenRequest>, FormRejection>,
 ) -> Response {

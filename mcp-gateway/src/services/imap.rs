@@ -4,7 +4,7 @@
 //! What a sync read is recorded by one SQL call (`record_provider_sync`).
 
 use super::Context;
-use crate::auth::Caller;
+use crate::identity::Caller;
 use async_imap::Client;
 use base64::Engine;
 use futures_util::TryStreamExt;
@@ -79,7 +79,7 @@ impl Imap {
             .ok_or_else(|| format!("{} has no address", account.host))?;
         // Said without the address it resolved to: a remote caller learns
         // nothing of the server's network from the refusal.
-        if caller.remote && !self.allow_private_hosts && super::private_address(addr.ip()) {
+        if caller.remote && !self.allow_private_hosts && crate::net::private_address(addr.ip()) {
             return Err(format!(
                 "{} is a private or loopback host; this server does not connect to those for remote callers (--allow-private-hosts)",
                 account.host

@@ -2,12 +2,14 @@
 //! client needs to call it. The gateway builds its tool list from this (read
 //! through `neotoma.action_catalog()`), so adding an action never touches it.
 
+use crate::actions::graph_servers::{engram, graphmem, memory, workspace};
 use crate::actions::{
-    analytics, annotations, bulk, contests, contradictions, duplicates, engram, entities, graph,
-    graphmem, legacy, lifecycle, memory_server, metrics, plaid, providers, reclassify, resources,
-    schemas, store, subgraph, system, workspace_server, workspaces,
+    analytics, annotations, bulk, contests, contradictions, duplicates, entities, legacy,
+    lifecycle, merge, metrics, plaid, providers, reclassify, relationships, resources, schemas,
+    store, subgraph, system, timeline, traversal, workspaces,
 };
 use crate::canonical::{canonical_json, sha256_hex};
+use crate::catalog_entry::Entry;
 use crate::request::schema_for;
 use crate::tool_sets::{ToolGroup, ToolSet};
 use crate::workspace::{Requested, WorkspaceContext};
@@ -135,13 +137,13 @@ declare_actions! {
     RetrieveEntityByIdentifier = "retrieve_entity_by_identifier" [read]: entities::RetrieveEntityByIdentifierRequest => entities::RetrieveEntityByIdentifierResponse;
     ListEntityTypes = "list_entity_types": entities::ListEntityTypesRequest => entities::ListEntityTypesResponse;
     Correct = "correct" [write]: entities::CorrectRequest => entities::CorrectResponse;
-    CreateRelationship = "create_relationship" [write]: graph::CreateRelationshipRequest => graph::RelationshipOut;
-    ListRelationships = "list_relationships" [read]: graph::ListRelationshipsRequest => graph::ListRelationshipsResponse;
-    GetRelationshipSnapshot = "get_relationship_snapshot" [read]: graph::GetRelationshipSnapshotRequest => graph::GetRelationshipSnapshotResponse;
-    RetrieveRelatedEntities = "retrieve_related_entities" [read]: graph::RetrieveRelatedEntitiesRequest => graph::RetrieveRelatedEntitiesResponse;
-    RetrieveGraphNeighborhood = "retrieve_graph_neighborhood" [read]: graph::RetrieveGraphNeighborhoodRequest => Value;
-    ListTimelineEvents = "list_timeline_events" [read]: graph::ListTimelineEventsRequest => graph::ListTimelineEventsResponse;
-    MergeEntities = "merge_entities" [write]: graph::MergeEntitiesRequest => graph::MergeEntitiesResponse;
+    CreateRelationship = "create_relationship" [write]: relationships::CreateRelationshipRequest => relationships::RelationshipOut;
+    ListRelationships = "list_relationships" [read]: relationships::ListRelationshipsRequest => relationships::ListRelationshipsResponse;
+    GetRelationshipSnapshot = "get_relationship_snapshot" [read]: relationships::GetRelationshipSnapshotRequest => relationships::GetRelationshipSnapshotResponse;
+    RetrieveRelatedEntities = "retrieve_related_entities" [read]: traversal::RetrieveRelatedEntitiesRequest => traversal::RetrieveRelatedEntitiesResponse;
+    RetrieveGraphNeighborhood = "retrieve_graph_neighborhood" [read]: traversal::RetrieveGraphNeighborhoodRequest => Value;
+    ListTimelineEvents = "list_timeline_events" [read]: timeline::ListTimelineEventsRequest => timeline::ListTimelineEventsResponse;
+    MergeEntities = "merge_entities" [write]: merge::MergeEntitiesRequest => merge::MergeEntitiesResponse;
     DeleteEntity = "delete_entity" [write]: lifecycle::DeleteEntityRequest => lifecycle::LifecycleResponse;
     RestoreEntity = "restore_entity" [write]: lifecycle::RestoreEntityRequest => lifecycle::LifecycleResponse;
     DeleteRelationship = "delete_relationship" [write]: lifecycle::DeleteRelationshipRequest => lifecycle::RelationshipLifecycleResponse;
@@ -190,19 +192,19 @@ declare_actions! {
     DeleteRecord = "delete_record" [write]: legacy::DeleteRecordRequest => Value;
     ListResources = "list_resources" [read]: resources::ListResourcesRequest => Value;
     ReadResource = "read_resource" [read]: resources::ReadResourceRequest => Value;
-    MemoryCreateEntities = "memory_create_entities": memory_server::CreateEntitiesRequest => memory_server::CreateEntitiesResponse;
-    MemoryCreateRelations = "memory_create_relations": memory_server::CreateRelationsRequest => memory_server::CreateRelationsResponse;
-    MemoryAddObservations = "memory_add_observations": memory_server::AddObservationsRequest => memory_server::AddObservationsResponse;
-    MemoryDeleteEntities = "memory_delete_entities": memory_server::DeleteEntitiesRequest => memory_server::SuccessResponse;
-    MemoryDeleteObservations = "memory_delete_observations": memory_server::DeleteObservationsRequest => memory_server::SuccessResponse;
-    MemoryDeleteRelations = "memory_delete_relations": memory_server::DeleteRelationsRequest => memory_server::SuccessResponse;
-    MemoryReadGraph = "memory_read_graph": memory_server::ReadGraphRequest => memory_server::GraphResponse;
-    MemorySearchNodes = "memory_search_nodes": memory_server::SearchNodesRequest => memory_server::GraphResponse;
-    MemoryOpenNodes = "memory_open_nodes": memory_server::OpenNodesRequest => memory_server::GraphResponse;
-    WorkspaceReadGraph = "workspace_read_graph": workspace_server::ReadGraphRequest => workspace_server::ReadGraphResponse;
-    WorkspaceUpsertEntity = "workspace_upsert_entity": workspace_server::UpsertEntityRequest => workspace_server::UpsertEntityResponse;
-    WorkspaceUpsertRelation = "workspace_upsert_relation": workspace_server::UpsertRelationRequest => workspace_server::UpsertRelationResponse;
-    WorkspaceGetEntityRelations = "workspace_get_entity_relations": workspace_server::GetEntityRelationsRequest => workspace_server::GetEntityRelationsResponse;
+    MemoryCreateEntities = "memory_create_entities": memory::CreateEntitiesRequest => memory::CreateEntitiesResponse;
+    MemoryCreateRelations = "memory_create_relations": memory::CreateRelationsRequest => memory::CreateRelationsResponse;
+    MemoryAddObservations = "memory_add_observations": memory::AddObservationsRequest => memory::AddObservationsResponse;
+    MemoryDeleteEntities = "memory_delete_entities": memory::DeleteEntitiesRequest => memory::SuccessResponse;
+    MemoryDeleteObservations = "memory_delete_observations": memory::DeleteObservationsRequest => memory::SuccessResponse;
+    MemoryDeleteRelations = "memory_delete_relations": memory::DeleteRelationsRequest => memory::SuccessResponse;
+    MemoryReadGraph = "memory_read_graph": memory::ReadGraphRequest => memory::GraphResponse;
+    MemorySearchNodes = "memory_search_nodes": memory::SearchNodesRequest => memory::GraphResponse;
+    MemoryOpenNodes = "memory_open_nodes": memory::OpenNodesRequest => memory::GraphResponse;
+    WorkspaceReadGraph = "workspace_read_graph": workspace::ReadGraphRequest => workspace::ReadGraphResponse;
+    WorkspaceUpsertEntity = "workspace_upsert_entity": workspace::UpsertEntityRequest => workspace::UpsertEntityResponse;
+    WorkspaceUpsertRelation = "workspace_upsert_relation": workspace::UpsertRelationRequest => workspace::UpsertRelationResponse;
+    WorkspaceGetEntityRelations = "workspace_get_entity_relations": workspace::GetEntityRelationsRequest => workspace::GetEntityRelationsResponse;
     EngramSendMemory = "engram_send_memory": engram::SendMemoryRequest => engram::SendMemoryResult;
     EngramGetMemory = "engram_get_memory": engram::GetMemoryRequest => engram::GetMemoryResult;
     EngramCorrectMemory = "engram_correct_memory": engram::CorrectMemoryRequest => engram::CorrectMemoryResult;
@@ -271,60 +273,21 @@ impl ActionSpec {
         self.id.name()
     }
 
-    /// An action listed as a tool that writes, idempotently, destroying
-    /// nothing; the methods below change what differs.
-    fn new(id: ActionId, title: &'static str, description: &'static str) -> Self {
+    /// The action `id` as its family's entry says.
+    fn of(id: ActionId, e: Entry) -> Self {
+        debug_assert!(e.tool_set == ToolSet::Neotoma || id.name().starts_with(e.tool_set.name()));
         ActionSpec {
             id,
-            title,
-            description,
-            read_only: false,
-            idempotent: true,
-            destructive: false,
-            aliases: &[],
-            tool: true,
-            legacy: false,
-            tool_set: ToolSet::Neotoma,
+            title: e.title,
+            description: e.description,
+            read_only: e.read_only,
+            idempotent: e.idempotent,
+            destructive: e.destructive,
+            aliases: e.aliases,
+            tool: e.tool,
+            legacy: e.legacy,
+            tool_set: e.tool_set,
         }
-    }
-
-    fn read_only(self) -> Self {
-        ActionSpec {
-            read_only: true,
-            ..self
-        }
-    }
-
-    fn not_idempotent(self) -> Self {
-        ActionSpec {
-            idempotent: false,
-            ..self
-        }
-    }
-
-    fn destructive(self) -> Self {
-        ActionSpec {
-            destructive: true,
-            ..self
-        }
-    }
-
-    fn aliases(self, aliases: &'static [&'static str]) -> Self {
-        ActionSpec { aliases, ..self }
-    }
-
-    /// Not a tool: served otherwise (resources) or used by the gateway.
-    fn internal(self) -> Self {
-        ActionSpec {
-            tool: false,
-            ..self
-        }
-    }
-
-    /// A tool of another server's set: its action name is `<set>_<tool>`.
-    fn in_set(self, tool_set: ToolSet) -> Self {
-        debug_assert!(self.name().starts_with(tool_set.name()));
-        ActionSpec { tool_set, ..self }
     }
 
     /// The name its tool set lists it under.
@@ -332,13 +295,6 @@ impl ActionSpec {
         match self.tool_set {
             ToolSet::Neotoma => self.name(),
             set => &self.name()[set.name().len() + 1..],
-        }
-    }
-
-    fn legacy(self) -> Self {
-        ActionSpec {
-            legacy: true,
-            ..self
         }
     }
 
@@ -540,977 +496,44 @@ pub fn actions() -> Vec<ActionSpec> {
     ActionId::ALL.iter().map(|&id| spec(id)).collect()
 }
 
-/// What the catalog says of `id` (a match, so no action goes without).
+/// What the catalog says of `id`: its family's entry (`spec` in each
+/// module of `crate::actions`; a test lists every action).
 pub fn spec(id: ActionId) -> ActionSpec {
-    match id {
-        ActionId::GetVersion => ActionSpec::new(
-            id,
-            "Get version",
-            "Report the versions of the Neotoma extension, its action catalog, \
-                the MCP contract and Postgres. Use it to check that the memory is reachable \
-                and which features it has. Returns {extension_version, catalog_version, \
-                api_version, server_version, postgres_version}.",
-        )
-        .read_only(),
-        ActionId::GetCurrentTime => ActionSpec::new(
-            id,
-            "Get current time",
-            "Return the memory's clock (the database's), in UTC. Use it to \
-                timestamp what you store (`provenance.extracted_at`) or to ask about \
-                'today' consistently with stored data. Returns {now, unix_ms, timezone}.",
-        )
-        .read_only()
-        .not_idempotent(),
-        ActionId::Store => ActionSpec::new(
-            id,
-            "Store source material",
-            "Store what you learned. Structured: `entities`, an array of objects each \
-                with an `entity_type` (call list_entity_types first to pick it) and ALL the fields \
-                of the source data; fields the schema lacks are kept in raw_fragments \
-                (`unknown_fields_count`). Unstructured: `file_content` (base64) or `file_path` with \
-                `mime_type`, interpreted by the server (do not extract fields yourself). Content is \
-                hashed: storing the same content again returns the same source_id with \
-                `deduplicated: true` and creates nothing. The same real-world thing stored twice \
-                (same identity fields, e.g. an invoice number and vendor, a person's e-mail) lands \
-                on one entity. Returns {source_id, content_hash, deduplicated, interpretation, \
-                entities:[{entity_id, entity_type, observation_id}], unknown_fields_count}.",
-        )
-        .aliases(&["ingest", "ingest_structured"]),
-        ActionId::RetrieveEntitySnapshot => ActionSpec::new(
-            id,
-            "Retrieve entity snapshot",
-            "Get the current truth about one entity: its snapshot (field → value) \
-                computed by the reducer from all its observations, with provenance for every field \
-                (which observation and source it came from). Pass `at` (ISO 8601) for the snapshot \
-                as it was at that time. A merged entity redirects to the entity it was merged into \
-                (`redirected_from`). include_contradictions also answers the fields whose \
-                observations disagree, as list_contradictions does; include_annotations the notes \
-                attached to it (annotate).",
-        )
-        .read_only()
-        .aliases(&["get_entity_snapshot"]),
-        ActionId::ListObservations => ActionSpec::new(
-            id,
-            "List observations",
-            "List the observations (what each source said) about one entity, newest \
-                first, with their fields, source, priority and specificity. Use it to see how a \
-                snapshot was built or what changed. Paginated with limit/offset; returns \
-                {observations, total, limit, offset}.",
-        )
-        .read_only(),
-        ActionId::RetrieveFieldProvenance => ActionSpec::new(
-            id,
-            "Retrieve field provenance",
-            "Explain one field of an entity's snapshot: its value, the observation \
-                that supplied it (priority, specificity, time), the source material it came from \
-                and the interpretation run, if any. Use it to answer 'where does this come from?'.",
-        )
-        .read_only()
-        .aliases(&["get_field_provenance"]),
-        ActionId::RetrieveEntities => ActionSpec::new(
-            id,
-            "Retrieve entities",
-            "List entities, optionally of one `entity_type`, most recently observed \
-                first, with their snapshots (include_snapshots, default true). Merged entities are \
-                left out unless include_merged. Paginated with limit (max 1000) and offset; returns \
-                {entities:[{id, entity_type, canonical_name, snapshot, observation_count, \
-                last_observation_at}], total, excluded_merged}. With `search` (free text) it finds \
-                entities by their names (typos forgiven), every snapshot value and the names of \
-                entities merged into them, best first (then by id), each with relevance_score and \
-                matched_fields; search_mode: lexical (words, stems, names with typos), semantic \
-                (by meaning: embeddings), hybrid (both, fused by rank) or auto (hybrid when \
-                embeddings exist, else lexical); search_method says which mode answered; \
-                include_observations also matches values since corrected or outranked and the \
-                words of the stored text files an entity was observed from.",
-        )
-        .read_only(),
-        ActionId::RetrieveEntityByIdentifier => ActionSpec::new(
-            id,
-            "Find entity by identifier",
-            "Find entities by something that identifies them: a name, e-mail, phone \
-                number, web site, invoice number… The identifier is normalised (case, spaces, \
-                phone and URL forms) and matched against the identity fields of every entity, \
-                optionally of one entity_type; when nothing matches exactly, partial matches are \
-                returned (match_type tells which).",
-        )
-        .read_only()
-        .aliases(&["get_entity_by_identifier"]),
-        ActionId::ListEntityTypes => ActionSpec::new(
-            id,
-            "List entity types",
-            "The entity types you can store, one line each (name, what it is for, the \
-                fields that identify it). `keyword` ranks them by name, fields and meaning \
-                ('payment' finds transaction and invoice); `entity_type` gives one type in full \
-                (its fields, types, merge policies); `detail: true` gives every type in full.",
-        )
-        .read_only(),
-        ActionId::Correct => ActionSpec::new(
-            id,
-            "Correct a field",
-            "Fix one field of an entity: records a correction observation (priority \
-                1000) that wins over every other observation immediately and stays the truth \
-                until corrected again; nothing is deleted. Give entity_id, its entity_type, the \
-                schema field and the right value (null clears it). Returns the correction's \
-                observation_id.",
-        ),
-        ActionId::CreateRelationship => ActionSpec::new(
-            id,
-            "Create relationship",
-            "Link two entities with a typed, directed relationship: PART_OF, \
-                DEPENDS_ON, SUPERSEDES, CORRECTS, SETTLES (none of these may form a cycle: \
-                CYCLE_DETECTED with the path), REFERS_TO or DUPLICATE_OF. Optional metadata is \
-                recorded as an observation with provenance. Same type and entities → same \
-                relationship id; asserting it again is idempotent.",
-        ),
-        ActionId::ListRelationships => ActionSpec::new(
-            id,
-            "List relationships",
-            "List an entity's relationships (direction inbound, outbound or both; \
-                optionally one relationship_type), newest first, paginated. Returns \
-                {relationships:[{id, relationship_type, source_entity_id, target_entity_id, \
-                metadata, created_at}], total}.",
-        )
-        .read_only(),
-        ActionId::GetRelationshipSnapshot => ActionSpec::new(
-            id,
-            "Get relationship snapshot",
-            "Get one relationship (by type, source and target entity) with its \
-                metadata reduced from every assertion of it, provenance per metadata field, and \
-                the observations themselves.",
-        )
-        .read_only(),
-        ActionId::RetrieveRelatedEntities => ActionSpec::new(
-            id,
-            "Retrieve related entities",
-            "Walk the relationship graph from an entity up to max_hops (default 1, \
-                at most 5) in a direction, optionally only through some relationship_types. \
-                Returns the entities reached (with snapshots unless include_entities is false) \
-                and the relationships walked, each once, in a stable order.",
-        )
-        .read_only()
-        .aliases(&["get_related_entities"]),
-        ActionId::RetrieveGraphNeighborhood => ActionSpec::new(
-            id,
-            "Retrieve graph neighborhood",
-            "Everything around one node (an entity, or a source with \
-                node_type 'source'): its snapshot or source material, its relationships and \
-                related entities, the sources it came from, its timeline events and, on request, \
-                its observations. Use it to get full context in one call.",
-        )
-        .read_only()
-        .aliases(&["get_graph_neighborhood"]),
-        ActionId::ListTimelineEvents => ActionSpec::new(
-            id,
-            "List timeline events",
-            "List dated events derived from entities' date fields (e.g. \
-                InvoiceIssued, InvoiceDue, TaskDue, TransactionDate), newest first, filtered by \
-                event_type, a date range (after_date inclusive, before_date exclusive), source_id \
-                or entity_id, paginated.",
-        )
-        .read_only(),
-        ActionId::MergeEntities => ActionSpec::new(
-            id,
-            "Merge entities",
-            "Merge a duplicate entity (from_entity_id) into another of the same type \
-                (to_entity_id): its observations, relationships and events count for the target \
-                from now on, the target's snapshot is recomputed, and the duplicate is hidden \
-                (retrieving it redirects to the target). Nothing is deleted; the merge is logged \
-                with its reason. Merging an entity twice is ENTITY_ALREADY_MERGED.",
-        )
-        .not_idempotent()
-        .destructive(),
-        ActionId::DeleteEntity => ActionSpec::new(
-            id,
-            "Delete an entity",
-            "Delete an entity: it disappears from retrieve_entities, lookups and snapshots \
-                (include_deleted shows it, with deleted_at and the reason) until restore_entity \
-                brings it back exactly as it was. Nothing is erased: the deletion is an \
-                observation of its own (list_observations shows it). Deleting a deleted entity is \
-                an error. Returns {entity_id, entity_type, deleted, deleted_at, reason, \
-                observation_id}.",
-        )
-        .destructive(),
-        ActionId::RestoreEntity => ActionSpec::new(
-            id,
-            "Restore an entity",
-            "Bring back a deleted entity exactly as it was before its deletion (recorded as a \
-                restoration observation). Restoring an entity that is not deleted is an error. \
-                Returns {entity_id, entity_type, deleted: false, deleted_at: null, reason, \
-                observation_id}.",
-        ),
-        ActionId::DeleteRelationship => ActionSpec::new(
-            id,
-            "Delete a relationship",
-            "Delete the relationship of relationship_type from source_entity_id to \
-                target_entity_id: it disappears from list_relationships, traversals, \
-                neighborhoods and store's related_* (include_deleted shows it, with deleted_at \
-                and the reason) until restore_relationship brings it back exactly as it was. \
-                Nothing is erased: the deletion is an observation of the relationship. The \
-                entities stay. Deleting a deleted relationship is an error; an unknown one is \
-                NOT_FOUND. Returns {relationship_id, relationship_type, source_entity_id, \
-                target_entity_id, deleted, deleted_at, reason, observation_id}.",
-        )
-        .destructive(),
-        ActionId::ListPotentialDuplicates => ActionSpec::new(
-            id,
-            "List potential duplicates",
-            "Pairs of current entities of entity_type that may be the same thing, best first: \
-                names (the snapshot's name or title) whose trigram similarity (as pg_trgm computes it) is at least threshold \
-                (default 0.6), or the same normalised identifier (e-mail, phone, …; score 1). \
-                Each pair once, with its evidence (which field matched how). Read-only: merge \
-                the ones that are duplicates with merge_entities. Returns {pairs: \
-                [{entity_id, other_entity_id, name, other_name, score, \
-                evidence: [{field, method, score, values}]}], entity_type, threshold, \
-                entities_compared, truncated}.",
-        )
-        .read_only(),
-        ActionId::SearchSubgraph => ActionSpec::new(
-            id,
-            "Search a subgraph",
-            "Search the memory and get a subgraph: the entities that match query (names with \
-                typos forgiven, entity types, names of entities merged into them, every snapshot \
-                value; each search_in_* turns one off), best first and paginated (page, per_page \
-                up to 100), each with its snapshot, its latest observations, relevance_score and \
-                matched_fields, and the current relationships among them. Returns {entities: \
-                [{entity_id, entity_type, canonical_name, snapshot, observation_count, \
-                observations, relevance_score, matched_fields}], relationships: [{id, \
-                relationship_type, source_entity_id, target_entity_id, snapshot}], total, page, \
-                per_page, search_method}.",
-        )
-        .read_only(),
-        ActionId::GetSubgraphByIds => ActionSpec::new(
-            id,
-            "Get a subgraph by ids",
-            "The entities named by entity_ids (1–100, in that order), each with its snapshot and \
-                latest observations, and the current relationships among them; ids that name no \
-                current entity are listed in missing. Returns {entities, relationships, missing}.",
-        )
-        .read_only(),
-        ActionId::Bulk => ActionSpec::new(
-            id,
-            "Bulk writes",
-            "Run several writes in one transaction, all or nothing: operations \
-                [{action, args, ref?}] (1–500), each action one of store, correct, \
-                create_relationship, delete_entity, restore_entity, delete_relationship, \
-                restore_relationship, merge_entities, with that action's own args. An operation \
-                with ref: \"alice\" names the entity it yields (a store's first entity; the \
-                entity corrected, deleted or restored; a merge's target), and later operations \
-                write \"$alice\" wherever an entity id goes (entity_id, source_entity_id, \
-                target_entity_id, from_entity_id, to_entity_id): two entities and the \
-                relationship between them in one call. If one fails nothing is kept and the \
-                error names it (details.operation, from 1; operation_index, from 0). Returns \
-                {results:[{index, action, ref, entity_id, result}], operations}.",
-        )
-        .not_idempotent()
-        .destructive(),
-        ActionId::CreateRelationships => ActionSpec::new(
-            id,
-            "Create relationships",
-            "Create several relationships at once (1–500), each as create_relationship \
-                takes it ({relationship_type, source_entity_id, target_entity_id, metadata?}), \
-                in one transaction: all or none (the error names the failing one: \
-                details.relationship, from 1). Returns {relationships:[…as created], count}.",
-        ),
-        ActionId::ListContradictions => ActionSpec::new(
-            id,
-            "List contradictions",
-            "The fields where observations of one entity disagree: two or more \
-                distinct values from two or more sources (merge_array fields are joined, not \
-                contradicted). For one entity_id, the entities of an entity_type, or all, a page \
-                of entities (limit 1–100, default 20; offset) in id order. Each contradiction: \
-                {entity_id, entity_type, field, values:[{value, observations:[{observation_id, \
-                source_id, observed_at, source_priority, specificity_score, correction}]}], \
-                chosen_value, chosen_observation_id, strategy, tie_breaker, reason, resolved}: \
-                the value the reducer chose (the snapshot's) and why; resolved when a correction \
-                decided it (include_resolved: false leaves those out). Returns {contradictions, \
-                entities_checked, limit, offset, has_more}.",
-        )
-        .read_only(),
-        ActionId::Annotate => ActionSpec::new(
-            id,
-            "Annotate",
-            "Attach a note to an entity (entity_id) or to one of its observations \
-                (observation_id), beside the truth model: no snapshot, value or provenance \
-                changes. The same note on the same target is one annotation (annotating again \
-                changes nothing). Logged in neotoma.audit_trail; retrieve_entity_snapshot \
-                {include_annotations} answers them. Returns {annotation_id, entity_id, \
-                observation_id, note, created_at}.",
-        ),
-        ActionId::Contest => ActionSpec::new(
-            id,
-            "Contest an observation",
-            "Dispute one observation (observation_id) and say why (reason). The observation \
-                stays as it was; the contest is recorded and lowers its confidence rating one \
-                step of credibility (B2 becomes B3, down to 6), so fields merged by \
-                highest_confidence may choose another value and min_confidence filters may \
-                leave it out. The entity's snapshot is recomputed at once. The same reason \
-                again changes nothing. Logged in neotoma.audit_trail. Returns {contest_id, \
-                observation_id, entity_id, reason, confidence_before, confidence, contests, \
-                already_contested, created_at}.",
-        ),
-        ActionId::ListWorkspaces => ActionSpec::new(
-            id,
-            "List workspaces",
-            "List the workspaces your memory is divided into (`default` first), with how \
-                many entities and sources each holds and which one actions without `workspace` \
-                use now (in_context; set_context chooses it). Reads take `workspace`: a name, \
-                \"*\" for all, or a list. Returns {workspaces:[{name, entities, \
-                entities_including_merged, sources, created_at, in_context}], context:{workspace, \
-                from}}.",
-        )
-        .read_only(),
-        ActionId::SetContext => ActionSpec::new(
-            id,
-            "Set context",
-            "Choose the workspace every later action without `workspace` uses, by name \
-                (`workspace`, created if new) or by a project entity (`project_entity_id`: its \
-                workspace). It is kept in the memory, so it holds across requests, connections \
-                and gateways: for the token you came with (level token, the default with a \
-                token), or for you (level user, the default without one, e.g. over stdio). \
-                Returns {token, user, effective:{workspace, from}, has_token}.",
-        ),
-        ActionId::GetContext => ActionSpec::new(
-            id,
-            "Get context",
-            "Show which workspace actions without `workspace` use, and why: the context of \
-                the token you came with, else yours, else `default`. Returns {token, user, \
-                effective:{workspace, from}, has_token}.",
-        )
-        .read_only(),
-        ActionId::ClearContext => ActionSpec::new(
-            id,
-            "Clear context",
-            "Forget a context set by set_context (level token or user; by default the one \
-                set_context would set), so actions without `workspace` fall back to the next: \
-                the user's context, then `default`. Returns {token, user, effective, has_token, \
-                cleared}.",
-        )
-        .destructive(),
-        ActionId::Reclassify => ActionSpec::new(
-            id,
-            "Reclassify an entity",
-            "Move an entity (entity_id) to another type (new_entity_type, with an active \
-                schema) and say why (reason), its history kept: the entity of the new type is \
-                the one its current snapshot identifies under that type's identity rules (found \
-                or made), and the old entity is merged into it, so every observation, \
-                relationship and event counts there and the old id redirects there. Later \
-                stores under either type reach it. Logged in neotoma.audit_trail as reclassify. \
-                Returns {entity_id, entity_type, previous_entity_id, previous_entity_type, \
-                joined_existing, observations_moved, relationships_moved, reason, \
-                reclassified_at}.",
-        )
-        .not_idempotent()
-        .destructive(),
-        ActionId::SplitEntity => ActionSpec::new(
-            id,
-            "Split an entity",
-            "The inverse of merge_entities: move some observations of entity_id (by \
-                observation_ids, or every one from source_ids) to another entity of its type \
-                (to_entity_id) or to a new one. The observations themselves never change: \
-                copies with the same source, time and fields count for the target, the originals \
-                no longer count for entity_id; both snapshots are recomputed; relationships stay \
-                with entity_id. Logged in neotoma.audit_trail. Returns {split_id, from_entity_id, \
-                to_entity_id, created, observations_moved, split_at, reason}.",
-        )
-        .not_idempotent()
-        .destructive(),
-        ActionId::ListRecentChanges => ActionSpec::new(
-            id,
-            "List recent changes",
-            "The change feed of this user's memory: entities observed, corrected, deleted, \
-                restored or merged; relationships asserted, deleted or restored; sources created; \
-                schemas registered or updated; erasures. Oldest first, in an order that never skips \
-                a change: pass the answer's next_cursor as `since` to read on (polling with it \
-                returns nothing until something changes). entity_type keeps entity changes of \
-                that type. Returns {changes: [{cursor, kind, operation, entity_id, entity_type, \
-                relationship_id, relationship_type, source_entity_id, target_entity_id, \
-                source_id, changed_at}], next_cursor, has_more}; MCP resource subscriptions are \
-                driven by this feed.",
-        )
-        .read_only(),
-        ActionId::Erase => ActionSpec::new(
-            id,
-            "Erase for good (GDPR)",
-            "Erase an entity (entity_id) or a source (source_id) for good, with confirm: true. \
-                An entity goes with its observations, relationships, timeline events, raw \
-                fragments and merges, and the sources only it came from (sources that also fed \
-                other entities lose their stored content and file bytes). A source goes with \
-                everything it gave; its entities are recomputed from what other sources say, \
-                and erased if nothing else does. Signed file URLs stop working. Unlike \
-                delete_entity this cannot be undone; an audit row of counts (no content) stays \
-                in neotoma.audit_trail. Returns {erased, erasure_id, erased_at, counts}.",
-        )
-        .not_idempotent()
-        .destructive(),
-        ActionId::RestoreRelationship => ActionSpec::new(
-            id,
-            "Restore a relationship",
-            "Bring back a deleted relationship exactly as it was (recorded as a restoration \
-                observation of it). Restoring a relationship that is not deleted is an error. \
-                Returns {relationship_id, relationship_type, source_entity_id, target_entity_id, \
-                deleted: false, deleted_at: null, reason, observation_id}.",
-        ),
-        ActionId::AnalyzeSchemaCandidates => ActionSpec::new(
-            id,
-            "Analyze schema candidates",
-            "Look at the fields kept in raw_fragments (stored data the schema \
-                lacks) and recommend which should become schema fields: per field its \
-                frequency, distinct sources, dominant type and type consistency, format \
-                consistency, up to 10 sample values and a confidence. Filtered by min_frequency \
-                (default 5) and min_confidence (default 0.8); recommendations are kept as \
-                pending (get_schema_recommendations).",
-        ),
-        ActionId::GetSchemaRecommendations => ActionSpec::new(
-            id,
-            "Get schema recommendations",
-            "List the stored schema recommendations for an entity type: pending ones \
-                from analyze_schema_candidates, and those applied automatically (auto_applied) \
-                with the evidence they rest on. Filter by source and status.",
-        )
-        .read_only(),
-        ActionId::UpdateSchemaIncremental => ActionSpec::new(
-            id,
-            "Add fields to a schema",
-            "Add fields to an entity type's schema as a new version, active at once \
-                by default, so the next stores keep those fields in observations (and \
-                snapshots) instead of raw_fragments. user_specific makes a variant for this user \
-                only. migrate_existing turns the raw_fragments already stored for those fields \
-                into observations (provenance kept) and updates the snapshots.",
-        ),
-        ActionId::RegisterSchema => ActionSpec::new(
-            id,
-            "Register a schema",
-            "Define a new entity type, or a new version of one: its fields (type, \
-                required), identity fields, temporal fields and a merge policy per field \
-                (last_write, highest_priority, most_specific, merge_array, highest_confidence; tie breaker \
-                observed_at or source_priority). A new type is usable by store at once; a new \
-                version of an existing type becomes active with activate=true (snapshots are \
-                recomputed under the new policies).",
-        )
-        .not_idempotent(),
-        ActionId::Reinterpret => ActionSpec::new(
-            id,
-            "Reinterpret a source",
-            "Interpret a stored source again with a new interpretation_config \
-                (provider, model_id, temperature, prompt_hash, code_version, feature_flags; \
-                entity_type for CSV). It is a new interpretation run: the observations of earlier \
-                runs stay, and the reducer decides what snapshots show. The same source and \
-                config give the same run and observations.",
-        ),
-        ActionId::RetrieveFileUrl => ActionSpec::new(
-            id,
-            "Retrieve file URL",
-            "Get a signed, expiring URL (expires_in seconds, default 3600) to \
-                download a stored file (by its storage_path or source id) from the MCP server's \
-                HTTP endpoint. Returns {signed_url, expires_at}.",
-        )
-        .read_only()
-        .not_idempotent()
-        .aliases(&["get_file_url"]),
-        ActionId::RecordInterpretation => ActionSpec::new(
-            id,
-            "Record an interpretation",
-            "Record what an external model read from a file (entities, or an \
-                error) for a pending interpretation run. Used by the MCP server's model \
-                interpreter, not an agent tool.",
-        )
-        .internal(),
-        ActionId::SubmitPayload => ActionSpec::new(
-            id,
-            "Submit payload (earlier specification)",
-            "Earlier name: stores `body` as an entity of the capability's type \
-                (neotoma:store_invoice:v1 → invoice) with `provenance`. Use store.",
-        )
-        .legacy(),
-        ActionId::UploadFile => ActionSpec::new(
-            id,
-            "Upload file (earlier specification)",
-            "Earlier name: stores a local file (file_path) like store does; with \
-                `properties` the file is not interpreted. Use store.",
-        )
-        .legacy(),
-        ActionId::GetProductAnalytics => ActionSpec::new(
-            id,
-            "Product analytics (operators)",
-            "Product metrics computed from the memory itself, across users, for operators only: \
-                activation (e.g. activation_first_upload_rate), retention (day_1_retention, \
-                week_1_retention, month_1_retention), usage (daily_active_users, \
-                weekly_active_users, avg_uploads_per_user_per_week), the signup → upload → \
-                extraction → entity → timeline funnel, and weekly cohorts, over time_range \
-                (default the last 30 days). Aggregates only. Returns {metric_type, metric_name, \
-                value (a number or [{date, value}]), time_range, metadata}.",
-        )
-        .read_only(),
-        ActionId::GetTechnicalMetrics => ActionSpec::new(
-            id,
-            "Technical metrics (operators)",
-            "Operational metrics of this server from its Prometheus, for operators only: \
-                neotoma_record_upload_duration_ms and neotoma_search_duration_ms (histograms, \
-                label action), neotoma_record_upload_total (labels action, status), \
-                neotoma_extraction_errors_total (label error_code), neotoma_mcp_error_rate, \
-                neotoma_graph_orphan_nodes_total, neotoma_db_connection_pool_usage. Aggregation \
-                avg (default), p50, p95, p99, sum, count, max or min over time_range (default the \
-                last hour) in steps of `step` (e.g. 1m, 1h). Returns {metric_name, values: \
-                [{timestamp, value}], aggregation, time_range, metadata: {unit, description, \
-                query}}.",
-        )
-        .read_only()
-        .not_idempotent(),
-        ActionId::PlaidCreateLinkToken => ActionSpec::new(
-            id,
-            "Plaid: create a Link token",
-            "Start connecting a bank account through Plaid: returns a short-lived \
-                {link_token, expiration} for Plaid Link (products default [\"transactions\"]; \
-                pass access_token for Link's update mode). Then call \
-                plaid_exchange_public_token with the public token Link gives. PLAID_NOT_CONFIGURED \
-                when the server has no Plaid credentials.",
-        )
-        .not_idempotent(),
-        ActionId::PlaidExchangePublicToken => ActionSpec::new(
-            id,
-            "Plaid: connect an item",
-            "Finish connecting a bank through Plaid: exchanges Link's public_token for an \
-                access token (stored encrypted, never returned), records the item, its \
-                institution and accounts (as entities), and with trigger_initial_sync also syncs \
-                its transactions. Returns {plaid_item: {id, item_id, institution_name, \
-                accounts}, sync_summary?}.",
-        ),
-        ActionId::PlaidSync => ActionSpec::new(
-            id,
-            "Plaid: sync transactions",
-            "Sync the transactions of a connected Plaid item (plaid_item_id or item_id), or of \
-                every item (sync_all), from where the last sync stopped (force_full_sync reads \
-                everything again). New transactions become `transaction` entities (identified by \
-                Plaid's transaction_id, so nothing is duplicated), changes add observations, \
-                removed ones are deleted (their history stays). Returns {syncs: [{plaid_item_id, \
-                item_id, status, summary: {added, modified, removed}, next_cursor, error?}], \
-                total_synced_items}.",
-        )
-        .not_idempotent(),
-        ActionId::PlaidListItems => ActionSpec::new(
-            id,
-            "Plaid: list items",
-            "List the connected Plaid items (banks), without their access tokens: {items: \
-                [{id, item_id, institution_id, institution_name, products, \
-                last_successful_sync, status}]}.",
-        )
-        .read_only(),
-        ActionId::RecordPlaidItem => ActionSpec::new(
-            id,
-            "Record a Plaid item",
-            "Used by the MCP gateway: records an item it linked with Plaid.",
-        )
-        .internal(),
-        ActionId::RecordPlaidSync => ActionSpec::new(
-            id,
-            "Record a Plaid sync",
-            "Used by the MCP gateway: records what a sync of an item read from Plaid.",
-        )
-        .internal()
-        .not_idempotent(),
-        ActionId::ListProviderCatalog => ActionSpec::new(
-            id,
-            "List providers",
-            "List the outside sources this memory can import from, with their status \
-                (available, beta, coming_soon), capabilities and how they authenticate: plaid \
-                (banks), imap (any e-mail account), gmail (IMAP with an app password), and what \
-                is coming. Returns {providers: [{id, name, description, capabilities, auth_type, \
-                oauth_scopes?, popularity_score, status}]}.",
-        )
-        .read_only(),
-        ActionId::ConnectProvider => ActionSpec::new(
-            id,
-            "Connect a provider",
-            "Connect an e-mail account to import its messages: provider imap with settings \
-                {host, port?, tls? (default true), username, password, mailbox? (default INBOX)}, or \
-                gmail with {username, password: an app password}. The login is checked first; the \
-                password is stored encrypted and never returned. Returns {connector_id, provider, \
-                external_id, settings, status}. Then call sync_provider_imports.",
-        ),
-        ActionId::ListConnectors => ActionSpec::new(
-            id,
-            "List connectors",
-            "List your connectors (e-mail accounts, Plaid items), optionally of one provider, \
-                without secrets: {connectors: [{connector_id, provider, external_id, settings, \
-                status, last_error, last_successful_sync, created_at}]}.",
-        )
-        .read_only(),
-        ActionId::SyncProviderImports => ActionSpec::new(
-            id,
-            "Sync provider imports",
-            "Import what is new from a provider: for imap/gmail every message since the last \
-                sync (sync_type initial: from the first) becomes a source read by the e-mail \
-                interpreter (a note and its contacts), at most limit × max_pages messages per call \
-                (default 50 × 10; the rest next time); for plaid, plaid_sync of every item. One \
-                connector with connector_id, else all of the provider's. Returns {sync_run_id, \
-                provider, status, stats: {records_added, records_updated, errors}, started_at, \
-                completed_at}.",
-        )
-        .not_idempotent(),
-        ActionId::RecordConnector => ActionSpec::new(
-            id,
-            "Record a connector",
-            "Used by the MCP gateway: records a connector whose login it checked.",
-        )
-        .internal(),
-        ActionId::RecordProviderSync => ActionSpec::new(
-            id,
-            "Record a provider sync",
-            "Used by the MCP gateway: records what a sync read from the provider.",
-        )
-        .internal()
-        .not_idempotent(),
-        ActionId::UpdateRecord => ActionSpec::new(
-            id,
-            "Update record (deprecated)",
-            "Deprecated (earlier specification): sets the properties of a record \
-                (an entity: `id`) by corrections, one per property. Use correct.",
-        )
-        .legacy(),
-        ActionId::RetrieveRecords => ActionSpec::new(
-            id,
-            "Retrieve records (deprecated)",
-            "Deprecated (earlier specification): entities as records, filtered by \
-                `type`, `properties` and keyword `search` terms. Use retrieve_entities.",
-        )
-        .read_only()
-        .legacy(),
-        ActionId::DeleteRecord => ActionSpec::new(
-            id,
-            "Delete record (deprecated)",
-            "Deprecated (earlier specification): deletes a record (an entity) as \
-                delete_entity does; its history stays. Use delete_entity.",
-        )
-        .destructive()
-        .legacy(),
-        ActionId::ListResources => ActionSpec::new(
-            id,
-            "List resources",
-            "The neotoma:// resources the user's data offers: the source collection, \
-                one collection per entity type, one timeline per year and month with events. \
-                Served as MCP resources/list, not as a tool.",
-        )
-        .read_only()
-        .internal(),
-        ActionId::ReadResource => ActionSpec::new(
-            id,
-            "Read resource",
-            "The body of one neotoma:// resource (entity collection, entity, its \
-                observations or relationships, a year or month of timeline, a source, the \
-                sources). Served as MCP resources/read, not as a tool.",
-        )
-        .read_only()
-        .internal(),
-        ActionId::MemoryCreateEntities => ActionSpec::new(
-            id,
-            "Create Entities",
-            "Create multiple new entities in the knowledge graph. (An entity whose name the \
-                graph has already is left as it is; the entities created are returned.)",
-        )
-        .not_idempotent()
-        .in_set(ToolSet::Memory),
-        ActionId::MemoryCreateRelations => ActionSpec::new(
-            id,
-            "Create Relations",
-            "Create multiple new relations between entities in the knowledge graph. Relations \
-                should be in active voice. (Both entities must exist; a relation the graph has \
-                already is left out of the answer.)",
-        )
-        .not_idempotent()
-        .in_set(ToolSet::Memory),
-        ActionId::MemoryAddObservations => ActionSpec::new(
-            id,
-            "Add Observations",
-            "Add new observations to existing entities in the knowledge graph",
-        )
-        .not_idempotent()
-        .in_set(ToolSet::Memory),
-        ActionId::MemoryDeleteEntities => ActionSpec::new(
-            id,
-            "Delete Entities",
-            "Delete multiple entities and their associated relations from the knowledge graph",
-        )
-        .destructive()
-        .in_set(ToolSet::Memory),
-        ActionId::MemoryDeleteObservations => ActionSpec::new(
-            id,
-            "Delete Observations",
-            "Delete specific observations from entities in the knowledge graph",
-        )
-        .destructive()
-        .in_set(ToolSet::Memory),
-        ActionId::MemoryDeleteRelations => ActionSpec::new(
-            id,
-            "Delete Relations",
-            "Delete multiple relations from the knowledge graph",
-        )
-        .destructive()
-        .in_set(ToolSet::Memory),
-        ActionId::MemoryReadGraph => ActionSpec::new(
-            id,
-            "Read Graph",
-            "Read the entire knowledge graph, a page at a time: up to `limit` entities (100 \
-                unless given, at most 1000) in the order they were created, with the relations \
-                starting at them; while more follow, pass the answer's nextCursor as `cursor`.",
-        )
-        .read_only()
-        .in_set(ToolSet::Memory),
-        ActionId::MemorySearchNodes => ActionSpec::new(
-            id,
-            "Search Nodes",
-            "Search for nodes in the knowledge graph based on a query (matched, case \
-                folded, against entity names, types, and observation content; at most 1000 \
-                entities, with the relations touching them)",
-        )
-        .read_only()
-        .in_set(ToolSet::Memory),
-        ActionId::MemoryOpenNodes => ActionSpec::new(
-            id,
-            "Open Nodes",
-            "Open specific nodes in the knowledge graph by their names (with the relations \
-                touching them)",
-        )
-        .read_only()
-        .in_set(ToolSet::Memory),
-        ActionId::WorkspaceReadGraph => ActionSpec::new(
-            id,
-            "Read graph",
-            "Returns all entities and relations for a workspace (workspaceName), a page at a \
-                time: up to `limit` entities (at most 1000) in the order they were created, \
-                with the relations starting at them, and nextCursor (pass it as `cursor`) while \
-                more follow.",
-        )
-        .read_only()
-        .in_set(ToolSet::Workspace),
-        ActionId::WorkspaceUpsertEntity => ActionSpec::new(
-            id,
-            "Upsert entity",
-            "Creates or updates an entity by name within a workspace: entityType, \
-                observations (replacing the entity's when given) and metadata (a JSON text). \
-                Returns {success, id, workspace, name}.",
-        )
-        .in_set(ToolSet::Workspace),
-        ActionId::WorkspaceUpsertRelation => ActionSpec::new(
-            id,
-            "Upsert relation",
-            "Creates or updates a relation between two existing entities of a workspace, \
-                named by fromEntityId/toEntityId or by the legacy from/to names, with an \
-                optional metadata JSON text. Returns {success, relationId, workspace, \
-                fromEntityId, toEntityId, relationType}.",
-        )
-        .in_set(ToolSet::Workspace),
-        ActionId::WorkspaceGetEntityRelations => ActionSpec::new(
-            id,
-            "Get entity relations",
-            "Lists all relations originating from a given entity of a workspace (entityId, \
-                preferred, or entityName). Returns {success, workspaceName, entityId, \
-                relations:[{id, relationType, toEntityId, metadata}]}.",
-        )
-        .read_only()
-        .in_set(ToolSet::Workspace),
-        ActionId::EngramSendMemory => ActionSpec::new(
-            id,
-            "Send memory",
-            "Write one memory: an affirmation, fact or observation (content), with where it \
-                came from (source {type, ref, citation}), the source's reliability letter A-F \
-                (confidence_hint: the memory is rated <letter>3, uncorroborated; F3 without one) \
-                and the calling agent (agent_id). The same content again corroborates the same \
-                memory. Returns {memory_id, status}.",
-        )
-        .in_set(ToolSet::Engram),
-        ActionId::EngramGetMemory => ActionSpec::new(
-            id,
-            "Get memory",
-            "Read the memories matching a natural language query, best first: each with its \
-                NATO confidence rating, sources, causal chain (relations up to max_depth steps) \
-                and participants, plus the contradictions among their sources. min_confidence \
-                keeps memories whose letter and number both pass (F6: all); compact leaves out \
-                sources, chains, participants and contradictions. Returns {memories, \
-                contradictions, meta}.",
-        )
-        .read_only()
-        .in_set(ToolSet::Engram),
-        ActionId::EngramCorrectMemory => ActionSpec::new(
-            id,
-            "Correct memory",
-            "Correct a memory (target_id) by one action with its payload: contest {reason} \
-                (lowers its rating a step), annotate {note}, merge_entities {source_id} (that \
-                memory joins this one), split_entity {observation_ids | source_ids, \
-                to_entity_id?} or reclassify {new_type, reason?}. History is kept and the \
-                correction audited. Returns {target_id, action, status (applied, not_found), \
-                details}.",
-        )
-        .not_idempotent()
-        .in_set(ToolSet::Engram),
-        ActionId::GraphmemGetVersion => ActionSpec::new(
-            id,
-            "Get version",
-            "Returns the current version of the GraphMem server (here: the Neotoma \
-                extension's). Returns {version, server}.",
-        )
-        .read_only()
-        .in_set(ToolSet::Graphmem),
-        ActionId::GraphmemGetCurrentTime => ActionSpec::new(
-            id,
-            "Get current time",
-            "Returns the current server time as an ISO 8601 string: {current_time}.",
-        )
-        .read_only()
-        .not_idempotent()
-        .in_set(ToolSet::Graphmem),
-        ActionId::GraphmemCreateEntity => ActionSpec::new(
-            id,
-            "Create entity",
-            "Creates a new entity (name, entity_type auto-canonicalized e.g. workspace \
-                becomes Project, pipe-separated aliases, description, initial observations). \
-                Performs auto-deduplication: if an entity of the same name, or a semantically \
-                similar one (cosine distance < 0.25), exists, returns status duplicate_warning \
-                with the existing entity instead of creating a duplicate. Returns {status, \
-                entity | warning, existing_entity, cosine_distance}.",
-        )
-        .not_idempotent()
-        .in_set(ToolSet::Graphmem),
-        ActionId::GraphmemGetEntity => ActionSpec::new(
-            id,
-            "Get entity",
-            "Retrieves an entity by ID (an integer), including observations and relations.",
-        )
-        .read_only()
-        .in_set(ToolSet::Graphmem),
-        ActionId::GraphmemUpdateEntity => ActionSpec::new(
-            id,
-            "Update entity",
-            "Updates entity name (must be unique), type (auto-canonicalized), aliases and/or \
-                description (an empty string clears). Returns the entity with observations and \
-                relations.",
-        )
-        .in_set(ToolSet::Graphmem),
-        ActionId::GraphmemDeleteEntity => ActionSpec::new(
-            id,
-            "Delete entity",
-            "Deletes an entity and all associated observations and relations (its history is \
-                kept). Returns {status, id}.",
-        )
-        .destructive()
-        .in_set(ToolSet::Graphmem),
-        ActionId::GraphmemCreateObservation => ActionSpec::new(
-            id,
-            "Create observation",
-            "Adds an observation (text_content) to an existing entity; it is searchable by \
-                meaning at once. Returns {observation_id, entity_id, text_content}.",
-        )
-        .in_set(ToolSet::Graphmem),
-        ActionId::GraphmemDeleteObservation => ActionSpec::new(
-            id,
-            "Delete observation",
-            "Deletes an observation by ID. Returns {status, id}.",
-        )
-        .destructive()
-        .in_set(ToolSet::Graphmem),
-        ActionId::GraphmemCreateRelation => ActionSpec::new(
-            id,
-            "Create relation",
-            "Creates a typed relationship between two entities (relation_type e.g. part_of, \
-                depends_on). Returns {relation_id, from_entity_id, to_entity_id, relation_type}.",
-        )
-        .in_set(ToolSet::Graphmem),
-        ActionId::GraphmemDeleteRelation => ActionSpec::new(
-            id,
-            "Delete relation",
-            "Deletes a relation by ID. Returns {status, id}.",
-        )
-        .destructive()
-        .in_set(ToolSet::Graphmem),
-        ActionId::GraphmemFindRelations => ActionSpec::new(
-            id,
-            "Find relations",
-            "Finds relations by optional filters (from_entity_id, to_entity_id, \
-                relation_type). Returns {relations}, at most 1000.",
-        )
-        .read_only()
-        .in_set(ToolSet::Graphmem),
-        ActionId::GraphmemSearchEntities => ActionSpec::new(
-            id,
-            "Search entities",
-            "Hybrid search combining text tokenization with vector semantic similarity, \
-                merged by Reciprocal Rank Fusion. Returns {results:[{entity_id, name, \
-                entity_type, description, aliases, memory_observations_count, relevance_score, \
-                matched_fields}]}, at most 50.",
-        )
-        .read_only()
-        .in_set(ToolSet::Graphmem),
-        ActionId::GraphmemListEntities => ActionSpec::new(
-            id,
-            "List entities",
-            "Paginated listing of all entities (page, default 1; per_page, default 20, max \
-                100), in the order they were created. Returns {entities, page, per_page, \
-                total_count, total_pages}.",
-        )
-        .read_only()
-        .in_set(ToolSet::Graphmem),
-        ActionId::GraphmemSearchSubgraph => ActionSpec::new(
-            id,
-            "Search subgraph",
-            "Searches across entity names, types, aliases and observations (each can be \
-                turned off) and returns a paginated subgraph: the matching entities with their \
-                observations and the relations among them. Returns {entities, relations, page, \
-                per_page, total_count}.",
-        )
-        .read_only()
-        .in_set(ToolSet::Graphmem),
-        ActionId::GraphmemGetSubgraphByIds => ActionSpec::new(
-            id,
-            "Get subgraph by IDs",
-            "Retrieves a set of entities by their IDs (at most 100) with observations and the \
-                relations among them. Returns {entities, relations}.",
-        )
-        .read_only()
-        .in_set(ToolSet::Graphmem),
-        ActionId::GraphmemSetContext => ActionSpec::new(
-            id,
-            "Set context",
-            "Sets the active project context (project_id: the ID of the project entity) for \
-                subsequent operations; it is kept in the memory, so it holds across connections. \
-                Returns {status, project_id, project_name, project_type}.",
-        )
-        .in_set(ToolSet::Graphmem),
-        ActionId::GraphmemGetContext => ActionSpec::new(
-            id,
-            "Get context",
-            "Returns the currently active project context {status: active, project_id, \
-                project_name, project_type, description}, or {status: no_context}.",
-        )
-        .read_only()
-        .in_set(ToolSet::Graphmem),
-        ActionId::GraphmemClearContext => ActionSpec::new(
-            id,
-            "Clear context",
-            "Clears the active project context. Returns {status: context_cleared}.",
-        )
-        .destructive()
-        .in_set(ToolSet::Graphmem),
-        ActionId::GraphmemBulkUpdate => ActionSpec::new(
-            id,
-            "Bulk update",
-            "Performs multiple operations in a single atomic transaction, at most 50: \
-                entities to create ({name, entity_type, aliases?, description?, observations?}), \
-                observations to add ({entity_id, text_content}), relations to create \
-                ({from_entity_id, to_entity_id, relation_type}). Rolls back entirely on any \
-                error. Returns {status, operations, entities, observations, relations}.",
-        )
-        .not_idempotent()
-        .in_set(ToolSet::Graphmem),
-        ActionId::GraphmemSuggestMerges => ActionSpec::new(
-            id,
-            "Suggest merges",
-            "Finds potential duplicate entities by vector cosine similarity: pairs within \
-                threshold (maximum cosine distance, default 0.3), at most limit (default 20), \
-                optionally of one entity_type. Returns {suggestions:[{entity_a, entity_b, \
-                cosine_distance, recommendation}]}.",
-        )
-        .read_only()
-        .in_set(ToolSet::Graphmem),
-    }
+    use crate::actions::*;
+    let families: [fn(&str) -> Option<Entry>; 27] = [
+        analytics::spec,
+        annotations::spec,
+        bulk::spec,
+        contests::spec,
+        contradictions::spec,
+        duplicates::spec,
+        entities::spec,
+        merge::spec,
+        relationships::spec,
+        timeline::spec,
+        traversal::spec,
+        graph_servers::engram::spec,
+        graph_servers::graphmem::spec,
+        graph_servers::memory::spec,
+        graph_servers::workspace::spec,
+        legacy::spec,
+        lifecycle::spec,
+        metrics::spec,
+        plaid::spec,
+        providers::spec,
+        reclassify::spec,
+        resources::spec,
+        schemas::spec,
+        store::spec,
+        subgraph::spec,
+        system::spec,
+        workspaces::spec,
+    ];
+    let entry = families
+        .iter()
+        .find_map(|family| family(id.name()))
+        .expect("every action's family has its entry");
+    ActionSpec::of(id, entry)
 }
 
 /// The action called `name`, which may be an alias.

@@ -6,6 +6,7 @@
 pub mod actions;
 pub mod canonical;
 pub mod catalog;
+pub mod catalog_entry;
 pub mod confidence;
 pub mod contradictions;
 pub mod error;

@@ -183,6 +183,27 @@ pub fn range(range: Option<&TimeRange>, now: i64) -> Result<(i64, i64)> {
     Ok((start, end))
 }
 
+/// The catalog's entries of this family's actions, by name: each one's
+/// title, its description for an agent and how it behaves
+/// (`crate::catalog::spec`).
+pub(crate) fn spec(name: &str) -> Option<crate::catalog_entry::Entry> {
+    use crate::catalog_entry::Entry;
+    Some(match name {
+        "get_product_analytics" => Entry::new(
+            "Product analytics (operators)",
+            "Product metrics computed from the memory itself, across users, for operators only: \
+                activation (e.g. activation_first_upload_rate), retention (day_1_retention, \
+                week_1_retention, month_1_retention), usage (daily_active_users, \
+                weekly_active_users, avg_uploads_per_user_per_week), the signup → upload → \
+                extraction → entity → timeline funnel, and weekly cohorts, over time_range \
+                (default the last 30 days). Aggregates only. Returns {metric_type, metric_name, \
+                value (a number or [{date, value}]), time_range, metadata}.",
+        )
+        .read_only(),
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

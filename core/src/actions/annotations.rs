@@ -42,6 +42,25 @@ pub fn check_note(note: &str) -> Result<&str> {
     crate::actions::common::text("note", note, MAX_NOTE_CHARS)
 }
 
+/// The catalog's entries of this family's actions, by name: each one's
+/// title, its description for an agent and how it behaves
+/// (`crate::catalog::spec`).
+pub(crate) fn spec(name: &str) -> Option<crate::catalog_entry::Entry> {
+    use crate::catalog_entry::Entry;
+    Some(match name {
+        "annotate" => Entry::new(
+            "Annotate",
+            "Attach a note to an entity (entity_id) or to one of its observations \
+                (observation_id), beside the truth model: no snapshot, value or provenance \
+                changes. The same note on the same target is one annotation (annotating again \
+                changes nothing). Logged in neotoma.audit_trail; retrieve_entity_snapshot \
+                {include_annotations} answers them. Returns {annotation_id, entity_id, \
+                observation_id, note, created_at}.",
+        ),
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

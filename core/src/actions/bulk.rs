@@ -99,7 +99,7 @@ pub struct BulkResult {
 pub struct CreateRelationshipsRequest {
     /// The relationships to create (1–500), as create_relationship takes
     /// them, in one transaction: all or none.
-    pub relationships: Vec<crate::actions::graph::CreateRelationshipRequest>,
+    pub relationships: Vec<crate::actions::relationships::CreateRelationshipRequest>,
     pub user_id: Option<String>,
     /// The workspace to write in; the context (set_context), else `default`,
     /// when absent. What it names must lie there.
@@ -110,7 +110,7 @@ pub struct CreateRelationshipsRequest {
 pub struct CreateRelationshipsResponse {
     /// Each relationship as created (or found: creating one again asserts
     /// it again), in the order given.
-    pub relationships: Vec<crate::actions::graph::RelationshipOut>,
+    pub relationships: Vec<crate::actions::relationships::RelationshipOut>,
     pub count: usize,
 }
 
@@ -184,6 +184,39 @@ pub fn yielded_entity(action: &str, answer: &Value) -> Option<String> {
         _ => return None,
     };
     id.as_str().map(str::to_string)
+}
+
+/// The catalog's entries of this family's actions, by name: each one's
+/// title, its description for an agent and how it behaves
+/// (`crate::catalog::spec`).
+pub(crate) fn spec(name: &str) -> Option<crate::catalog_entry::Entry> {
+    use crate::catalog_entry::Entry;
+    Some(match name {
+        "bulk" => Entry::new(
+            "Bulk writes",
+            "Run several writes in one transaction, all or nothing: operations \
+                [{action, args, ref?}] (1–500), each action one of store, correct, \
+                create_relationship, delete_entity, restore_entity, delete_relationship, \
+                restore_relationship, merge_entities, with that action's own args. An operation \
+                with ref: \"alice\" names the entity it yields (a store's first entity; the \
+                entity corrected, deleted or restored; a merge's target), and later operations \
+                write \"$alice\" wherever an entity id goes (entity_id, source_entity_id, \
+                target_entity_id, from_entity_id, to_entity_id): two entities and the \
+                relationship between them in one call. If one fails nothing is kept and the \
+                error names it (details.operation, from 1; operation_index, from 0). Returns \
+                {results:[{index, action, ref, entity_id, result}], operations}.",
+        )
+        .not_idempotent()
+        .destructive(),
+        "create_relationships" => Entry::new(
+            "Create relationships",
+            "Create several relationships at once (1–500), each as create_relationship \
+                takes it ({relationship_type, source_entity_id, target_entity_id, metadata?}), \
+                in one transaction: all or none (the error names the failing one: \
+                details.relationship, from 1). Returns {relationships:[…as created], count}.",
+        ),
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

@@ -48,3 +48,24 @@ pub struct ContestResponse {
 pub fn check_reason(reason: &str) -> Result<&str> {
     crate::actions::common::text("reason", reason, MAX_REASON_CHARS)
 }
+
+/// The catalog's entries of this family's actions, by name: each one's
+/// title, its description for an agent and how it behaves
+/// (`crate::catalog::spec`).
+pub(crate) fn spec(name: &str) -> Option<crate::catalog_entry::Entry> {
+    use crate::catalog_entry::Entry;
+    Some(match name {
+        "contest" => Entry::new(
+            "Contest an observation",
+            "Dispute one observation (observation_id) and say why (reason). The observation \
+                stays as it was; the contest is recorded and lowers its confidence rating one \
+                step of credibility (B2 becomes B3, down to 6), so fields merged by \
+                highest_confidence may choose another value and min_confidence filters may \
+                leave it out. The entity's snapshot is recomputed at once. The same reason \
+                again changes nothing. Logged in neotoma.audit_trail. Returns {contest_id, \
+                observation_id, entity_id, reason, confidence_before, confidence, contests, \
+                already_contested, created_at}.",
+        ),
+        _ => return None,
+    })
+}

@@ -45,3 +45,27 @@ pub struct EntityContradiction {
     #[serde(flatten)]
     pub contradiction: Contradiction,
 }
+
+/// The catalog's entries of this family's actions, by name: each one's
+/// title, its description for an agent and how it behaves
+/// (`crate::catalog::spec`).
+pub(crate) fn spec(name: &str) -> Option<crate::catalog_entry::Entry> {
+    use crate::catalog_entry::Entry;
+    Some(match name {
+        "list_contradictions" => Entry::new(
+            "List contradictions",
+            "The fields where observations of one entity disagree: two or more \
+                distinct values from two or more sources (merge_array fields are joined, not \
+                contradicted). For one entity_id, the entities of an entity_type, or all, a page \
+                of entities (limit 1–100, default 20; offset) in id order. Each contradiction: \
+                {entity_id, entity_type, field, values:[{value, observations:[{observation_id, \
+                source_id, observed_at, source_priority, specificity_score, correction}]}], \
+                chosen_value, chosen_observation_id, strategy, tie_breaker, reason, resolved}: \
+                the value the reducer chose (the snapshot's) and why; resolved when a correction \
+                decided it (include_resolved: false leaves those out). Returns {contradictions, \
+                entities_checked, limit, offset, has_more}.",
+        )
+        .read_only(),
+        _ => return None,
+    })
+}

@@ -90,3 +90,37 @@ pub struct SplitEntityResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
+
+/// The catalog's entries of this family's actions, by name: each one's
+/// title, its description for an agent and how it behaves
+/// (`crate::catalog::spec`).
+pub(crate) fn spec(name: &str) -> Option<crate::catalog_entry::Entry> {
+    use crate::catalog_entry::Entry;
+    Some(match name {
+        "list_potential_duplicates" => Entry::new(
+            "List potential duplicates",
+            "Pairs of current entities of entity_type that may be the same thing, best first: \
+                names (the snapshot's name or title) whose trigram similarity (as pg_trgm computes it) is at least threshold \
+                (default 0.6), or the same normalised identifier (e-mail, phone, …; score 1). \
+                Each pair once, with its evidence (which field matched how). Read-only: merge \
+                the ones that are duplicates with merge_entities. Returns {pairs: \
+                [{entity_id, other_entity_id, name, other_name, score, \
+                evidence: [{field, method, score, values}]}], entity_type, threshold, \
+                entities_compared, truncated}.",
+        )
+        .read_only(),
+        "split_entity" => Entry::new(
+            "Split an entity",
+            "The inverse of merge_entities: move some observations of entity_id (by \
+                observation_ids, or every one from source_ids) to another entity of its type \
+                (to_entity_id) or to a new one. The observations themselves never change: \
+                copies with the same source, time and fields count for the target, the originals \
+                no longer count for entity_id; both snapshots are recomputed; relationships stay \
+                with entity_id. Logged in neotoma.audit_trail. Returns {split_id, from_entity_id, \
+                to_entity_id, created, observations_moved, split_at, reason}.",
+        )
+        .not_idempotent()
+        .destructive(),
+        _ => return None,
+    })
+}

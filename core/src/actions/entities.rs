@@ -379,3 +379,83 @@ pub struct ListEntityTypesResponse {
     /// "all", "keyword_exact", "vector_semantic" or "similarity".
     pub search_method: String,
 }
+
+/// The catalog's entries of this family's actions, by name: each one's
+/// title, its description for an agent and how it behaves
+/// (`crate::catalog::spec`).
+pub(crate) fn spec(name: &str) -> Option<crate::catalog_entry::Entry> {
+    use crate::catalog_entry::Entry;
+    Some(match name {
+        "retrieve_entity_snapshot" => Entry::new(
+            "Retrieve entity snapshot",
+            "Get the current truth about one entity: its snapshot (field → value) \
+                computed by the reducer from all its observations, with provenance for every field \
+                (which observation and source it came from). Pass `at` (ISO 8601) for the snapshot \
+                as it was at that time. A merged entity redirects to the entity it was merged into \
+                (`redirected_from`). include_contradictions also answers the fields whose \
+                observations disagree, as list_contradictions does; include_annotations the notes \
+                attached to it (annotate).",
+        )
+        .read_only()
+        .aliases(&["get_entity_snapshot"]),
+        "list_observations" => Entry::new(
+            "List observations",
+            "List the observations (what each source said) about one entity, newest \
+                first, with their fields, source, priority and specificity. Use it to see how a \
+                snapshot was built or what changed. Paginated with limit/offset; returns \
+                {observations, total, limit, offset}.",
+        )
+        .read_only(),
+        "retrieve_field_provenance" => Entry::new(
+            "Retrieve field provenance",
+            "Explain one field of an entity's snapshot: its value, the observation \
+                that supplied it (priority, specificity, time), the source material it came from \
+                and the interpretation run, if any. Use it to answer 'where does this come from?'.",
+        )
+        .read_only()
+        .aliases(&["get_field_provenance"]),
+        "retrieve_entities" => Entry::new(
+            "Retrieve entities",
+            "List entities, optionally of one `entity_type`, most recently observed \
+                first, with their snapshots (include_snapshots, default true). Merged entities are \
+                left out unless include_merged. Paginated with limit (max 1000) and offset; returns \
+                {entities:[{id, entity_type, canonical_name, snapshot, observation_count, \
+                last_observation_at}], total, excluded_merged}. With `search` (free text) it finds \
+                entities by their names (typos forgiven), every snapshot value and the names of \
+                entities merged into them, best first (then by id), each with relevance_score and \
+                matched_fields; search_mode: lexical (words, stems, names with typos), semantic \
+                (by meaning: embeddings), hybrid (both, fused by rank) or auto (hybrid when \
+                embeddings exist, else lexical); search_method says which mode answered; \
+                include_observations also matches values since corrected or outranked and the \
+                words of the stored text files an entity was observed from.",
+        )
+        .read_only(),
+        "retrieve_entity_by_identifier" => Entry::new(
+            "Find entity by identifier",
+            "Find entities by something that identifies them: a name, e-mail, phone \
+                number, web site, invoice number… The identifier is normalised (case, spaces, \
+                phone and URL forms) and matched against the identity fields of every entity, \
+                optionally of one entity_type; when nothing matches exactly, partial matches are \
+                returned (match_type tells which).",
+        )
+        .read_only()
+        .aliases(&["get_entity_by_identifier"]),
+        "list_entity_types" => Entry::new(
+            "List entity types",
+            "The entity types you can store, one line each (name, what it is for, the \
+                fields that identify it). `keyword` ranks them by name, fields and meaning \
+                ('payment' finds transaction and invoice); `entity_type` gives one type in full \
+                (its fields, types, merge policies); `detail: true` gives every type in full.",
+        )
+        .read_only(),
+        "correct" => Entry::new(
+            "Correct a field",
+            "Fix one field of an entity: records a correction observation (priority \
+                1000) that wins over every other observation immediately and stays the truth \
+                until corrected again; nothing is deleted. Give entity_id, its entity_type, the \
+                schema field and the right value (null clears it). Returns the correction's \
+                observation_id.",
+        ),
+        _ => return None,
+    })
+}

@@ -143,6 +143,48 @@ pub fn capability_entity_type(capability_id: &str) -> Result<&'static str> {
         })
 }
 
+/// The catalog's entries of this family's actions, by name: each one's
+/// title, its description for an agent and how it behaves
+/// (`crate::catalog::spec`).
+pub(crate) fn spec(name: &str) -> Option<crate::catalog_entry::Entry> {
+    use crate::catalog_entry::Entry;
+    Some(match name {
+        "submit_payload" => Entry::new(
+            "Submit payload (earlier specification)",
+            "Earlier name: stores `body` as an entity of the capability's type \
+                (neotoma:store_invoice:v1 → invoice) with `provenance`. Use store.",
+        )
+        .legacy(),
+        "upload_file" => Entry::new(
+            "Upload file (earlier specification)",
+            "Earlier name: stores a local file (file_path) like store does; with \
+                `properties` the file is not interpreted. Use store.",
+        )
+        .legacy(),
+        "update_record" => Entry::new(
+            "Update record (deprecated)",
+            "Deprecated (earlier specification): sets the properties of a record \
+                (an entity: `id`) by corrections, one per property. Use correct.",
+        )
+        .legacy(),
+        "retrieve_records" => Entry::new(
+            "Retrieve records (deprecated)",
+            "Deprecated (earlier specification): entities as records, filtered by \
+                `type`, `properties` and keyword `search` terms. Use retrieve_entities.",
+        )
+        .read_only()
+        .legacy(),
+        "delete_record" => Entry::new(
+            "Delete record (deprecated)",
+            "Deprecated (earlier specification): deletes a record (an entity) as \
+                delete_entity does; its history stays. Use delete_entity.",
+        )
+        .destructive()
+        .legacy(),
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -47,7 +47,7 @@ pub struct LifecycleResponse {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DeleteRelationshipRequest {
-    #[schemars(schema_with = "crate::actions::graph::relationship_type_schema")]
+    #[schemars(schema_with = "crate::actions::relationships::relationship_type_schema")]
     pub relationship_type: String,
     pub source_entity_id: String,
     pub target_entity_id: String,
@@ -62,7 +62,7 @@ pub struct DeleteRelationshipRequest {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RestoreRelationshipRequest {
-    #[schemars(schema_with = "crate::actions::graph::relationship_type_schema")]
+    #[schemars(schema_with = "crate::actions::relationships::relationship_type_schema")]
     pub relationship_type: String,
     pub source_entity_id: String,
     pub target_entity_id: String,
@@ -217,6 +217,78 @@ impl ChangeCursor {
         let seq = i64::from_str_radix(seq, 16).ok()?;
         (seq >= 0).then_some(ChangeCursor { xid, seq })
     }
+}
+
+/// The catalog's entries of this family's actions, by name: each one's
+/// title, its description for an agent and how it behaves
+/// (`crate::catalog::spec`).
+pub(crate) fn spec(name: &str) -> Option<crate::catalog_entry::Entry> {
+    use crate::catalog_entry::Entry;
+    Some(match name {
+        "delete_entity" => Entry::new(
+            "Delete an entity",
+            "Delete an entity: it disappears from retrieve_entities, lookups and snapshots \
+                (include_deleted shows it, with deleted_at and the reason) until restore_entity \
+                brings it back exactly as it was. Nothing is erased: the deletion is an \
+                observation of its own (list_observations shows it). Deleting a deleted entity is \
+                an error. Returns {entity_id, entity_type, deleted, deleted_at, reason, \
+                observation_id}.",
+        )
+        .destructive(),
+        "restore_entity" => Entry::new(
+            "Restore an entity",
+            "Bring back a deleted entity exactly as it was before its deletion (recorded as a \
+                restoration observation). Restoring an entity that is not deleted is an error. \
+                Returns {entity_id, entity_type, deleted: false, deleted_at: null, reason, \
+                observation_id}.",
+        ),
+        "delete_relationship" => Entry::new(
+            "Delete a relationship",
+            "Delete the relationship of relationship_type from source_entity_id to \
+                target_entity_id: it disappears from list_relationships, traversals, \
+                neighborhoods and store's related_* (include_deleted shows it, with deleted_at \
+                and the reason) until restore_relationship brings it back exactly as it was. \
+                Nothing is erased: the deletion is an observation of the relationship. The \
+                entities stay. Deleting a deleted relationship is an error; an unknown one is \
+                NOT_FOUND. Returns {relationship_id, relationship_type, source_entity_id, \
+                target_entity_id, deleted, deleted_at, reason, observation_id}.",
+        )
+        .destructive(),
+        "list_recent_changes" => Entry::new(
+            "List recent changes",
+            "The change feed of this user's memory: entities observed, corrected, deleted, \
+                restored or merged; relationships asserted, deleted or restored; sources created; \
+                schemas registered or updated; erasures. Oldest first, in an order that never skips \
+                a change: pass the answer's next_cursor as `since` to read on (polling with it \
+                returns nothing until something changes). entity_type keeps entity changes of \
+                that type. Returns {changes: [{cursor, kind, operation, entity_id, entity_type, \
+                relationship_id, relationship_type, source_entity_id, target_entity_id, \
+                source_id, changed_at}], next_cursor, has_more}; MCP resource subscriptions are \
+                driven by this feed.",
+        )
+        .read_only(),
+        "erase" => Entry::new(
+            "Erase for good (GDPR)",
+            "Erase an entity (entity_id) or a source (source_id) for good, with confirm: true. \
+                An entity goes with its observations, relationships, timeline events, raw \
+                fragments and merges, and the sources only it came from (sources that also fed \
+                other entities lose their stored content and file bytes). A source goes with \
+                everything it gave; its entities are recomputed from what other sources say, \
+                and erased if nothing else does. Signed file URLs stop working. Unlike \
+                delete_entity this cannot be undone; an audit row of counts (no content) stays \
+                in neotoma.audit_trail. Returns {erased, erasure_id, erased_at, counts}.",
+        )
+        .not_idempotent()
+        .destructive(),
+        "restore_relationship" => Entry::new(
+            "Restore a relationship",
+            "Bring back a deleted relationship exactly as it was (recorded as a restoration \
+                observation of it). Restoring a relationship that is not deleted is an error. \
+                Returns {relationship_id, relationship_type, source_entity_id, target_entity_id, \
+                deleted: false, deleted_at: null, reason, observation_id}.",
+        ),
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

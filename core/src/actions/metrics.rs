@@ -416,6 +416,30 @@ pub fn values(answer: &Value) -> Result<Vec<Value>> {
         .collect())
 }
 
+/// The catalog's entries of this family's actions, by name: each one's
+/// title, its description for an agent and how it behaves
+/// (`crate::catalog::spec`).
+pub(crate) fn spec(name: &str) -> Option<crate::catalog_entry::Entry> {
+    use crate::catalog_entry::Entry;
+    Some(match name {
+        "get_technical_metrics" => Entry::new(
+            "Technical metrics (operators)",
+            "Operational metrics of this server from its Prometheus, for operators only: \
+                neotoma_record_upload_duration_ms and neotoma_search_duration_ms (histograms, \
+                label action), neotoma_record_upload_total (labels action, status), \
+                neotoma_extraction_errors_total (label error_code), neotoma_mcp_error_rate, \
+                neotoma_graph_orphan_nodes_total, neotoma_db_connection_pool_usage. Aggregation \
+                avg (default), p50, p95, p99, sum, count, max or min over time_range (default the \
+                last hour) in steps of `step` (e.g. 1m, 1h). Returns {metric_name, values: \
+                [{timestamp, value}], aggregation, time_range, metadata: {unit, description, \
+                query}}.",
+        )
+        .read_only()
+        .not_idempotent(),
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -316,6 +316,62 @@ pub fn check_sync(req: &RecordPlaidSyncRequest) -> Result<()> {
     Ok(())
 }
 
+/// The catalog's entries of this family's actions, by name: each one's
+/// title, its description for an agent and how it behaves
+/// (`crate::catalog::spec`).
+pub(crate) fn spec(name: &str) -> Option<crate::catalog_entry::Entry> {
+    use crate::catalog_entry::Entry;
+    Some(match name {
+        "plaid_create_link_token" => Entry::new(
+            "Plaid: create a Link token",
+            "Start connecting a bank account through Plaid: returns a short-lived \
+                {link_token, expiration} for Plaid Link (products default [\"transactions\"]; \
+                pass access_token for Link's update mode). Then call \
+                plaid_exchange_public_token with the public token Link gives. PLAID_NOT_CONFIGURED \
+                when the server has no Plaid credentials.",
+        )
+        .not_idempotent(),
+        "plaid_exchange_public_token" => Entry::new(
+            "Plaid: connect an item",
+            "Finish connecting a bank through Plaid: exchanges Link's public_token for an \
+                access token (stored encrypted, never returned), records the item, its \
+                institution and accounts (as entities), and with trigger_initial_sync also syncs \
+                its transactions. Returns {plaid_item: {id, item_id, institution_name, \
+                accounts}, sync_summary?}.",
+        ),
+        "plaid_sync" => Entry::new(
+            "Plaid: sync transactions",
+            "Sync the transactions of a connected Plaid item (plaid_item_id or item_id), or of \
+                every item (sync_all), from where the last sync stopped (force_full_sync reads \
+                everything again). New transactions become `transaction` entities (identified by \
+                Plaid's transaction_id, so nothing is duplicated), changes add observations, \
+                removed ones are deleted (their history stays). Returns {syncs: [{plaid_item_id, \
+                item_id, status, summary: {added, modified, removed}, next_cursor, error?}], \
+                total_synced_items}.",
+        )
+        .not_idempotent(),
+        "plaid_list_items" => Entry::new(
+            "Plaid: list items",
+            "List the connected Plaid items (banks), without their access tokens: {items: \
+                [{id, item_id, institution_id, institution_name, products, \
+                last_successful_sync, status}]}.",
+        )
+        .read_only(),
+        "record_plaid_item" => Entry::new(
+            "Record a Plaid item",
+            "Used by the MCP gateway: records an item it linked with Plaid.",
+        )
+        .internal(),
+        "record_plaid_sync" => Entry::new(
+            "Record a Plaid sync",
+            "Used by the MCP gateway: records what a sync of an item read from Plaid.",
+        )
+        .internal()
+        .not_idempotent(),
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -360,6 +360,62 @@ pub fn check_record_sync(req: &RecordProviderSyncRequest) -> Result<()> {
     Ok(())
 }
 
+/// The catalog's entries of this family's actions, by name: each one's
+/// title, its description for an agent and how it behaves
+/// (`crate::catalog::spec`).
+pub(crate) fn spec(name: &str) -> Option<crate::catalog_entry::Entry> {
+    use crate::catalog_entry::Entry;
+    Some(match name {
+        "list_provider_catalog" => Entry::new(
+            "List providers",
+            "List the outside sources this memory can import from, with their status \
+                (available, beta, coming_soon), capabilities and how they authenticate: plaid \
+                (banks), imap (any e-mail account), gmail (IMAP with an app password), and what \
+                is coming. Returns {providers: [{id, name, description, capabilities, auth_type, \
+                oauth_scopes?, popularity_score, status}]}.",
+        )
+        .read_only(),
+        "connect_provider" => Entry::new(
+            "Connect a provider",
+            "Connect an e-mail account to import its messages: provider imap with settings \
+                {host, port?, tls? (default true), username, password, mailbox? (default INBOX)}, or \
+                gmail with {username, password: an app password}. The login is checked first; the \
+                password is stored encrypted and never returned. Returns {connector_id, provider, \
+                external_id, settings, status}. Then call sync_provider_imports.",
+        ),
+        "list_connectors" => Entry::new(
+            "List connectors",
+            "List your connectors (e-mail accounts, Plaid items), optionally of one provider, \
+                without secrets: {connectors: [{connector_id, provider, external_id, settings, \
+                status, last_error, last_successful_sync, created_at}]}.",
+        )
+        .read_only(),
+        "sync_provider_imports" => Entry::new(
+            "Sync provider imports",
+            "Import what is new from a provider: for imap/gmail every message since the last \
+                sync (sync_type initial: from the first) becomes a source read by the e-mail \
+                interpreter (a note and its contacts), at most limit × max_pages messages per call \
+                (default 50 × 10; the rest next time); for plaid, plaid_sync of every item. One \
+                connector with connector_id, else all of the provider's. Returns {sync_run_id, \
+                provider, status, stats: {records_added, records_updated, errors}, started_at, \
+                completed_at}.",
+        )
+        .not_idempotent(),
+        "record_connector" => Entry::new(
+            "Record a connector",
+            "Used by the MCP gateway: records a connector whose login it checked.",
+        )
+        .internal(),
+        "record_provider_sync" => Entry::new(
+            "Record a provider sync",
+            "Used by the MCP gateway: records what a sync read from the provider.",
+        )
+        .internal()
+        .not_idempotent(),
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

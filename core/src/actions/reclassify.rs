@@ -49,3 +49,27 @@ pub struct ReclassifyResponse {
 pub fn check_reason(reason: &str) -> Result<&str> {
     crate::actions::common::text("reason", reason, MAX_REASON_CHARS)
 }
+
+/// The catalog's entries of this family's actions, by name: each one's
+/// title, its description for an agent and how it behaves
+/// (`crate::catalog::spec`).
+pub(crate) fn spec(name: &str) -> Option<crate::catalog_entry::Entry> {
+    use crate::catalog_entry::Entry;
+    Some(match name {
+        "reclassify" => Entry::new(
+            "Reclassify an entity",
+            "Move an entity (entity_id) to another type (new_entity_type, with an active \
+                schema) and say why (reason), its history kept: the entity of the new type is \
+                the one its current snapshot identifies under that type's identity rules (found \
+                or made), and the old entity is merged into it, so every observation, \
+                relationship and event counts there and the old id redirects there. Later \
+                stores under either type reach it. Logged in neotoma.audit_trail as reclassify. \
+                Returns {entity_id, entity_type, previous_entity_id, previous_entity_type, \
+                joined_existing, observations_moved, relationships_moved, reason, \
+                reclassified_at}.",
+        )
+        .not_idempotent()
+        .destructive(),
+        _ => return None,
+    })
+}

@@ -279,6 +279,32 @@ pub fn templates() -> Value {
     ])
 }
 
+/// The catalog's entries of this family's actions, by name: each one's
+/// title, its description for an agent and how it behaves
+/// (`crate::catalog::spec`).
+pub(crate) fn spec(name: &str) -> Option<crate::catalog_entry::Entry> {
+    use crate::catalog_entry::Entry;
+    Some(match name {
+        "list_resources" => Entry::new(
+            "List resources",
+            "The neotoma:// resources the user's data offers: the source collection, \
+                one collection per entity type, one timeline per year and month with events. \
+                Served as MCP resources/list, not as a tool.",
+        )
+        .read_only()
+        .internal(),
+        "read_resource" => Entry::new(
+            "Read resource",
+            "The body of one neotoma:// resource (entity collection, entity, its \
+                observations or relationships, a year or month of timeline, a source, the \
+                sources). Served as MCP resources/read, not as a tool.",
+        )
+        .read_only()
+        .internal(),
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

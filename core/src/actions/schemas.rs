@@ -181,3 +181,47 @@ pub struct RegisterSchemaResponse {
     /// Entities whose snapshots were recomputed because merge policies changed.
     pub entities_recomputed: i64,
 }
+
+/// The catalog's entries of this family's actions, by name: each one's
+/// title, its description for an agent and how it behaves
+/// (`crate::catalog::spec`).
+pub(crate) fn spec(name: &str) -> Option<crate::catalog_entry::Entry> {
+    use crate::catalog_entry::Entry;
+    Some(match name {
+        "analyze_schema_candidates" => Entry::new(
+            "Analyze schema candidates",
+            "Look at the fields kept in raw_fragments (stored data the schema \
+                lacks) and recommend which should become schema fields: per field its \
+                frequency, distinct sources, dominant type and type consistency, format \
+                consistency, up to 10 sample values and a confidence. Filtered by min_frequency \
+                (default 5) and min_confidence (default 0.8); recommendations are kept as \
+                pending (get_schema_recommendations).",
+        ),
+        "get_schema_recommendations" => Entry::new(
+            "Get schema recommendations",
+            "List the stored schema recommendations for an entity type: pending ones \
+                from analyze_schema_candidates, and those applied automatically (auto_applied) \
+                with the evidence they rest on. Filter by source and status.",
+        )
+        .read_only(),
+        "update_schema_incremental" => Entry::new(
+            "Add fields to a schema",
+            "Add fields to an entity type's schema as a new version, active at once \
+                by default, so the next stores keep those fields in observations (and \
+                snapshots) instead of raw_fragments. user_specific makes a variant for this user \
+                only. migrate_existing turns the raw_fragments already stored for those fields \
+                into observations (provenance kept) and updates the snapshots.",
+        ),
+        "register_schema" => Entry::new(
+            "Register a schema",
+            "Define a new entity type, or a new version of one: its fields (type, \
+                required), identity fields, temporal fields and a merge policy per field \
+                (last_write, highest_priority, most_specific, merge_array, highest_confidence; tie breaker \
+                observed_at or source_priority). A new type is usable by store at once; a new \
+                version of an existing type becomes active with activate=true (snapshots are \
+                recomputed under the new policies).",
+        )
+        .not_idempotent(),
+        _ => return None,
+    })
+}

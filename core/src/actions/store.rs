@@ -209,3 +209,51 @@ pub struct RetrieveFileUrlResponse {
 pub fn structured_content(entities: &[Value]) -> Value {
     json!({ "entities": entities })
 }
+
+/// The catalog's entries of this family's actions, by name: each one's
+/// title, its description for an agent and how it behaves
+/// (`crate::catalog::spec`).
+pub(crate) fn spec(name: &str) -> Option<crate::catalog_entry::Entry> {
+    use crate::catalog_entry::Entry;
+    Some(match name {
+        "store" => Entry::new(
+            "Store source material",
+            "Store what you learned. Structured: `entities`, an array of objects each \
+                with an `entity_type` (call list_entity_types first to pick it) and ALL the fields \
+                of the source data; fields the schema lacks are kept in raw_fragments \
+                (`unknown_fields_count`). Unstructured: `file_content` (base64) or `file_path` with \
+                `mime_type`, interpreted by the server (do not extract fields yourself). Content is \
+                hashed: storing the same content again returns the same source_id with \
+                `deduplicated: true` and creates nothing. The same real-world thing stored twice \
+                (same identity fields, e.g. an invoice number and vendor, a person's e-mail) lands \
+                on one entity. Returns {source_id, content_hash, deduplicated, interpretation, \
+                entities:[{entity_id, entity_type, observation_id}], unknown_fields_count}.",
+        )
+        .aliases(&["ingest", "ingest_structured"]),
+        "reinterpret" => Entry::new(
+            "Reinterpret a source",
+            "Interpret a stored source again with a new interpretation_config \
+                (provider, model_id, temperature, prompt_hash, code_version, feature_flags; \
+                entity_type for CSV). It is a new interpretation run: the observations of earlier \
+                runs stay, and the reducer decides what snapshots show. The same source and \
+                config give the same run and observations.",
+        ),
+        "retrieve_file_url" => Entry::new(
+            "Retrieve file URL",
+            "Get a signed, expiring URL (expires_in seconds, default 3600) to \
+                download a stored file (by its storage_path or source id) from the MCP server's \
+                HTTP endpoint. Returns {signed_url, expires_at}.",
+        )
+        .read_only()
+        .not_idempotent()
+        .aliases(&["get_file_url"]),
+        "record_interpretation" => Entry::new(
+            "Record an interpretation",
+            "Record what an external model read from a file (entities, or an \
+                error) for a pending interpretation run. Used by the MCP server's model \
+                interpreter, not an agent tool.",
+        )
+        .internal(),
+        _ => return None,
+    })
+}

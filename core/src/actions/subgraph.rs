@@ -104,3 +104,33 @@ pub struct SubgraphResponse {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub missing: Option<Vec<String>>,
 }
+
+/// The catalog's entries of this family's actions, by name: each one's
+/// title, its description for an agent and how it behaves
+/// (`crate::catalog::spec`).
+pub(crate) fn spec(name: &str) -> Option<crate::catalog_entry::Entry> {
+    use crate::catalog_entry::Entry;
+    Some(match name {
+        "search_subgraph" => Entry::new(
+            "Search a subgraph",
+            "Search the memory and get a subgraph: the entities that match query (names with \
+                typos forgiven, entity types, names of entities merged into them, every snapshot \
+                value; each search_in_* turns one off), best first and paginated (page, per_page \
+                up to 100), each with its snapshot, its latest observations, relevance_score and \
+                matched_fields, and the current relationships among them. Returns {entities: \
+                [{entity_id, entity_type, canonical_name, snapshot, observation_count, \
+                observations, relevance_score, matched_fields}], relationships: [{id, \
+                relationship_type, source_entity_id, target_entity_id, snapshot}], total, page, \
+                per_page, search_method}.",
+        )
+        .read_only(),
+        "get_subgraph_by_ids" => Entry::new(
+            "Get a subgraph by ids",
+            "The entities named by entity_ids (1–100, in that order), each with its snapshot and \
+                latest observations, and the current relationships among them; ids that name no \
+                current entity are listed in missing. Returns {entities, relationships, missing}.",
+        )
+        .read_only(),
+        _ => return None,
+    })
+}

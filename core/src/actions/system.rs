@@ -43,3 +43,29 @@ pub struct GetCurrentTimeResponse {
     /// Always "UTC".
     pub timezone: String,
 }
+
+/// The catalog's entries of this family's actions, by name: each one's
+/// title, its description for an agent and how it behaves
+/// (`crate::catalog::spec`).
+pub(crate) fn spec(name: &str) -> Option<crate::catalog_entry::Entry> {
+    use crate::catalog_entry::Entry;
+    Some(match name {
+        "get_version" => Entry::new(
+            "Get version",
+            "Report the versions of the Neotoma extension, its action catalog, \
+                the MCP contract and Postgres. Use it to check that the memory is reachable \
+                and which features it has. Returns {extension_version, catalog_version, \
+                api_version, server_version, postgres_version}.",
+        )
+        .read_only(),
+        "get_current_time" => Entry::new(
+            "Get current time",
+            "Return the memory's clock (the database's), in UTC. Use it to \
+                timestamp what you store (`provenance.extracted_at`) or to ask about \
+                'today' consistently with stored data. Returns {now, unix_ms, timezone}.",
+        )
+        .read_only()
+        .not_idempotent(),
+        _ => return None,
+    })
+}

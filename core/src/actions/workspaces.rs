@@ -107,3 +107,47 @@ pub struct ContextResponse {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cleared: Option<bool>,
 }
+
+/// The catalog's entries of this family's actions, by name: each one's
+/// title, its description for an agent and how it behaves
+/// (`crate::catalog::spec`).
+pub(crate) fn spec(name: &str) -> Option<crate::catalog_entry::Entry> {
+    use crate::catalog_entry::Entry;
+    Some(match name {
+        "list_workspaces" => Entry::new(
+            "List workspaces",
+            "List the workspaces your memory is divided into (`default` first), with how \
+                many entities and sources each holds and which one actions without `workspace` \
+                use now (in_context; set_context chooses it). Reads take `workspace`: a name, \
+                \"*\" for all, or a list. Returns {workspaces:[{name, entities, \
+                entities_including_merged, sources, created_at, in_context}], context:{workspace, \
+                from}}.",
+        )
+        .read_only(),
+        "set_context" => Entry::new(
+            "Set context",
+            "Choose the workspace every later action without `workspace` uses, by name \
+                (`workspace`, created if new) or by a project entity (`project_entity_id`: its \
+                workspace). It is kept in the memory, so it holds across requests, connections \
+                and gateways: for the token you came with (level token, the default with a \
+                token), or for you (level user, the default without one, e.g. over stdio). \
+                Returns {token, user, effective:{workspace, from}, has_token}.",
+        ),
+        "get_context" => Entry::new(
+            "Get context",
+            "Show which workspace actions without `workspace` use, and why: the context of \
+                the token you came with, else yours, else `default`. Returns {token, user, \
+                effective:{workspace, from}, has_token}.",
+        )
+        .read_only(),
+        "clear_context" => Entry::new(
+            "Clear context",
+            "Forget a context set by set_context (level token or user; by default the one \
+                set_context would set), so actions without `workspace` fall back to the next: \
+                the user's context, then `default`. Returns {token, user, effective, has_token, \
+                cleared}.",
+        )
+        .destructive(),
+        _ => return None,
+    })
+}

@@ -9,7 +9,7 @@ use crate::actions::relationships::{
 use crate::db::{self, Arg};
 use crate::snapshots;
 use neotoma_core::actions::common;
-use neotoma_core::actions::graph::*;
+use neotoma_core::actions::merge::*;
 use neotoma_core::graph::RelationshipType;
 use neotoma_core::ids::{derived_uuid, relationship_id};
 use neotoma_core::{ErrorCode, NeotomaError};

@@ -9,8 +9,8 @@ use super::providers::{gateway_only, save_connector, sealed, sealed_secrets, syn
 use super::relationships::create_relationship;
 use crate::db::{self, Arg};
 use crate::{ingest, lifecycle};
-use neotoma_core::actions::graph::CreateRelationshipRequest;
 use neotoma_core::actions::plaid::*;
+use neotoma_core::actions::relationships::CreateRelationshipRequest;
 use neotoma_core::actions::store::{StoreProvenance, StoreRequest, StoredEntity};
 use neotoma_core::time::format_micros;
 use neotoma_core::{ErrorCode, NeotomaError};

@@ -6,7 +6,7 @@
 use crate::actions::entities::resolve_live_entity;
 use crate::db::{self, Arg};
 use neotoma_core::actions::common;
-use neotoma_core::actions::graph::*;
+use neotoma_core::actions::relationships::*;
 use neotoma_core::canonical::{canonical_json, sha256_hex};
 use neotoma_core::graph::RelationshipType;
 use neotoma_core::ids::{derived_uuid, relationship_id, source_id};

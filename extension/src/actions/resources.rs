@@ -6,10 +6,9 @@ use crate::db::{self, Arg};
 use neotoma_core::actions::entities::{
     ListObservationsRequest, RetrieveEntitiesRequest, RetrieveEntitySnapshotRequest,
 };
-use neotoma_core::actions::graph::{
-    ListRelationshipsRequest, ListTimelineEventsRequest, ListTimelineEventsResponse,
-};
+use neotoma_core::actions::relationships::ListRelationshipsRequest;
 use neotoma_core::actions::resources::*;
+use neotoma_core::actions::timeline::{ListTimelineEventsRequest, ListTimelineEventsResponse};
 use neotoma_core::workspace::{Requested, WorkspaceArg};
 use neotoma_core::{ErrorCode, NeotomaError};
 use serde_json::{json, Value};
@@ -68,7 +67,7 @@ const KNOWLEDGE_GRAPH_ENTITIES: usize = 10_000;
 /// server reads it (its read_graph's pages, joined; at most
 /// [`KNOWLEDGE_GRAPH_ENTITIES`] entities, then `truncated`).
 fn knowledge_graph(user: Uuid) -> Result<Value, NeotomaError> {
-    use neotoma_core::actions::memory_server::ReadGraphRequest;
+    use neotoma_core::actions::graph_servers::memory::ReadGraphRequest;
     let (mut entities, mut relations) = (Vec::new(), Vec::new());
     let mut cursor = None;
     loop {

@@ -3,7 +3,7 @@
 use crate::actions::entities::resolve_live_entity;
 use crate::db::{self, Arg};
 use neotoma_core::actions::common;
-use neotoma_core::actions::graph::*;
+use neotoma_core::actions::timeline::*;
 use neotoma_core::schema::check_name;
 use neotoma_core::NeotomaError;
 use uuid::Uuid;

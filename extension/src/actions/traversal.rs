@@ -5,7 +5,7 @@ use crate::actions::entities::resolve_live_entity;
 use crate::actions::relationships::{live_edges, Direction};
 use crate::db::{self, Arg};
 use neotoma_core::actions::common;
-use neotoma_core::actions::graph::*;
+use neotoma_core::actions::traversal::*;
 use neotoma_core::graph::RelationshipType;
 use neotoma_core::{ErrorCode, NeotomaError};
 use serde_json::{json, Map, Value};

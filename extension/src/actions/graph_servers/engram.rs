@@ -1,5 +1,5 @@
 //! The `engram` tool set: EngraMCP's send_memory, get_memory and
-//! correct_memory (seed 004, `neotoma_core::actions::engram`), in the
+//! correct_memory (seed 004, `neotoma_core::actions::graph_servers::engram`), in the
 //! workspace of the caller's context. A memory is a graph entity labelled
 //! `Fact` named by its content, rated by its writer's reliability hint; its
 //! id is `mem_<hex16>`, the entity's graph number (`super::ids`);
@@ -10,7 +10,7 @@
 use super::ids::{self, Kind};
 use super::Node;
 use crate::db::{self, Arg};
-use neotoma_core::actions::engram::*;
+use neotoma_core::actions::graph_servers::engram::*;
 use neotoma_core::catalog::ActionId;
 use neotoma_core::confidence::Confidence;
 use neotoma_core::memory_graph as graph;

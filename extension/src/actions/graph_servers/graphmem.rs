@@ -1,12 +1,12 @@
 //! The `graphmem` tool set: GraphMem's tools (seed 002,
-//! `neotoma_core::actions::graphmem`) with integer ids (`neotoma.graph_ids`,
+//! `neotoma_core::actions::graph_servers::graphmem`) with integer ids (`neotoma.graph_ids`,
 //! given the first time something is shown) and entity types canonicalized
 //! through `neotoma.entity_type_mappings`.
 
 use super::ids::{carry as carry_ids, resolve, Kind, Numbering};
 use super::{Node, Relation};
 use crate::db::{self, Arg};
-use neotoma_core::actions::graphmem::*;
+use neotoma_core::actions::graph_servers::graphmem::*;
 use neotoma_core::canonical::sha256_hex;
 use neotoma_core::catalog::ActionId;
 use neotoma_core::memory_graph as graph;

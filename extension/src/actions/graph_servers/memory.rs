@@ -1,9 +1,9 @@
 //! The `memory` tool set: the reference MCP memory server's tools
-//! (`neotoma_core::actions::memory_server`). Names are unique in its graph:
+//! (`neotoma_core::actions::graph_servers::memory`). Names are unique in its graph:
 //! a name finds the oldest live entity of that name in the workspace.
 
 use super::{Node, Relation};
-use neotoma_core::actions::memory_server::*;
+use neotoma_core::actions::graph_servers::memory::*;
 use neotoma_core::memory_graph as graph;
 use neotoma_core::{ErrorCode, NeotomaError};
 use serde_json::{json, Map};

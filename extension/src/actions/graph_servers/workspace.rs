@@ -1,9 +1,9 @@
 //! The `workspace` tool set: the workspace-partitioned graph server's
-//! tools (seed 003, `neotoma_core::actions::workspace_server`). Entities
+//! tools (seed 003, `neotoma_core::actions::graph_servers::workspace`). Entities
 //! are matched by name within the workspace `workspaceName` selects.
 
 use super::{Node, Relation};
-use neotoma_core::actions::workspace_server::*;
+use neotoma_core::actions::graph_servers::workspace::*;
 use neotoma_core::ids::relationship_id;
 use neotoma_core::memory_graph as graph;
 use neotoma_core::workspace::WorkspaceName;

@@ -1,4 +1,5 @@
-//! Relationships, graph traversal, timeline and merges.
+//! Relationships between entities: creating them, listing an entity's,
+//! and one relationship's snapshot with its observations.
 
 use crate::workspace::{WorkspaceArg, WorkspaceName};
 use schemars::JsonSchema;
@@ -15,7 +16,7 @@ pub(crate) fn relationship_type_schema(_: &mut schemars::SchemaGenerator) -> sch
     })
 }
 
-fn relationship_types_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+pub(crate) fn relationship_types_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
         "type": "array",
         "items": {"type": "string", "enum": ["PART_OF", "CORRECTS", "REFERS_TO", "SETTLES", "DUPLICATE_OF", "DEPENDS_ON", "SUPERSEDES"]},
@@ -23,7 +24,7 @@ fn relationship_types_schema(_: &mut schemars::SchemaGenerator) -> schemars::Sch
     })
 }
 
-fn direction_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+pub(crate) fn direction_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({"type": "string", "enum": ["inbound", "outbound", "both"], "description": "Default both."})
 }
 
@@ -147,143 +148,35 @@ pub struct GetRelationshipSnapshotResponse {
     pub observations: Vec<RelationshipObservationOut>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RetrieveRelatedEntitiesRequest {
-    /// Where to start.
-    pub entity_id: String,
-    #[schemars(schema_with = "relationship_types_schema")]
-    pub relationship_types: Option<Vec<String>>,
-    #[schemars(schema_with = "direction_schema")]
-    pub direction: Option<String>,
-    /// How many relationship hops to follow (1–5, default 1).
-    pub max_hops: Option<i64>,
-    /// Include each entity's snapshot (default true).
-    pub include_entities: Option<bool>,
-    pub user_id: Option<String>,
-    /// Which workspaces to answer from: a name, "*" (all of yours) or a
-    /// list; the context (set_context), else `default`, when absent.
-    pub workspace: Option<WorkspaceArg>,
-}
-
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct RelatedEntity {
-    pub id: String,
-    pub entity_type: String,
-    pub canonical_name: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub snapshot: Option<Object>,
-    /// Hops from the start.
-    pub hop: i64,
-}
-
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct RelationshipRef {
-    pub id: String,
-    pub relationship_type: String,
-    pub source_entity_id: String,
-    pub target_entity_id: String,
-}
-
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct RetrieveRelatedEntitiesResponse {
-    /// By hop, then id.
-    pub entities: Vec<RelatedEntity>,
-    /// By hop, then id.
-    pub relationships: Vec<RelationshipRef>,
-    pub total_entities: i64,
-    pub total_relationships: i64,
-    pub hops_traversed: i64,
-    /// True when the result was cut at the size limit.
-    pub truncated: bool,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RetrieveGraphNeighborhoodRequest {
-    /// An entity id or a source id.
-    pub node_id: String,
-    /// "entity" (default) or "source".
-    #[schemars(extend("enum" = ["entity", "source"]))]
-    pub node_type: Option<String>,
-    /// Default true.
-    pub include_relationships: Option<bool>,
-    /// Default true.
-    pub include_sources: Option<bool>,
-    /// Default true.
-    pub include_events: Option<bool>,
-    /// Default false.
-    pub include_observations: Option<bool>,
-    pub user_id: Option<String>,
-    /// Which workspaces to answer from: a name, "*" (all of yours) or a
-    /// list; the context (set_context), else `default`, when absent.
-    pub workspace: Option<WorkspaceArg>,
-}
-
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ListTimelineEventsRequest {
-    /// e.g. InvoiceIssued, TaskDue.
-    pub event_type: Option<String>,
-    /// Only events at or after this date (ISO 8601).
-    pub after_date: Option<String>,
-    /// Only events before this date (ISO 8601).
-    pub before_date: Option<String>,
-    /// Only events from this source.
-    pub source_id: Option<String>,
-    /// Only events of this entity.
-    pub entity_id: Option<String>,
-    /// Max results (1–1000, default 100).
-    pub limit: Option<i64>,
-    pub offset: Option<i64>,
-    pub user_id: Option<String>,
-    /// Which workspaces to answer from: a name, "*" (all of yours) or a
-    /// list; the context (set_context), else `default`, when absent.
-    pub workspace: Option<WorkspaceArg>,
-}
-
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct TimelineEventOut {
-    pub id: String,
-    pub event_type: String,
-    pub event_timestamp: String,
-    pub source_id: String,
-    pub entity_ids: Vec<String>,
-    pub properties: Object,
-}
-
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct ListTimelineEventsResponse {
-    /// Newest first (event_timestamp DESC, then id).
-    pub events: Vec<TimelineEventOut>,
-    pub total: i64,
-    pub limit: i64,
-    pub offset: i64,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MergeEntitiesRequest {
-    pub user_id: Option<String>,
-    /// The workspace to write in; the context (set_context), else `default`,
-    /// when absent. What it names must lie there.
-    pub workspace: Option<WorkspaceName>,
-    /// The duplicate, merged away.
-    pub from_entity_id: String,
-    /// The entity that remains.
-    pub to_entity_id: String,
-    pub merge_reason: Option<String>,
-}
-
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct MergeEntitiesResponse {
-    pub from_entity_id: String,
-    pub to_entity_id: String,
-    /// Observations that now count for the target.
-    pub observations_moved: i64,
-    /// Relationships re-keyed onto the target.
-    pub relationships_moved: i64,
-    pub merged_at: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub merge_reason: Option<String>,
+/// The catalog's entries of this family's actions, by name: each one's
+/// title, its description for an agent and how it behaves
+/// (`crate::catalog::spec`).
+pub(crate) fn spec(name: &str) -> Option<crate::catalog_entry::Entry> {
+    use crate::catalog_entry::Entry;
+    Some(match name {
+        "create_relationship" => Entry::new(
+            "Create relationship",
+            "Link two entities with a typed, directed relationship: PART_OF, \
+                DEPENDS_ON, SUPERSEDES, CORRECTS, SETTLES (none of these may form a cycle: \
+                CYCLE_DETECTED with the path), REFERS_TO or DUPLICATE_OF. Optional metadata is \
+                recorded as an observation with provenance. Same type and entities → same \
+                relationship id; asserting it again is idempotent.",
+        ),
+        "list_relationships" => Entry::new(
+            "List relationships",
+            "List an entity's relationships (direction inbound, outbound or both; \
+                optionally one relationship_type), newest first, paginated. Returns \
+                {relationships:[{id, relationship_type, source_entity_id, target_entity_id, \
+                metadata, created_at}], total}.",
+        )
+        .read_only(),
+        "get_relationship_snapshot" => Entry::new(
+            "Get relationship snapshot",
+            "Get one relationship (by type, source and target entity) with its \
+                metadata reduced from every assertion of it, provenance per metadata field, and \
+                the observations themselves.",
+        )
+        .read_only(),
+        _ => return None,
+    })
 }

@@ -473,6 +473,165 @@ impl CreateEntityRequest {
     }
 }
 
+/// The catalog's entries of this family's actions, by name: each one's
+/// title, its description for an agent and how it behaves
+/// (`crate::catalog::spec`).
+pub(crate) fn spec(name: &str) -> Option<crate::catalog_entry::Entry> {
+    use crate::catalog_entry::Entry;
+    use crate::tool_sets::ToolSet;
+    Some(match name {
+        "graphmem_get_version" => Entry::new(
+            "Get version",
+            "Returns the current version of the GraphMem server (here: the Neotoma \
+                extension's). Returns {version, server}.",
+        )
+        .read_only()
+        .in_set(ToolSet::Graphmem),
+        "graphmem_get_current_time" => Entry::new(
+            "Get current time",
+            "Returns the current server time as an ISO 8601 string: {current_time}.",
+        )
+        .read_only()
+        .not_idempotent()
+        .in_set(ToolSet::Graphmem),
+        "graphmem_create_entity" => Entry::new(
+            "Create entity",
+            "Creates a new entity (name, entity_type auto-canonicalized e.g. workspace \
+                becomes Project, pipe-separated aliases, description, initial observations). \
+                Performs auto-deduplication: if an entity of the same name, or a semantically \
+                similar one (cosine distance < 0.25), exists, returns status duplicate_warning \
+                with the existing entity instead of creating a duplicate. Returns {status, \
+                entity | warning, existing_entity, cosine_distance}.",
+        )
+        .not_idempotent()
+        .in_set(ToolSet::Graphmem),
+        "graphmem_get_entity" => Entry::new(
+            "Get entity",
+            "Retrieves an entity by ID (an integer), including observations and relations.",
+        )
+        .read_only()
+        .in_set(ToolSet::Graphmem),
+        "graphmem_update_entity" => Entry::new(
+            "Update entity",
+            "Updates entity name (must be unique), type (auto-canonicalized), aliases and/or \
+                description (an empty string clears). Returns the entity with observations and \
+                relations.",
+        )
+        .in_set(ToolSet::Graphmem),
+        "graphmem_delete_entity" => Entry::new(
+            "Delete entity",
+            "Deletes an entity and all associated observations and relations (its history is \
+                kept). Returns {status, id}.",
+        )
+        .destructive()
+        .in_set(ToolSet::Graphmem),
+        "graphmem_create_observation" => Entry::new(
+            "Create observation",
+            "Adds an observation (text_content) to an existing entity; it is searchable by \
+                meaning at once. Returns {observation_id, entity_id, text_content}.",
+        )
+        .in_set(ToolSet::Graphmem),
+        "graphmem_delete_observation" => Entry::new(
+            "Delete observation",
+            "Deletes an observation by ID. Returns {status, id}.",
+        )
+        .destructive()
+        .in_set(ToolSet::Graphmem),
+        "graphmem_create_relation" => Entry::new(
+            "Create relation",
+            "Creates a typed relationship between two entities (relation_type e.g. part_of, \
+                depends_on). Returns {relation_id, from_entity_id, to_entity_id, relation_type}.",
+        )
+        .in_set(ToolSet::Graphmem),
+        "graphmem_delete_relation" => Entry::new(
+            "Delete relation",
+            "Deletes a relation by ID. Returns {status, id}.",
+        )
+        .destructive()
+        .in_set(ToolSet::Graphmem),
+        "graphmem_find_relations" => Entry::new(
+            "Find relations",
+            "Finds relations by optional filters (from_entity_id, to_entity_id, \
+                relation_type). Returns {relations}, at most 1000.",
+        )
+        .read_only()
+        .in_set(ToolSet::Graphmem),
+        "graphmem_search_entities" => Entry::new(
+            "Search entities",
+            "Hybrid search combining text tokenization with vector semantic similarity, \
+                merged by Reciprocal Rank Fusion. Returns {results:[{entity_id, name, \
+                entity_type, description, aliases, memory_observations_count, relevance_score, \
+                matched_fields}]}, at most 50.",
+        )
+        .read_only()
+        .in_set(ToolSet::Graphmem),
+        "graphmem_list_entities" => Entry::new(
+            "List entities",
+            "Paginated listing of all entities (page, default 1; per_page, default 20, max \
+                100), in the order they were created. Returns {entities, page, per_page, \
+                total_count, total_pages}.",
+        )
+        .read_only()
+        .in_set(ToolSet::Graphmem),
+        "graphmem_search_subgraph" => Entry::new(
+            "Search subgraph",
+            "Searches across entity names, types, aliases and observations (each can be \
+                turned off) and returns a paginated subgraph: the matching entities with their \
+                observations and the relations among them. Returns {entities, relations, page, \
+                per_page, total_count}.",
+        )
+        .read_only()
+        .in_set(ToolSet::Graphmem),
+        "graphmem_get_subgraph_by_ids" => Entry::new(
+            "Get subgraph by IDs",
+            "Retrieves a set of entities by their IDs (at most 100) with observations and the \
+                relations among them. Returns {entities, relations}.",
+        )
+        .read_only()
+        .in_set(ToolSet::Graphmem),
+        "graphmem_set_context" => Entry::new(
+            "Set context",
+            "Sets the active project context (project_id: the ID of the project entity) for \
+                subsequent operations; it is kept in the memory, so it holds across connections. \
+                Returns {status, project_id, project_name, project_type}.",
+        )
+        .in_set(ToolSet::Graphmem),
+        "graphmem_get_context" => Entry::new(
+            "Get context",
+            "Returns the currently active project context {status: active, project_id, \
+                project_name, project_type, description}, or {status: no_context}.",
+        )
+        .read_only()
+        .in_set(ToolSet::Graphmem),
+        "graphmem_clear_context" => Entry::new(
+            "Clear context",
+            "Clears the active project context. Returns {status: context_cleared}.",
+        )
+        .destructive()
+        .in_set(ToolSet::Graphmem),
+        "graphmem_bulk_update" => Entry::new(
+            "Bulk update",
+            "Performs multiple operations in a single atomic transaction, at most 50: \
+                entities to create ({name, entity_type, aliases?, description?, observations?}), \
+                observations to add ({entity_id, text_content}), relations to create \
+                ({from_entity_id, to_entity_id, relation_type}). Rolls back entirely on any \
+                error. Returns {status, operations, entities, observations, relations}.",
+        )
+        .not_idempotent()
+        .in_set(ToolSet::Graphmem),
+        "graphmem_suggest_merges" => Entry::new(
+            "Suggest merges",
+            "Finds potential duplicate entities by vector cosine similarity: pairs within \
+                threshold (maximum cosine distance, default 0.3), at most limit (default 20), \
+                optionally of one entity_type. Returns {suggestions:[{entity_a, entity_b, \
+                cosine_distance, recommendation}]}.",
+        )
+        .read_only()
+        .in_set(ToolSet::Graphmem),
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

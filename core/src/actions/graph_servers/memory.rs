@@ -204,3 +204,76 @@ pub struct GraphResponse {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
 }
+
+/// The catalog's entries of this family's actions, by name: each one's
+/// title, its description for an agent and how it behaves
+/// (`crate::catalog::spec`).
+pub(crate) fn spec(name: &str) -> Option<crate::catalog_entry::Entry> {
+    use crate::catalog_entry::Entry;
+    use crate::tool_sets::ToolSet;
+    Some(match name {
+        "memory_create_entities" => Entry::new(
+            "Create Entities",
+            "Create multiple new entities in the knowledge graph. (An entity whose name the \
+                graph has already is left as it is; the entities created are returned.)",
+        )
+        .not_idempotent()
+        .in_set(ToolSet::Memory),
+        "memory_create_relations" => Entry::new(
+            "Create Relations",
+            "Create multiple new relations between entities in the knowledge graph. Relations \
+                should be in active voice. (Both entities must exist; a relation the graph has \
+                already is left out of the answer.)",
+        )
+        .not_idempotent()
+        .in_set(ToolSet::Memory),
+        "memory_add_observations" => Entry::new(
+            "Add Observations",
+            "Add new observations to existing entities in the knowledge graph",
+        )
+        .not_idempotent()
+        .in_set(ToolSet::Memory),
+        "memory_delete_entities" => Entry::new(
+            "Delete Entities",
+            "Delete multiple entities and their associated relations from the knowledge graph",
+        )
+        .destructive()
+        .in_set(ToolSet::Memory),
+        "memory_delete_observations" => Entry::new(
+            "Delete Observations",
+            "Delete specific observations from entities in the knowledge graph",
+        )
+        .destructive()
+        .in_set(ToolSet::Memory),
+        "memory_delete_relations" => Entry::new(
+            "Delete Relations",
+            "Delete multiple relations from the knowledge graph",
+        )
+        .destructive()
+        .in_set(ToolSet::Memory),
+        "memory_read_graph" => Entry::new(
+            "Read Graph",
+            "Read the entire knowledge graph, a page at a time: up to `limit` entities (100 \
+                unless given, at most 1000) in the order they were created, with the relations \
+                starting at them; while more follow, pass the answer's nextCursor as `cursor`.",
+        )
+        .read_only()
+        .in_set(ToolSet::Memory),
+        "memory_search_nodes" => Entry::new(
+            "Search Nodes",
+            "Search for nodes in the knowledge graph based on a query (matched, case \
+                folded, against entity names, types, and observation content; at most 1000 \
+                entities, with the relations touching them)",
+        )
+        .read_only()
+        .in_set(ToolSet::Memory),
+        "memory_open_nodes" => Entry::new(
+            "Open Nodes",
+            "Open specific nodes in the knowledge graph by their names (with the relations \
+                touching them)",
+        )
+        .read_only()
+        .in_set(ToolSet::Memory),
+        _ => return None,
+    })
+}

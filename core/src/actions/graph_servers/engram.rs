@@ -292,6 +292,48 @@ pub fn hinted_confidence(hint: Option<&str>) -> Result<Confidence, String> {
         .map_err(|_| format!("`{letter}` is not a reliability letter: one of A to F"))
 }
 
+/// The catalog's entries of this family's actions, by name: each one's
+/// title, its description for an agent and how it behaves
+/// (`crate::catalog::spec`).
+pub(crate) fn spec(name: &str) -> Option<crate::catalog_entry::Entry> {
+    use crate::catalog_entry::Entry;
+    use crate::tool_sets::ToolSet;
+    Some(match name {
+        "engram_send_memory" => Entry::new(
+            "Send memory",
+            "Write one memory: an affirmation, fact or observation (content), with where it \
+                came from (source {type, ref, citation}), the source's reliability letter A-F \
+                (confidence_hint: the memory is rated <letter>3, uncorroborated; F3 without one) \
+                and the calling agent (agent_id). The same content again corroborates the same \
+                memory. Returns {memory_id, status}.",
+        )
+        .in_set(ToolSet::Engram),
+        "engram_get_memory" => Entry::new(
+            "Get memory",
+            "Read the memories matching a natural language query, best first: each with its \
+                NATO confidence rating, sources, causal chain (relations up to max_depth steps) \
+                and participants, plus the contradictions among their sources. min_confidence \
+                keeps memories whose letter and number both pass (F6: all); compact leaves out \
+                sources, chains, participants and contradictions. Returns {memories, \
+                contradictions, meta}.",
+        )
+        .read_only()
+        .in_set(ToolSet::Engram),
+        "engram_correct_memory" => Entry::new(
+            "Correct memory",
+            "Correct a memory (target_id) by one action with its payload: contest {reason} \
+                (lowers its rating a step), annotate {note}, merge_entities {source_id} (that \
+                memory joins this one), split_entity {observation_ids | source_ids, \
+                to_entity_id?} or reclassify {new_type, reason?}. History is kept and the \
+                correction audited. Returns {target_id, action, status (applied, not_found), \
+                details}.",
+        )
+        .not_idempotent()
+        .in_set(ToolSet::Engram),
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

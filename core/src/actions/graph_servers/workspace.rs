@@ -164,3 +164,46 @@ pub struct GetEntityRelationsResponse {
     pub entity_id: String,
     pub relations: Vec<OutgoingRelation>,
 }
+
+/// The catalog's entries of this family's actions, by name: each one's
+/// title, its description for an agent and how it behaves
+/// (`crate::catalog::spec`).
+pub(crate) fn spec(name: &str) -> Option<crate::catalog_entry::Entry> {
+    use crate::catalog_entry::Entry;
+    use crate::tool_sets::ToolSet;
+    Some(match name {
+        "workspace_read_graph" => Entry::new(
+            "Read graph",
+            "Returns all entities and relations for a workspace (workspaceName), a page at a \
+                time: up to `limit` entities (at most 1000) in the order they were created, \
+                with the relations starting at them, and nextCursor (pass it as `cursor`) while \
+                more follow.",
+        )
+        .read_only()
+        .in_set(ToolSet::Workspace),
+        "workspace_upsert_entity" => Entry::new(
+            "Upsert entity",
+            "Creates or updates an entity by name within a workspace: entityType, \
+                observations (replacing the entity's when given) and metadata (a JSON text). \
+                Returns {success, id, workspace, name}.",
+        )
+        .in_set(ToolSet::Workspace),
+        "workspace_upsert_relation" => Entry::new(
+            "Upsert relation",
+            "Creates or updates a relation between two existing entities of a workspace, \
+                named by fromEntityId/toEntityId or by the legacy from/to names, with an \
+                optional metadata JSON text. Returns {success, relationId, workspace, \
+                fromEntityId, toEntityId, relationType}.",
+        )
+        .in_set(ToolSet::Workspace),
+        "workspace_get_entity_relations" => Entry::new(
+            "Get entity relations",
+            "Lists all relations originating from a given entity of a workspace (entityId, \
+                preferred, or entityName). Returns {success, workspaceName, entityId, \
+                relations:[{id, relationType, toEntityId, metadata}]}.",
+        )
+        .read_only()
+        .in_set(ToolSet::Workspace),
+        _ => return None,
+    })
+}

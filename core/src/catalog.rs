@@ -248,24 +248,19 @@ fn fixed_shape(schema: Value) -> Option<Value> {
     (!free).then_some(schema)
 }
 
-/// One action.
+/// One action: its id and what its family's entry says of it (title,
+/// description, behaviour, tool set), read through it as fields.
 pub struct ActionSpec {
     pub id: ActionId,
-    pub title: &'static str,
-    /// Written for an agent: when to use it and what it returns.
-    pub description: &'static str,
-    pub read_only: bool,
-    pub idempotent: bool,
-    pub destructive: bool,
-    /// Older names (seed 001) that keep working.
-    pub aliases: &'static [&'static str],
-    /// Callable as an MCP tool. The resource functions are not: the gateway
-    /// serves them as MCP resources.
-    pub tool: bool,
-    /// An action of the earlier specification: callable, but not listed.
-    pub legacy: bool,
-    /// The tool set listing it (`--tools`), under [`ActionSpec::tool_name`].
-    pub tool_set: ToolSet,
+    entry: Entry,
+}
+
+impl std::ops::Deref for ActionSpec {
+    type Target = Entry;
+
+    fn deref(&self) -> &Entry {
+        &self.entry
+    }
 }
 
 impl ActionSpec {
@@ -274,20 +269,11 @@ impl ActionSpec {
     }
 
     /// The action `id` as its family's entry says.
-    fn of(id: ActionId, e: Entry) -> Self {
-        debug_assert!(e.tool_set == ToolSet::Neotoma || id.name().starts_with(e.tool_set.name()));
-        ActionSpec {
-            id,
-            title: e.title,
-            description: e.description,
-            read_only: e.read_only,
-            idempotent: e.idempotent,
-            destructive: e.destructive,
-            aliases: e.aliases,
-            tool: e.tool,
-            legacy: e.legacy,
-            tool_set: e.tool_set,
-        }
+    fn of(id: ActionId, entry: Entry) -> Self {
+        debug_assert!(
+            entry.tool_set == ToolSet::Neotoma || id.name().starts_with(entry.tool_set.name())
+        );
+        ActionSpec { id, entry }
     }
 
     /// The name its tool set lists it under.

@@ -13,11 +13,13 @@ pub struct Entry {
     pub destructive: bool,
     /// Older names (seed 001) that keep working.
     pub aliases: &'static [&'static str],
-    /// Callable as an MCP tool (resources and the gateway's own are not).
+    /// Callable as an MCP tool. The resource functions are not: the gateway
+    /// serves them as MCP resources.
     pub tool: bool,
     /// An action of the earlier specification: callable, but not listed.
     pub legacy: bool,
-    /// The tool set listing it (`--tools`).
+    /// The tool set listing it (`--tools`), under
+    /// `crate::catalog::ActionSpec::tool_name`.
     pub tool_set: ToolSet,
 }
 

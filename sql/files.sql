@@ -54,6 +54,14 @@ RETURNS TABLE (mime_type text, original_filename text, content bytea)
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
   SELECT * FROM neotoma_private.signed_file(user_id, source_id, expires, kid, sig) $$;
 
+-- The bytes of one of the session's user's files (NULL when it has none),
+-- read under row level security like any action: what the gateway hands
+-- its model interpreter.
+CREATE FUNCTION neotoma.file_content(source_id uuid) RETURNS bytea
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT f.content FROM neotoma.files f
+  WHERE f.user_id = neotoma.current_user_id() AND f.source_id = file_content.source_id $$;
+
 CREATE FUNCTION neotoma_private.rotate_signing_key(revoke_previous boolean DEFAULT false) RETURNS uuid
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 DECLARE k uuid := gen_random_uuid();

@@ -306,7 +306,7 @@ $$;
 -- written for that user (whatever the file says), nothing that exists is
 -- changed (re-importing adds nothing). Answers the rows written per table.
 -- For the gateway's role (neotoma-mcp import), which recomputes the
--- snapshots afterwards (neotoma_private._recompute).
+-- snapshots afterwards (neotoma.recompute_snapshots).
 CREATE FUNCTION neotoma_private.import_lines(lines jsonb[]) RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 DECLARE
@@ -383,3 +383,22 @@ END $$;
 CREATE FUNCTION neotoma.import_lines(lines jsonb[]) RETURNS jsonb
 LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
   SELECT neotoma_private.import_lines(lines) $$;
+
+-- Folds again, from all their observations, the snapshots, identifiers and
+-- events of the session's user's entities: the next `how_many` after `after`
+-- in id order (all from the start when `after` is NULL). Answers the ids it
+-- recomputed, in order (none left: empty), so a caller can go on from the
+-- last one. After an import; also repairs what verify() reports.
+CREATE FUNCTION neotoma.recompute_snapshots(after text, how_many integer) RETURNS text[]
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE ids text[];
+BEGIN
+  SELECT coalesce(array_agg(x.id ORDER BY x.id), '{}') INTO ids FROM (
+    SELECT e.id FROM neotoma.entities e
+    WHERE e.user_id = neotoma.current_user_id() AND (after IS NULL OR e.id > after)
+    ORDER BY e.id LIMIT greatest(how_many, 0)) x;
+  IF cardinality(ids) > 0 THEN
+    PERFORM neotoma_private._recompute(neotoma.current_user_id(), ids);
+  END IF;
+  RETURN ids;
+END $$;

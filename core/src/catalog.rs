@@ -4,9 +4,9 @@
 
 use crate::actions::graph_servers::{engram, graphmem, memory, workspace};
 use crate::actions::{
-    analytics, annotations, bulk, contests, contradictions, duplicates, entities, legacy,
-    lifecycle, merge, metrics, plaid, providers, reclassify, relationships, resources, schemas,
-    store, subgraph, system, timeline, traversal, workspaces,
+    analytics, annotations, bulk, contests, contradictions, duplicates, entities, files, legacy,
+    lifecycle, merge, metrics, plaid, providers, reclassify, records, relationships, resources,
+    schemas, store, subgraph, system, timeline, traversal, types, workspaces,
 };
 use crate::canonical::{canonical_json, sha256_hex};
 use crate::catalog_entry::Entry;
@@ -135,7 +135,7 @@ declare_actions! {
     RetrieveFieldProvenance = "retrieve_field_provenance" [read]: entities::RetrieveFieldProvenanceRequest => entities::RetrieveFieldProvenanceResponse;
     RetrieveEntities = "retrieve_entities" [read]: entities::RetrieveEntitiesRequest => entities::RetrieveEntitiesResponse;
     RetrieveEntityByIdentifier = "retrieve_entity_by_identifier" [read]: entities::RetrieveEntityByIdentifierRequest => entities::RetrieveEntityByIdentifierResponse;
-    ListEntityTypes = "list_entity_types": entities::ListEntityTypesRequest => entities::ListEntityTypesResponse;
+    ListEntityTypes = "list_entity_types": types::ListEntityTypesRequest => types::ListEntityTypesResponse;
     Correct = "correct" [write]: entities::CorrectRequest => entities::CorrectResponse;
     CreateRelationship = "create_relationship" [write]: relationships::CreateRelationshipRequest => relationships::RelationshipOut;
     ListRelationships = "list_relationships" [read]: relationships::ListRelationshipsRequest => relationships::ListRelationshipsResponse;
@@ -168,9 +168,9 @@ declare_actions! {
     GetSchemaRecommendations = "get_schema_recommendations": schemas::GetSchemaRecommendationsRequest => schemas::GetSchemaRecommendationsResponse;
     UpdateSchemaIncremental = "update_schema_incremental": schemas::UpdateSchemaIncrementalRequest => schemas::UpdateSchemaIncrementalResponse;
     RegisterSchema = "register_schema": schemas::RegisterSchemaRequest => schemas::RegisterSchemaResponse;
-    Reinterpret = "reinterpret": store::ReinterpretRequest => store::ReinterpretResponse;
-    RetrieveFileUrl = "retrieve_file_url" [read]: store::RetrieveFileUrlRequest => store::RetrieveFileUrlResponse;
-    RecordInterpretation = "record_interpretation": store::RecordInterpretationRequest => Value;
+    Reinterpret = "reinterpret": files::ReinterpretRequest => files::ReinterpretResponse;
+    RetrieveFileUrl = "retrieve_file_url" [read]: files::RetrieveFileUrlRequest => files::RetrieveFileUrlResponse;
+    RecordInterpretation = "record_interpretation": files::RecordInterpretationRequest => Value;
     SubmitPayload = "submit_payload" [write]: legacy::SubmitPayloadRequest => Value;
     UploadFile = "upload_file" [write]: legacy::UploadFileRequest => Value;
     GetProductAnalytics = "get_product_analytics": analytics::GetProductAnalyticsRequest => Value;
@@ -187,9 +187,9 @@ declare_actions! {
     SyncProviderImports = "sync_provider_imports": providers::SyncProviderImportsRequest => Value;
     RecordConnector = "record_connector" [write]: providers::RecordConnectorRequest => Value;
     RecordProviderSync = "record_provider_sync": providers::RecordProviderSyncRequest => Value;
-    UpdateRecord = "update_record" [write]: legacy::UpdateRecordRequest => Value;
-    RetrieveRecords = "retrieve_records" [read]: legacy::RetrieveRecordsRequest => Value;
-    DeleteRecord = "delete_record" [write]: legacy::DeleteRecordRequest => Value;
+    UpdateRecord = "update_record" [write]: records::UpdateRecordRequest => Value;
+    RetrieveRecords = "retrieve_records" [read]: records::RetrieveRecordsRequest => Value;
+    DeleteRecord = "delete_record" [write]: records::DeleteRecordRequest => Value;
     ListResources = "list_resources" [read]: resources::ListResourcesRequest => Value;
     ReadResource = "read_resource" [read]: resources::ReadResourceRequest => Value;
     MemoryCreateEntities = "memory_create_entities": memory::CreateEntitiesRequest => memory::CreateEntitiesResponse;
@@ -486,7 +486,7 @@ pub fn actions() -> Vec<ActionSpec> {
 /// module of `crate::actions`; a test lists every action).
 pub fn spec(id: ActionId) -> ActionSpec {
     use crate::actions::*;
-    let families: [fn(&str) -> Option<Entry>; 27] = [
+    let families: [fn(&str) -> Option<Entry>; 30] = [
         analytics::spec,
         annotations::spec,
         bulk::spec,
@@ -494,10 +494,12 @@ pub fn spec(id: ActionId) -> ActionSpec {
         contradictions::spec,
         duplicates::spec,
         entities::spec,
+        files::spec,
         merge::spec,
         relationships::spec,
         timeline::spec,
         traversal::spec,
+        types::spec,
         graph_servers::engram::spec,
         graph_servers::graphmem::spec,
         graph_servers::memory::spec,
@@ -508,6 +510,7 @@ pub fn spec(id: ActionId) -> ActionSpec {
         plaid::spec,
         providers::spec,
         reclassify::spec,
+        records::spec,
         resources::spec,
         schemas::spec,
         store::spec,

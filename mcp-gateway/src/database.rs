@@ -2,6 +2,7 @@
 //! one call per action, `SELECT neotoma.<action>($args)`, in one transaction,
 //! with the acting user set for that transaction.
 
+use crate::handshake::{self, Handshake};
 use crate::identity::Caller;
 #[cfg(feature = "http")]
 use crate::identity::TokenIdentity;
@@ -28,11 +29,14 @@ pub struct Database {
     config: tokio_postgres::Config,
     statement_timeout: Duration,
     /// The login role may set `neotoma.operator` (it is a member of
-    /// `neotoma_operator`); learnt by [`Database::learn_privileges`].
+    /// `neotoma_operator`); learnt by [`Database::handshake`].
     can_operate: Arc<std::sync::atomic::AtomicBool>,
     /// The login role may set `neotoma.token_id` (a member of
-    /// `neotoma_service`, on an extension from 0.12.0 on).
+    /// `neotoma_service`).
     can_name_token: Arc<std::sync::atomic::AtomicBool>,
+    /// The database has the previous release's SQL, without the functions
+    /// the gateway calls since 0.20 (crate::handshake::previous).
+    previous_sql: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Settings for [`Database::connect`].
@@ -92,30 +96,27 @@ impl Database {
             statement_timeout: opts.statement_timeout,
             can_operate: Arc::default(),
             can_name_token: Arc::default(),
+            previous_sql: Arc::default(),
         })
     }
 
-    /// Asks whether this gateway's database role may act as an operator
-    /// (set `neotoma.operator`). Without it, operator tokens and stdio act
-    /// as ordinary users: the database refuses what needs an operator.
-    pub async fn learn_privileges(&self) -> Result<bool, NeotomaError> {
-        let v = self
-            .own_query_json("SELECT to_jsonb(pg_has_role('neotoma_operator', 'USAGE'))")
-            .await?;
-        let can = v.as_bool().unwrap_or(false);
-        self.can_operate
-            .store(can, std::sync::atomic::Ordering::SeqCst);
-        // A role not granted neotoma.token_id cannot say which token a call
-        // came with (no token contexts then).
-        let token = self
-            .own_query_json("SELECT to_jsonb(has_parameter_privilege('neotoma.token_id', 'SET'))")
+    /// Asks the database its installed version and what this gateway's
+    /// role may do (crate::handshake), and remembers the latter: without
+    /// `neotoma_operator`, operator tokens and stdio act as ordinary users
+    /// (the database refuses what needs an operator). Asked at start and
+    /// at each readiness check, so an update or a grant is seen.
+    pub async fn handshake(&self) -> Result<Handshake, NeotomaError> {
+        let client = self.pool.get().await.map_err(unavailable)?;
+        let answer = handshake::ask(&**client)
             .await
-            .ok()
-            .and_then(|v| v.as_bool())
-            .unwrap_or(false);
-        self.can_name_token
-            .store(token, std::sync::atomic::Ordering::SeqCst);
-        Ok(can)
+            .map_err(|e| map_pg_error(e, ErrorCode::DbQueryFailed))?;
+        let remember = |flag: &std::sync::atomic::AtomicBool, value| {
+            flag.store(value, std::sync::atomic::Ordering::SeqCst)
+        };
+        remember(&self.can_operate, answer.operator);
+        remember(&self.can_name_token, answer.token_context);
+        remember(&self.previous_sql, answer.previous_sql);
+        Ok(answer)
     }
 
     /// Listens to `channel` for as long as the process runs, reconnecting
@@ -243,15 +244,20 @@ impl Database {
         .map_err(read)?;
         let row = tx
             .query_opt(
-                "SELECT content FROM neotoma.files WHERE user_id = $1 AND source_id = $2",
-                &[&caller.user, &source],
+                if self.previous_sql.load(std::sync::atomic::Ordering::SeqCst) {
+                    handshake::previous::FILE_CONTENT
+                } else {
+                    "SELECT neotoma.file_content($1)"
+                },
+                &[&source],
             )
             .await
             .map_err(read)?;
         tx.commit().await.map_err(read)?;
         // Buffers as large as the file stay with the connection: closed, not pooled.
         drop(deadpool_postgres::Object::take(client));
-        row.map(|r| r.get(0)).ok_or_else(|| {
+        let content: Option<Vec<u8>> = row.and_then(|r| r.get(0));
+        content.ok_or_else(|| {
             NeotomaError::new(
                 ErrorCode::FileNotFound,
                 format!("no file for source {source}"),

@@ -10,6 +10,7 @@ mod database;
 mod embedded;
 mod embeddings;
 mod files;
+mod handshake;
 #[cfg(feature = "http")]
 mod html;
 #[cfg(feature = "http")]
@@ -251,10 +252,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .context(
             "could not read neotoma.action_catalog(); is the extension created in this database?",
         )?;
-    let installed = server::installed_extension_version(&db)
-        .await
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    server::supports_extension(&installed).map_err(anyhow::Error::msg)?;
+    let asked = db.handshake().await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    handshake::supports_extension(&asked.extension_version).map_err(anyhow::Error::msg)?;
     #[cfg(feature = "http")]
     let oauth = match oauth_url {
         Some(public_url) if args.http.is_some() && !args.no_auth => {
@@ -288,13 +287,11 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if args.http.is_some() && args.no_auth {
         tracing::warn!(user = %args.user_id, "HTTP without tokens: every request acts for one user");
     }
-    match db.learn_privileges().await {
-        Ok(true) => {}
-        Ok(false) => tracing::warn!(
+    if !asked.operator {
+        tracing::warn!(
             "the database role is not a member of neotoma_operator: operator tokens and stdio \
              act as ordinary users (global schemas cannot be changed through this gateway)"
-        ),
-        Err(e) => tracing::warn!(error = %e, "could not ask the database about this role"),
+        );
     }
     #[cfg(feature = "http")]
     let tokens = Arc::new(auth::TokenCache::default());

@@ -714,10 +714,13 @@ fn nested_actions<'a>(action: &str, args: &'a Value) -> Vec<&'a str> {
 /// gateway serves (its own, or the release before it while the database
 /// awaits `ALTER EXTENSION neotoma UPDATE`, which `update` then names).
 pub async fn check_ready(state: &AppState) -> Result<Value, Value> {
-    let installed = installed_extension_version(&state.db)
+    let installed = state
+        .db
+        .handshake()
         .await
-        .map_err(|e| json!({"status": "unavailable", "error": e.to_json()}))?;
-    let served = supports_extension(&installed);
+        .map_err(|e| json!({"status": "unavailable", "error": e.to_json()}))?
+        .extension_version;
+    let served = crate::handshake::supports_extension(&installed);
     let mut body = json!({
         "status": if served.is_ok() { "ready" } else { "incompatible" },
         "extension_version": installed,
@@ -725,7 +728,7 @@ pub async fn check_ready(state: &AppState) -> Result<Value, Value> {
         "catalog_version": state.catalog.version,
     });
     match served {
-        Ok(()) if major_minor(&installed) != major_minor(SERVER_VERSION) => {
+        Ok(()) if crate::handshake::awaits_update(&installed) => {
             body["update"] = json!("ALTER EXTENSION neotoma UPDATE");
             Ok(body)
         }
@@ -737,79 +740,9 @@ pub async fn check_ready(state: &AppState) -> Result<Value, Value> {
     }
 }
 
-/// The version of the extension's SQL objects in this database (empty when
-/// it has none): the catalog reports the library's, which is newer until
-/// `ALTER EXTENSION neotoma UPDATE`.
-pub async fn installed_extension_version(db: &Database) -> Result<String, NeotomaError> {
-    let v = db
-        .own_query_json(
-            "SELECT to_jsonb((SELECT extversion FROM pg_extension WHERE extname = 'neotoma'))",
-        )
-        .await?;
-    Ok(v.as_str().unwrap_or_default().to_string())
-}
-
-fn major_minor(v: &str) -> Option<(u64, u64)> {
-    let mut parts = v.split('.').map(|p| p.parse::<u64>().ok());
-    Some((parts.next()??, parts.next()??))
-}
-
-/// Whether this gateway can serve a database whose extension is `installed`:
-/// its own major.minor version, or the minor before it (a rolling update:
-/// gateways and libraries first, then `ALTER EXTENSION neotoma UPDATE`), as
-/// the extension's library serves them (docs/upgrades.md).
-pub fn supports_extension(installed: &str) -> Result<(), String> {
-    let refuse = |why: &str| {
-        Err(format!(
-            "neotoma-mcp {SERVER_VERSION} cannot serve this database: its neotoma extension is \
-             {installed:?}, {why}"
-        ))
-    };
-    match (major_minor(installed), major_minor(SERVER_VERSION)) {
-        (None, _) | (_, None) => refuse("not a version this gateway can read"),
-        (Some((m, _)), Some((g, _))) if m != g => refuse(&format!(
-            "another major version: use the neotoma-mcp of version {m}"
-        )),
-        (Some((_, m)), Some((_, g))) if m > g => {
-            refuse("newer than this gateway: use the neotoma-mcp of the same version (or newer)")
-        }
-        (Some((_, m)), Some((_, g))) if m + 1 < g => refuse(
-            "older than the release before this gateway's: run ALTER EXTENSION neotoma UPDATE",
-        ),
-        _ => Ok(()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn serves_its_own_minor_and_the_one_before_of_its_major_only() {
-        let (major, minor) = major_minor(SERVER_VERSION).unwrap();
-        assert!(supports_extension(SERVER_VERSION).is_ok());
-        assert!(supports_extension(&format!("{major}.{minor}.99")).is_ok());
-        if minor > 0 {
-            assert!(supports_extension(&format!("{major}.{}.0", minor - 1)).is_ok());
-        }
-        if minor > 1 {
-            let older = supports_extension(&format!("{major}.{}.0", minor - 2)).unwrap_err();
-            assert!(older.contains("ALTER EXTENSION neotoma UPDATE"), "{older}");
-        }
-        let newer = supports_extension(&format!("{major}.{}.0", minor + 1)).unwrap_err();
-        assert!(newer.contains("newer than this gateway"), "{newer}");
-        let other = supports_extension(&format!("{}.0.0", major + 1)).unwrap_err();
-        assert!(other.contains("another major version"), "{other}");
-        assert!(supports_extension("").is_err());
-    }
-
-    #[test]
-    fn versions_compare_by_major_and_minor() {
-        assert_eq!(major_minor("0.1.0"), Some((0, 1)));
-        assert_eq!(major_minor("0.1.7"), major_minor("0.1.0"));
-        assert_ne!(major_minor("0.2.0"), major_minor("0.1.0"));
-        assert_eq!(major_minor(""), None);
-    }
 
     #[test]
     fn bulk_operations_are_counted_as_their_actions() {

@@ -11,14 +11,22 @@ use std::io::{BufRead, Write};
 use std::path::Path;
 use uuid::Uuid;
 
+use crate::handshake::{self, Handshake};
+
 /// Lines per round trip (export) and per call of import_lines (import).
 const BATCH: usize = 500;
 
-async fn connect(url: &str, user: Uuid) -> anyhow::Result<tokio_postgres::Client> {
+/// A connection acting for `user`, to a database this gateway serves, with
+/// what the database answered to the handshake.
+async fn connect(url: &str, user: Uuid) -> anyhow::Result<(tokio_postgres::Client, Handshake)> {
     let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
         .await
         .context("could not connect to the database")?;
     tokio::spawn(connection);
+    let asked = handshake::ask(&client)
+        .await
+        .map_err(|e| db_error(e, "could not ask the database its version"))?;
+    handshake::supports_extension(&asked.extension_version).map_err(anyhow::Error::msg)?;
     client
         .execute(
             "SELECT set_config('neotoma.user_id', $1, false)",
@@ -26,7 +34,18 @@ async fn connect(url: &str, user: Uuid) -> anyhow::Result<tokio_postgres::Client
         )
         .await
         .context("could not act for the user (the role must be granted neotoma_service)")?;
-    Ok(client)
+    Ok((client, asked))
+}
+
+/// A count of what is done, for work whose size is not known beforehand.
+fn spinner(what: &str) -> ProgressBar {
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{msg} {pos} ({per_sec})")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.set_message(what.to_string());
+    bar
 }
 
 /// A progress bar on the terminal (hidden when stderr is not one).
@@ -55,7 +74,7 @@ fn db_error(e: tokio_postgres::Error, what: &str) -> anyhow::Error {
 }
 
 pub async fn export(url: &str, user: Uuid, out: &Path) -> anyhow::Result<()> {
-    let mut client = connect(url, user).await?;
+    let (mut client, _) = connect(url, user).await?;
     let tx = client.transaction().await?;
     let total: i64 = tx
         .query_one("SELECT count(*) FROM neotoma.export_lines()", &[])
@@ -134,7 +153,7 @@ pub async fn import(url: &str, user: Uuid, file: &Path) -> anyhow::Result<()> {
         }
         lines.push(value);
     }
-    let mut client = connect(url, user).await?;
+    let (mut client, asked) = connect(url, user).await?;
     // All or nothing: one transaction for the whole file.
     let tx = client.transaction().await?;
     let bar = progress(lines.len() as u64, "importing");
@@ -162,25 +181,19 @@ pub async fn import(url: &str, user: Uuid, file: &Path) -> anyhow::Result<()> {
     }
     bar.finish_and_clear();
     // Snapshots, identifiers and events from all the observations (an
-    // observation a split moved is folded for its new entity only).
-    let ids: Vec<String> = tx
-        .query(
-            "SELECT id FROM neotoma.entities WHERE user_id = $1 ORDER BY id",
-            &[&user],
-        )
-        .await?
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
-    let bar = progress(ids.len() as u64, "recomputing");
-    for chunk in ids.chunks(BATCH) {
-        tx.execute(
-            "SELECT neotoma_private._recompute($1, $2)",
-            &[&user, &chunk.to_vec()],
-        )
-        .await
-        .map_err(|e| db_error(e, "could not recompute the snapshots"))?;
-        bar.inc(chunk.len() as u64);
+    // observation a split moved is folded for its new entity only), in
+    // batches of entities in id order.
+    let bar = spinner("recomputing");
+    let mut after: Option<String> = None;
+    let mut recomputed = 0;
+    loop {
+        let ids = recompute(&tx, &asked, after.as_deref())
+            .await
+            .map_err(|e| db_error(e, "could not recompute the snapshots"))?;
+        let Some(last) = ids.last() else { break };
+        after = Some(last.clone());
+        recomputed += ids.len();
+        bar.inc(ids.len() as u64);
     }
     tx.commit().await?;
     bar.finish_and_clear();
@@ -194,9 +207,38 @@ pub async fn import(url: &str, user: Uuid, file: &Path) -> anyhow::Result<()> {
         } else {
             summary.join(", ")
         },
-        ids.len()
+        recomputed
     );
     Ok(())
+}
+
+/// Recomputes the next [`BATCH`] entities after `after`; answers their ids.
+async fn recompute(
+    tx: &tokio_postgres::Transaction<'_>,
+    asked: &Handshake,
+    after: Option<&str>,
+) -> Result<Vec<String>, tokio_postgres::Error> {
+    let batch = BATCH as i32;
+    if !asked.previous_sql {
+        let row = tx
+            .query_one(
+                "SELECT neotoma.recompute_snapshots($1, $2)",
+                &[&after, &batch],
+            )
+            .await?;
+        return row.try_get(0);
+    }
+    let ids: Vec<String> = tx
+        .query_one(
+            handshake::previous::NEXT_ENTITIES,
+            &[&after, &(batch as i64)],
+        )
+        .await?
+        .try_get(0)?;
+    if !ids.is_empty() {
+        tx.execute(handshake::previous::RECOMPUTE, &[&ids]).await?;
+    }
+    Ok(ids)
 }
 
 /// Objects per `store` call of a memory-jsonl import.
@@ -229,7 +271,7 @@ pub async fn import_memory(url: &str, user: Uuid, file: &Path) -> anyhow::Result
     let text = std::str::from_utf8(&bytes)
         .with_context(|| format!("{} is not UTF-8 text", file.display()))?;
     let graph = memory::parse(text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-    let mut client = connect(url, user).await?;
+    let (mut client, _) = connect(url, user).await?;
     let tx = client.transaction().await?;
 
     let filename = file
@@ -251,14 +293,16 @@ pub async fn import_memory(url: &str, user: Uuid, file: &Path) -> anyhow::Result
     let source = stored["source_id"].as_str().unwrap_or_default().to_string();
     // The file source's own time: the same file gives the same provenance,
     // so importing it again stores nothing new.
-    let extracted_at: String = tx
-        .query_one(
-            "SELECT neotoma._iso(created_at) FROM neotoma.sources WHERE id = $1::text::uuid",
-            &[&source],
-        )
-        .await
-        .map_err(|e| db_error(e, "could not read the file's source"))?
-        .get(0);
+    let extracted_at = action(
+        &tx,
+        "read_resource",
+        &json!({"uri": format!("neotoma://source/{source}")}),
+        "could not read the file's source",
+    )
+    .await?["created_at"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     let provenance = json!({
         "source_refs": [source],
         "extracted_at": extracted_at,

@@ -1,12 +1,53 @@
-//! `retrieve_file_url`: a signed, expiring URL to download a stored file
-//! from the gateway.
+//! Stored files and sources: `retrieve_file_url` (a signed, expiring URL to
+//! download a stored file from the gateway), and `reinterpret` and
+//! `record_interpretation`, whose reading of a source is the ingest
+//! pipeline's (`crate::ingest::files`): their handlers here check the
+//! request's ids and hand the pipeline typed values.
 
 use crate::db::{self, Arg};
-use crate::settings;
-use neotoma_core::actions::store::*;
+use crate::{ingest, settings};
+use neotoma_core::actions::common;
+use neotoma_core::actions::files::*;
 use neotoma_core::{ErrorCode, NeotomaError};
+use serde_json::Value;
 use uuid::Uuid;
 
+/// `reinterpret`: a stored source read again with another config, as a new
+/// run (the earlier runs' observations stay).
+pub fn reinterpret(
+    user: Uuid,
+    req: ReinterpretRequest,
+) -> Result<ReinterpretResponse, NeotomaError> {
+    let source = common::uuid("source_id", &req.source_id)?;
+    let outcome = ingest::files::reinterpret(user, source, &req.interpretation_config)?;
+    Ok(ReinterpretResponse {
+        run_id: outcome.summary.run_id,
+        entities_created: outcome.summary.entities_created,
+        observations_created: outcome.summary.observations_created,
+        source_id: source.to_string(),
+        status: outcome.summary.status,
+        reason: outcome.summary.reason,
+        external_interpretation: outcome.external,
+    })
+}
+
+/// `record_interpretation`: what the gateway's model read from a file,
+/// for the pending run it was asked to make (with an `error` the run fails,
+/// whatever `entities` says).
+pub fn record_interpretation(
+    user: Uuid,
+    req: RecordInterpretationRequest,
+) -> Result<Value, NeotomaError> {
+    let run = common::uuid("run_id", &req.run_id)?;
+    let read = match &req.error {
+        Some(message) => Err(message.as_str()),
+        None => Ok(req.entities.as_deref().unwrap_or_default()),
+    };
+    ingest::files::record_interpretation(user, run, read, req.details.as_ref())
+}
+
+/// `retrieve_file_url`: a signed URL for a stored file of the action's
+/// workspaces.
 pub fn retrieve_file_url(
     user: Uuid,
     req: RetrieveFileUrlRequest,

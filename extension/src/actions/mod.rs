@@ -7,7 +7,6 @@
 //! (`neotoma_core::catalog::Action`), so a missing handler, or one that
 //! answers another shape than the published output schema, does not compile.
 
-use crate::ingest;
 use crate::{db, scope, statistics, tenancy};
 use neotoma_core::catalog::{self, action, Action, ActionId, Request};
 use neotoma_core::request::parse;
@@ -266,10 +265,10 @@ fn route(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
             serve::<a::UpdateSchemaIncremental, _>(schemas::update_schema_incremental, args)
         }
         ActionId::RegisterSchema => serve::<a::RegisterSchema, _>(schemas::register_schema, args),
-        ActionId::Reinterpret => serve::<a::Reinterpret, _>(ingest::files::reinterpret, args),
+        ActionId::Reinterpret => serve::<a::Reinterpret, _>(files::reinterpret, args),
         ActionId::RetrieveFileUrl => serve::<a::RetrieveFileUrl, _>(files::retrieve_file_url, args),
         ActionId::RecordInterpretation => {
-            serve::<a::RecordInterpretation, _>(ingest::files::record_interpretation, args)
+            serve::<a::RecordInterpretation, _>(files::record_interpretation, args)
         }
         ActionId::SubmitPayload => serve::<a::SubmitPayload, _>(legacy::submit_payload, args),
         ActionId::UploadFile => serve::<a::UploadFile, _>(legacy::upload_file, args),

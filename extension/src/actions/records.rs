@@ -10,7 +10,7 @@ use crate::db::{self, Arg};
 use crate::registry;
 use neotoma_core::actions::common;
 use neotoma_core::actions::entities::CorrectRequest;
-use neotoma_core::actions::legacy::*;
+use neotoma_core::actions::records::*;
 use neotoma_core::request::json_type;
 use neotoma_core::schema::check_name;
 use neotoma_core::{ErrorCode, NeotomaError};

@@ -1,7 +1,7 @@
 //! `list_entity_types`: the schema registry as agents see it.
 
 use crate::registry;
-use neotoma_core::actions::entities::*;
+use neotoma_core::actions::types::*;
 use neotoma_core::schema::IdentityRule;
 use neotoma_core::typesearch;
 use neotoma_core::NeotomaError;

@@ -2,6 +2,7 @@
 //! hash), and reading them: a built-in reader in the database, or the
 //! gateway's model, for which the run is left pending until it answers
 //! (`record_interpretation`). Also `reinterpret`, for any stored source.
+//! The handlers of those two actions (actions/files.rs) call in here.
 
 use super::complete;
 use super::prepare::prepare;
@@ -12,7 +13,6 @@ use super::write::{Origin, Trust};
 use crate::db::{self, Arg};
 use crate::registry;
 use crate::settings;
-use neotoma_core::actions::common;
 use neotoma_core::actions::store::*;
 use neotoma_core::canonical::sha256_hex;
 use neotoma_core::ids::source_id_in;
@@ -360,13 +360,14 @@ fn stored_entities(user: &Uuid, source: &Uuid) -> Result<(Vec<StoredEntity>, u64
     Ok((entities, v["total"].as_u64().unwrap_or(0)))
 }
 
-/// `reinterpret`: a stored source read again with another config, as a new
-/// run (the earlier runs' observations stay).
+/// A stored source read again with another config, as a new run (the
+/// earlier runs' observations stay): what `reinterpret` does (its handler,
+/// in actions/files.rs, reads the request and makes the answer).
 pub fn reinterpret(
     user: Uuid,
-    req: ReinterpretRequest,
-) -> Result<ReinterpretResponse, NeotomaError> {
-    let source = common::uuid("source_id", &req.source_id)?;
+    source: Uuid,
+    config: &Map<String, Value>,
+) -> Result<RunOutcome, NeotomaError> {
     let found = db::json(
         "SELECT jsonb_build_object('type', s.source_type, 'mime_type', s.mime_type, 'name', s.original_filename,
                   'content', s.content, 'priority', s.source_priority,
@@ -381,7 +382,7 @@ pub fn reinterpret(
         );
     }
     // Read again into the source's workspace.
-    let outcome = crate::scope::writing_in(found["workspace"].as_str(), || {
+    crate::scope::writing_in(found["workspace"].as_str(), || {
         match found["type"].as_str() {
             Some("file") => {
                 let bytes = db::bytes(
@@ -400,13 +401,11 @@ pub fn reinterpret(
                         filename: found["name"].as_str(),
                         trust: Trust::of(&found),
                     },
-                    &req.interpretation_config,
+                    config,
                     true,
                 )
             }
-            Some("structured") => {
-                reinterpret_structured(&user, &source, &found, &req.interpretation_config)
-            }
+            Some("structured") => reinterpret_structured(&user, &source, &found, config),
             other => Err(NeotomaError::invalid_field(
                 "source_id",
                 format!(
@@ -415,15 +414,6 @@ pub fn reinterpret(
                 ),
             )),
         }
-    })?;
-    Ok(ReinterpretResponse {
-        run_id: outcome.summary.run_id,
-        entities_created: outcome.summary.entities_created,
-        observations_created: outcome.summary.observations_created,
-        source_id: source.to_string(),
-        status: outcome.summary.status,
-        reason: outcome.summary.reason,
-        external_interpretation: outcome.external,
     })
 }
 
@@ -451,13 +441,16 @@ fn reinterpret_structured(
     Ok(RunOutcome::completed(&run, stored, None))
 }
 
-/// `record_interpretation`: what the gateway's model read from a file,
-/// for the pending run it was asked to make.
+/// What the gateway's model read from a file (`Ok`: its entities, `Err`:
+/// why it could not), for the pending run it was asked to make, with the
+/// facts about the call (`details`): what `record_interpretation` does (its
+/// handler is in actions/files.rs).
 pub fn record_interpretation(
     user: Uuid,
-    req: RecordInterpretationRequest,
+    run: Uuid,
+    read: Result<&[Value], &str>,
+    details: Option<&Map<String, Value>>,
 ) -> Result<Value, NeotomaError> {
-    let run = common::uuid("run_id", &req.run_id)?;
     let found = db::json(
         "SELECT jsonb_build_object('status', r.status, 'source_id', r.source_id, 'priority', s.source_priority,
                                   'confidence', to_jsonb(s) -> 'confidence', 'workspace', to_jsonb(s) -> 'workspace')
@@ -480,22 +473,22 @@ pub fn record_interpretation(
         .with("field", "run_id")
         .with("status", found["status"].clone()));
     }
-    if let Some(details) = &req.details {
+    if let Some(details) = details {
         db::run(
             "UPDATE neotoma.interpretation_runs SET config = config || jsonb_build_object('call', $3::jsonb)
              WHERE user_id = $1::uuid AND id = $2::uuid",
             &[Arg::uuid(user), Arg::uuid(run), Arg::Json(&Value::Object(details.clone()))],
         )?;
     }
-    let (status, created, reason) = match (&req.error, &req.entities) {
-        (Some(message), _) => {
+    let (status, created, reason) = match read {
+        Err(message) => {
             finish_run(&user, &run, None, Some(message))?;
-            ("failed", (0, 0), Some(message.clone()))
+            ("failed", (0, 0), Some(message.to_string()))
         }
-        (None, entities) => {
+        Ok(entities) => {
             // Into the source's workspace.
             let (batch, stored) = crate::scope::writing_in(found["workspace"].as_str(), || {
-                let batch = prepare(user, entities.as_deref().unwrap_or_default(), true)?;
+                let batch = prepare(user, entities, true)?;
                 let origin = Origin::interpretation(user, source, run, Trust::of(&found));
                 let stored = complete(&origin, &batch)?;
                 Ok((batch, stored))

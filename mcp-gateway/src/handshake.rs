@@ -1,0 +1,150 @@
+//! What the gateway asks the database once when it starts (and at each
+//! readiness check): `neotoma.gateway_handshake()`, the version of the
+//! installed SQL and what the gateway's role may do. The gateway reads no
+//! table or catalog itself: everything else is an extension function.
+//!
+//! A database still at the previous release (0.19, served until its
+//! `ALTER EXTENSION neotoma UPDATE`) has not the functions 0.20 added for
+//! the gateway; [`previous`] holds the reads that stand in for them there.
+//! It goes with 0.21.0, when 0.19 is no longer served.
+
+use serde::Deserialize;
+use tokio_postgres::GenericClient;
+use tokio_postgres::error::SqlState;
+
+/// This gateway's version: it serves the extension at its own major.minor
+/// and at the minor before.
+const GATEWAY_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The database's answer.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct Handshake {
+    /// The installed SQL's version ("" without the extension); the
+    /// library's, in the action catalog, is newer until the update.
+    #[serde(default)]
+    pub extension_version: String,
+    /// The role may act as an operator (set `neotoma.operator`).
+    #[serde(default)]
+    pub operator: bool,
+    /// The role may say which token a call came with (set
+    /// `neotoma.token_id`).
+    #[serde(default)]
+    pub token_context: bool,
+    /// The database lacks the gateway's functions: it has the previous
+    /// release's SQL (see [`previous`]).
+    #[serde(skip)]
+    pub previous_sql: bool,
+}
+
+/// Asks `client`'s database, as `client`'s role.
+pub async fn ask(client: &impl GenericClient) -> Result<Handshake, tokio_postgres::Error> {
+    let (answer, previous_sql) = match client
+        .query_one("SELECT neotoma.gateway_handshake()", &[])
+        .await
+    {
+        Ok(row) => (row.try_get::<_, serde_json::Value>(0)?, false),
+        Err(e) if e.code() == Some(&SqlState::UNDEFINED_FUNCTION) => (
+            client
+                .query_one(previous::HANDSHAKE, &[])
+                .await?
+                .try_get(0)?,
+            true,
+        ),
+        Err(e) => return Err(e),
+    };
+    Ok(Handshake {
+        previous_sql,
+        ..serde_json::from_value(answer).unwrap_or_default()
+    })
+}
+
+fn major_minor(v: &str) -> Option<(u64, u64)> {
+    let mut parts = v.split('.').map(|p| p.parse::<u64>().ok());
+    Some((parts.next()??, parts.next()??))
+}
+
+/// Whether this gateway can serve a database whose extension is `installed`:
+/// its own major.minor version, or the minor before it (a rolling update:
+/// gateways and libraries first, then `ALTER EXTENSION neotoma UPDATE`), as
+/// the extension's library serves them (docs/upgrades.md).
+pub fn supports_extension(installed: &str) -> Result<(), String> {
+    let refuse = |why: &str| {
+        Err(format!(
+            "neotoma-mcp {GATEWAY_VERSION} cannot serve this database: its neotoma extension is \
+             {installed:?}, {why}"
+        ))
+    };
+    match (major_minor(installed), major_minor(GATEWAY_VERSION)) {
+        (None, _) | (_, None) => refuse("not a version this gateway can read"),
+        (Some((m, _)), Some((g, _))) if m != g => refuse(&format!(
+            "another major version: use the neotoma-mcp of version {m}"
+        )),
+        (Some((_, m)), Some((_, g))) if m > g => {
+            refuse("newer than this gateway: use the neotoma-mcp of the same version (or newer)")
+        }
+        (Some((_, m)), Some((_, g))) if m + 1 < g => refuse(
+            "older than the release before this gateway's: run ALTER EXTENSION neotoma UPDATE",
+        ),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(feature = "http")]
+/// Whether a served database still awaits `ALTER EXTENSION neotoma UPDATE`
+/// (it has the release before this gateway's).
+pub fn awaits_update(installed: &str) -> bool {
+    major_minor(installed) != major_minor(GATEWAY_VERSION)
+}
+
+/// The reads a database at 0.19 needs instead of the functions 0.20 added
+/// (the same queries as those functions' bodies). Delete with 0.21.0.
+pub mod previous {
+    /// `neotoma.gateway_handshake()`.
+    pub const HANDSHAKE: &str = "SELECT jsonb_build_object(\
+        'extension_version', (SELECT extversion FROM pg_extension WHERE extname = 'neotoma'), \
+        'operator', pg_has_role('neotoma_operator', 'USAGE'), \
+        'token_context', has_parameter_privilege('neotoma.token_id', 'SET'))";
+    /// `neotoma.file_content($1)`.
+    pub const FILE_CONTENT: &str = "SELECT content FROM neotoma.files \
+        WHERE user_id = neotoma.current_user_id() AND source_id = $1";
+    /// The ids `neotoma.recompute_snapshots($1, $2)` recomputes; then
+    /// [`RECOMPUTE`] them.
+    pub const NEXT_ENTITIES: &str = "SELECT coalesce(array_agg(x.id ORDER BY x.id), '{}') FROM (\
+        SELECT e.id FROM neotoma.entities e \
+        WHERE e.user_id = neotoma.current_user_id() AND ($1::text IS NULL OR e.id > $1) \
+        ORDER BY e.id LIMIT $2) x";
+    pub const RECOMPUTE: &str =
+        "SELECT 1 FROM (SELECT neotoma_private._recompute(neotoma.current_user_id(), $1)) r";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serves_its_own_minor_and_the_one_before_of_its_major_only() {
+        let (major, minor) = major_minor(GATEWAY_VERSION).unwrap();
+        assert!(supports_extension(GATEWAY_VERSION).is_ok());
+        assert!(supports_extension(&format!("{major}.{minor}.99")).is_ok());
+        if minor > 0 {
+            assert!(supports_extension(&format!("{major}.{}.0", minor - 1)).is_ok());
+        }
+        if minor > 1 {
+            let older = supports_extension(&format!("{major}.{}.0", minor - 2)).unwrap_err();
+            assert!(older.contains("ALTER EXTENSION neotoma UPDATE"), "{older}");
+        }
+        let newer = supports_extension(&format!("{major}.{}.0", minor + 1)).unwrap_err();
+        assert!(newer.contains("newer than this gateway"), "{newer}");
+        let other = supports_extension(&format!("{}.0.0", major + 1)).unwrap_err();
+        assert!(other.contains("another major version"), "{other}");
+        assert!(supports_extension("").is_err());
+    }
+
+    #[test]
+    fn versions_compare_by_major_and_minor() {
+        assert_eq!(major_minor("0.1.0"), Some((0, 1)));
+        assert_eq!(major_minor("0.1.7"), major_minor("0.1.0"));
+        assert_ne!(major_minor("0.2.0"), major_minor("0.1.0"));
+        assert_eq!(major_minor(""), None);
+    }
+}

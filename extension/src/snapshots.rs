@@ -689,6 +689,29 @@ const OBSERVATIONS_OF: &str = "
       AND NOT EXISTS (SELECT FROM neotoma.observation_moves m WHERE m.user_id = $1::uuid AND m.observation_id = o.id)
       ";
 
+/// [`OBSERVATIONS_OF`] for many entities at once (all their observations):
+/// entity id → its observations, those of the entities merged into it
+/// included. One statement for a batch instead of one per entity.
+const OBSERVATIONS_OF_MANY: &str = "
+    SELECT coalesce(jsonb_object_agg(x.owner, x.observations), '{}') FROM (
+      SELECT t.owner, jsonb_agg(jsonb_build_object(
+               'id', o.id, 'source_id', o.source_id, 'observed_at', neotoma._micros(o.observed_at),
+               'source_priority', o.source_priority, 'specificity_score', o.specificity_score,
+               'fields', o.fields
+               , 'confidence', o.confidence, 'contests', (SELECT count(*) FROM neotoma.observation_contests c
+                   WHERE c.user_id = o.user_id AND c.observation_id = o.id)
+               , 'write_order', o.write_order
+               ) ORDER BY o.id) AS observations
+      FROM (SELECT id AS owner, id AS member FROM unnest($2::text[]) id
+            UNION ALL
+            SELECT e.merged_into, e.id FROM neotoma.entities e
+            WHERE e.user_id = $1::uuid AND e.merged_into = ANY ($2::text[])) t
+      JOIN neotoma.observations o ON o.user_id = $1::uuid AND o.entity_id = t.member
+      WHERE o.kind NOT IN ('deletion', 'restoration')
+        -- Not those a split moved to another entity.
+        AND NOT EXISTS (SELECT FROM neotoma.observation_moves m WHERE m.user_id = $1::uuid AND m.observation_id = o.id)
+      GROUP BY t.owner) x";
+
 /// The observations of an entity (optionally only those observed up to `at`,
 /// in microseconds since the epoch).
 pub fn observations_of(
@@ -700,6 +723,19 @@ pub fn observations_of(
     let v = db::json(
         &crate::installed::adapt(OBSERVATIONS_OF)?,
         &[Arg::Text(&user), Arg::Text(entity_id), Arg::OptInt(at)],
+    )?;
+    db::from_json(v, "observations")
+}
+
+/// The observations of these entities, by entity ([`OBSERVATIONS_OF_MANY`]);
+/// an entity without any is absent.
+fn observations_of_many(
+    user: &str,
+    entity_ids: Vec<String>,
+) -> Result<BTreeMap<String, Vec<Observation>>, NeotomaError> {
+    let v = db::json(
+        OBSERVATIONS_OF_MANY,
+        &[Arg::Text(user), Arg::Texts(entity_ids)],
     )?;
     db::from_json(v, "observations")
 }
@@ -738,11 +774,12 @@ fn rebuild(user: &Uuid, entity_ids: &[String]) -> Result<i64, NeotomaError> {
     }
     let types: Vec<String> = live.iter().map(|e| e.entity_type.clone()).collect();
     let schemas = registry::active(*user, &types)?;
+    let mut observations =
+        observations_of_many(&user_s, live.iter().map(|e| e.id.clone()).collect())?;
     let mut states = BTreeMap::new();
     for e in &live {
-        let observations = observations_of(user, &e.id, None)?;
         let state = reducer::reduce(
-            &observations,
+            &observations.remove(&e.id).unwrap_or_default(),
             &policies_of(schemas.get(e.entity_type.as_str())),
         );
         states.insert(e.id.clone(), (e.entity_type.clone(), state));
@@ -1115,6 +1152,20 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
             last["user_id"].as_str().unwrap_or_default().to_string(),
             last["id"].as_str().unwrap_or_default().to_string(),
         );
+        // The page's observations, one statement per user in it.
+        let mut by_user: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for e in &page {
+            by_user
+                .entry(e["user_id"].as_str().unwrap_or_default().to_string())
+                .or_default()
+                .push(e["id"].as_str().unwrap_or_default().to_string());
+        }
+        let mut page_observations = BTreeMap::new();
+        for (user, ids) in by_user {
+            for (id, observations) in observations_of_many(&user, ids)? {
+                page_observations.insert((user.clone(), id), observations);
+            }
+        }
         for e in &page {
             checked += 1;
             let user: Uuid = db::from_json(e["user_id"].clone(), "user id")?;
@@ -1127,7 +1178,9 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
                 }
             };
             let schema = user_schemas.get(entity_type);
-            let observations = observations_of(&user, id, None)?;
+            let observations = page_observations
+                .remove(&(user.to_string(), id.to_string()))
+                .unwrap_or_default();
             if observations.is_empty() && e["stored"].is_null() {
                 continue;
             }

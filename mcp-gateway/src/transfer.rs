@@ -76,11 +76,6 @@ fn db_error(e: tokio_postgres::Error, what: &str) -> anyhow::Error {
 pub async fn export(url: &str, user: Uuid, out: &Path) -> anyhow::Result<()> {
     let (mut client, _) = connect(url, user).await?;
     let tx = client.transaction().await?;
-    let total: i64 = tx
-        .query_one("SELECT count(*) FROM neotoma.export_lines()", &[])
-        .await
-        .map_err(|e| db_error(e, "could not read the memory"))?
-        .get(0);
     tx.execute(
         "DECLARE lines NO SCROLL CURSOR FOR SELECT l::text FROM neotoma.export_lines() AS l",
         &[],
@@ -95,7 +90,9 @@ pub async fn export(url: &str, user: Uuid, out: &Path) -> anyhow::Result<()> {
                 .with_context(|| format!("could not create {}", out.display()))?,
         ))
     };
-    let bar = progress(total as u64, "exporting");
+    // A count of the lines written: counting them first would read the
+    // whole memory twice.
+    let bar = spinner("exporting");
     let mut written = 0u64;
     loop {
         let rows = tx

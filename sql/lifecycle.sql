@@ -367,16 +367,18 @@ BEGIN
     END IF;
   END LOOP;
   -- Observations written here from now on come after the imported ones.
-  SELECT max(o.write_order) INTO n FROM neotoma.observations o WHERE o.user_id = u;
+  -- (This batch's lines only, here and below: reading all of the user's
+  -- rows on every batch made an import grow with the square of its size.)
+  SELECT max((l->'row'->>'write_order')::bigint) INTO n FROM unnest(lines) l
+  WHERE l->>'table' = 'observations';
   IF n > (SELECT last_value FROM neotoma.observation_write_order) THEN
     PERFORM setval('neotoma.observation_write_order', n);
   END IF;
-  -- Every workspace rows were imported into is one of the user's (a file
-  -- may hold them without its workspaces lines).
+  -- Every workspace the batch's entities and sources name is one of the
+  -- user's (a file may hold them without its workspaces lines).
   INSERT INTO neotoma.workspaces (user_id, name)
-  SELECT u, w FROM (SELECT e.workspace FROM neotoma.entities e WHERE e.user_id = u
-                    UNION SELECT s.workspace FROM neotoma.sources s WHERE s.user_id = u) x(w)
-  WHERE w <> 'default'
+  SELECT DISTINCT u, l->'row'->>'workspace' FROM unnest(lines) l
+  WHERE l->>'table' IN ('entities', 'sources') AND l->'row'->>'workspace' <> 'default'
   ON CONFLICT DO NOTHING;
   RETURN counts;
 END $$;

@@ -106,10 +106,14 @@ impl Database {
     /// (the database refuses what needs an operator). Asked at start and
     /// at each readiness check, so an update or a grant is seen.
     pub async fn handshake(&self) -> Result<Handshake, NeotomaError> {
-        let client = self.pool.get().await.map_err(unavailable)?;
-        let answer = handshake::ask(&**client)
-            .await
-            .map_err(|e| map_pg_error(e, ErrorCode::DbQueryFailed))?;
+        // Bounded as the gateway's own queries are.
+        let answer = handshake::ask(
+            |sql| self.own_query_json(sql),
+            |e: &NeotomaError| {
+                e.details.get("sqlstate") == Some(&Value::from(SqlState::UNDEFINED_FUNCTION.code()))
+            },
+        )
+        .await?;
         let remember = |flag: &std::sync::atomic::AtomicBool, value| {
             flag.store(value, std::sync::atomic::Ordering::SeqCst)
         };

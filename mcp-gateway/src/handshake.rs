@@ -9,7 +9,6 @@
 //! It goes with 0.21.0, when 0.19 is no longer served.
 
 use serde::Deserialize;
-use tokio_postgres::GenericClient;
 use tokio_postgres::error::SqlState;
 
 /// This gateway's version: it serves the extension at its own major.minor
@@ -36,26 +35,35 @@ pub struct Handshake {
     pub previous_sql: bool,
 }
 
-/// Asks `client`'s database, as `client`'s role.
-pub async fn ask(client: &impl GenericClient) -> Result<Handshake, tokio_postgres::Error> {
-    let (answer, previous_sql) = match client
-        .query_one("SELECT neotoma.gateway_handshake()", &[])
-        .await
-    {
-        Ok(row) => (row.try_get::<_, serde_json::Value>(0)?, false),
-        Err(e) if e.code() == Some(&SqlState::UNDEFINED_FUNCTION) => (
-            client
-                .query_one(previous::HANDSHAKE, &[])
-                .await?
-                .try_get(0)?,
-            true,
-        ),
-        Err(e) => return Err(e),
+/// Asks the database through `run` (one query answering one JSON value,
+/// as the caller bounds and maps its queries); `missing` tells the error of
+/// a function that does not exist, on a database at the previous release.
+pub async fn ask<E, Answer>(
+    run: impl Fn(&'static str) -> Answer,
+    missing: impl Fn(&E) -> bool,
+) -> Result<Handshake, E>
+where
+    Answer: std::future::Future<Output = Result<serde_json::Value, E>>,
+{
+    let (answer, previous_sql) = match run("SELECT neotoma.gateway_handshake()").await {
+        Err(e) if missing(&e) => (run(previous::HANDSHAKE).await?, true),
+        answer => (answer?, false),
     };
     Ok(Handshake {
         previous_sql,
         ..serde_json::from_value(answer).unwrap_or_default()
     })
+}
+
+/// [`ask`] on a connection of its own (the command line's), unbounded.
+pub async fn ask_client(
+    client: &tokio_postgres::Client,
+) -> Result<Handshake, tokio_postgres::Error> {
+    ask(
+        |sql| async move { client.query_one(sql, &[]).await?.try_get(0) },
+        |e: &tokio_postgres::Error| e.code() == Some(&SqlState::UNDEFINED_FUNCTION),
+    )
+    .await
 }
 
 fn major_minor(v: &str) -> Option<(u64, u64)> {

@@ -23,7 +23,7 @@ async fn connect(url: &str, user: Uuid) -> anyhow::Result<(tokio_postgres::Clien
         .await
         .context("could not connect to the database")?;
     tokio::spawn(connection);
-    let asked = handshake::ask(&client)
+    let asked = handshake::ask_client(&client)
         .await
         .map_err(|e| db_error(e, "could not ask the database its version"))?;
     handshake::supports_extension(&asked.extension_version).map_err(anyhow::Error::msg)?;

@@ -668,38 +668,19 @@ fn snapshot_row<'a>(
     }
 }
 
-/// Every observation that counts for `entity_id` (its own and those of the
-/// entities merged into it), as reducer input, by id.
+/// Every observation that counts for each of the entities `$2` (its own
+/// and those of the entities merged into it), as reducer input, by id;
+/// only those observed up to `$3` (microseconds) when given. Entity id →
+/// its observations, one statement for a batch.
 const OBSERVATIONS_OF: &str = "
-    SELECT coalesce(jsonb_agg(jsonb_build_object(
-             'id', o.id, 'source_id', o.source_id, 'observed_at', neotoma._micros(o.observed_at),
-             'source_priority', o.source_priority, 'specificity_score', o.specificity_score,
-             'fields', o.fields
-             , 'confidence', o.confidence, 'contests', (SELECT count(*) FROM neotoma.observation_contests c
-                 WHERE c.user_id = o.user_id AND c.observation_id = o.id
-                   AND ($3::bigint IS NULL OR c.created_at <= neotoma._from_micros($3)))
-             , 'write_order', o.write_order
-             ) ORDER BY o.id), '[]')
-    FROM neotoma.observations o
-    WHERE o.user_id = $1::uuid AND o.kind NOT IN ('deletion', 'restoration')
-      AND o.entity_id IN (SELECT $2::text UNION ALL SELECT id FROM neotoma.entities
-                                   WHERE user_id = $1::uuid AND merged_into = $2)
-      AND ($3::bigint IS NULL OR o.observed_at <= neotoma._from_micros($3))
-      -- Not those a split moved to another entity.
-      AND NOT EXISTS (SELECT FROM neotoma.observation_moves m WHERE m.user_id = $1::uuid AND m.observation_id = o.id)
-      ";
-
-/// [`OBSERVATIONS_OF`] for many entities at once (all their observations):
-/// entity id → its observations, those of the entities merged into it
-/// included. One statement for a batch instead of one per entity.
-const OBSERVATIONS_OF_MANY: &str = "
     SELECT coalesce(jsonb_object_agg(x.owner, x.observations), '{}') FROM (
       SELECT t.owner, jsonb_agg(jsonb_build_object(
                'id', o.id, 'source_id', o.source_id, 'observed_at', neotoma._micros(o.observed_at),
                'source_priority', o.source_priority, 'specificity_score', o.specificity_score,
                'fields', o.fields
                , 'confidence', o.confidence, 'contests', (SELECT count(*) FROM neotoma.observation_contests c
-                   WHERE c.user_id = o.user_id AND c.observation_id = o.id)
+                   WHERE c.user_id = o.user_id AND c.observation_id = o.id
+                     AND ($3::bigint IS NULL OR c.created_at <= neotoma._from_micros($3)))
                , 'write_order', o.write_order
                ) ORDER BY o.id) AS observations
       FROM (SELECT id AS owner, id AS member FROM unnest($2::text[]) id
@@ -708,6 +689,7 @@ const OBSERVATIONS_OF_MANY: &str = "
             WHERE e.user_id = $1::uuid AND e.merged_into = ANY ($2::text[])) t
       JOIN neotoma.observations o ON o.user_id = $1::uuid AND o.entity_id = t.member
       WHERE o.kind NOT IN ('deletion', 'restoration')
+        AND ($3::bigint IS NULL OR o.observed_at <= neotoma._from_micros($3))
         -- Not those a split moved to another entity.
         AND NOT EXISTS (SELECT FROM neotoma.observation_moves m WHERE m.user_id = $1::uuid AND m.observation_id = o.id)
       GROUP BY t.owner) x";
@@ -719,23 +701,20 @@ pub fn observations_of(
     entity_id: &str,
     at: Option<i64>,
 ) -> Result<Vec<Observation>, NeotomaError> {
-    let user = user.to_string();
-    let v = db::json(
-        &crate::installed::adapt(OBSERVATIONS_OF)?,
-        &[Arg::Text(&user), Arg::Text(entity_id), Arg::OptInt(at)],
-    )?;
-    db::from_json(v, "observations")
+    let mut by_entity = observations_of_many(&user.to_string(), vec![entity_id.to_string()], at)?;
+    Ok(by_entity.remove(entity_id).unwrap_or_default())
 }
 
-/// The observations of these entities, by entity ([`OBSERVATIONS_OF_MANY`]);
-/// an entity without any is absent.
+/// The observations of these entities, by entity ([`OBSERVATIONS_OF`]); an
+/// entity without any is absent.
 fn observations_of_many(
     user: &str,
     entity_ids: Vec<String>,
+    at: Option<i64>,
 ) -> Result<BTreeMap<String, Vec<Observation>>, NeotomaError> {
     let v = db::json(
-        OBSERVATIONS_OF_MANY,
-        &[Arg::Text(user), Arg::Texts(entity_ids)],
+        &crate::installed::adapt(OBSERVATIONS_OF)?,
+        &[Arg::Text(user), Arg::Texts(entity_ids), Arg::OptInt(at)],
     )?;
     db::from_json(v, "observations")
 }
@@ -775,7 +754,7 @@ fn rebuild(user: &Uuid, entity_ids: &[String]) -> Result<i64, NeotomaError> {
     let types: Vec<String> = live.iter().map(|e| e.entity_type.clone()).collect();
     let schemas = registry::active(*user, &types)?;
     let mut observations =
-        observations_of_many(&user_s, live.iter().map(|e| e.id.clone()).collect())?;
+        observations_of_many(&user_s, live.iter().map(|e| e.id.clone()).collect(), None)?;
     let mut states = BTreeMap::new();
     for e in &live {
         let state = reducer::reduce(
@@ -1162,7 +1141,7 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
         }
         let mut page_observations = BTreeMap::new();
         for (user, ids) in by_user {
-            for (id, observations) in observations_of_many(&user, ids)? {
+            for (id, observations) in observations_of_many(&user, ids, None)? {
                 page_observations.insert((user.clone(), id), observations);
             }
         }

@@ -305,8 +305,12 @@ $$;
 -- Replays exported lines into the session's user's memory: every row is
 -- written for that user (whatever the file says), nothing that exists is
 -- changed (re-importing adds nothing). Answers the rows written per table.
--- For the gateway's role (neotoma-mcp import), which recomputes the
--- snapshots afterwards (neotoma.recompute_snapshots).
+-- For the gateway's role (neotoma-mcp import). The snapshots are the fold
+-- of the imported observations when it returns: the observations trigger
+-- folds them (into their merge targets), and the entities whose
+-- observations a split moved, which that fold cannot know, are folded
+-- again here (an import folds once, instead of folding and then
+-- recomputing every snapshot).
 CREATE FUNCTION neotoma_private.import_lines(lines jsonb[]) RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 DECLARE
@@ -318,6 +322,7 @@ DECLARE
                          'observation_contests', 'graph_ids', 'entity_type_mappings'];
   t text;
   n bigint;
+  moved text[];
   bad jsonb;
   bad_at bigint;
   problem text;
@@ -350,10 +355,12 @@ BEGIN
   FOREACH t IN ARRAY tables LOOP
     -- Rows exported before workspaces existed are in `default`; observations
     -- exported before write orders existed keep 0 (folded as they were).
-    EXECUTE format('INSERT INTO neotoma.%1$I SELECT (jsonb_populate_record(NULL::neotoma.%1$I,
-                      ''{"workspace": "default", "write_order": 0}'' || (l->''row'') - ''file''
-                      || jsonb_build_object(''user_id'', $1))).*
-                    FROM unnest($2) l WHERE l->>''table'' = %2$L ON CONFLICT DO NOTHING', t, t)
+    -- The row is read once, in FROM: `(f(…)).*` calls f once per column.
+    EXECUTE format('INSERT INTO neotoma.%1$I SELECT r.*
+                    FROM unnest($2) l, LATERAL jsonb_populate_record(jsonb_populate_record(
+                           jsonb_populate_record(NULL::neotoma.%1$I, ''{"workspace": "default", "write_order": 0}''),
+                           l->''row''), jsonb_build_object(''user_id'', $1)) r
+                    WHERE l->>''table'' = %2$L ON CONFLICT DO NOTHING', t, t)
       USING u, lines;
     GET DIAGNOSTICS n = ROW_COUNT;
     IF t = 'sources' THEN
@@ -366,6 +373,20 @@ BEGIN
       counts := counts || jsonb_build_object(t, n);
     END IF;
   END LOOP;
+  -- A moved observation counts for the entity its split moved it to (its
+  -- copy, imported too), not for the one it names: the entities of this
+  -- batch's moved observations, and of the observations this batch's moves
+  -- name, folded again from all their observations.
+  SELECT array_agg(DISTINCT o.entity_id ORDER BY o.entity_id) INTO moved
+  FROM neotoma.observation_moves m
+  JOIN neotoma.observations o ON o.user_id = m.user_id AND o.id = m.observation_id
+  WHERE m.user_id = u AND m.observation_id IN (
+    SELECT (l->'row'->>'id')::uuid FROM unnest(lines) l WHERE l->>'table' = 'observations'
+    UNION ALL
+    SELECT (l->'row'->>'observation_id')::uuid FROM unnest(lines) l WHERE l->>'table' = 'observation_moves');
+  IF moved IS NOT NULL THEN
+    PERFORM neotoma_private._recompute_targets(u, moved);
+  END IF;
   -- Observations written here from now on come after the imported ones.
   -- (This batch's lines only, here and below: reading all of the user's
   -- rows on every batch made an import grow with the square of its size.)

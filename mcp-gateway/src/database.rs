@@ -34,9 +34,6 @@ pub struct Database {
     /// The login role may set `neotoma.token_id` (a member of
     /// `neotoma_service`).
     can_name_token: Arc<std::sync::atomic::AtomicBool>,
-    /// The database has the previous release's SQL, without the functions
-    /// the gateway calls since 0.20 (crate::handshake::previous).
-    previous_sql: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Settings for [`Database::connect`].
@@ -96,7 +93,6 @@ impl Database {
             statement_timeout: opts.statement_timeout,
             can_operate: Arc::default(),
             can_name_token: Arc::default(),
-            previous_sql: Arc::default(),
         })
     }
 
@@ -107,19 +103,12 @@ impl Database {
     /// at each readiness check, so an update or a grant is seen.
     pub async fn handshake(&self) -> Result<Handshake, NeotomaError> {
         // Bounded as the gateway's own queries are.
-        let answer = handshake::ask(
-            |sql| self.own_query_json(sql),
-            |e: &NeotomaError| {
-                e.details.get("sqlstate") == Some(&Value::from(SqlState::UNDEFINED_FUNCTION.code()))
-            },
-        )
-        .await?;
+        let answer = handshake::ask(|sql| self.own_query_json(sql)).await?;
         let remember = |flag: &std::sync::atomic::AtomicBool, value| {
             flag.store(value, std::sync::atomic::Ordering::SeqCst)
         };
         remember(&self.can_operate, answer.operator);
         remember(&self.can_name_token, answer.token_context);
-        remember(&self.previous_sql, answer.previous_sql);
         Ok(answer)
     }
 
@@ -247,14 +236,7 @@ impl Database {
         .await
         .map_err(read)?;
         let row = tx
-            .query_opt(
-                if self.previous_sql.load(std::sync::atomic::Ordering::SeqCst) {
-                    handshake::previous::FILE_CONTENT
-                } else {
-                    "SELECT neotoma.file_content($1)"
-                },
-                &[&source],
-            )
+            .query_opt("SELECT neotoma.file_content($1)", &[&source])
             .await
             .map_err(read)?;
         tx.commit().await.map_err(read)?;

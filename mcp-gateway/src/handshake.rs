@@ -3,13 +3,11 @@
 //! installed SQL and what the gateway's role may do. The gateway reads no
 //! table or catalog itself: everything else is an extension function.
 //!
-//! A database still at the previous release (0.19, served until its
-//! `ALTER EXTENSION neotoma UPDATE`) has not the functions 0.20 added for
-//! the gateway; [`previous`] holds the reads that stand in for them there.
-//! It goes with 0.21.0, when 0.19 is no longer served.
+//! A database still at the previous release (until its `ALTER EXTENSION
+//! neotoma UPDATE`) is served too: [`Handshake::awaits_update`] tells the
+//! few places that differ.
 
 use serde::Deserialize;
-use tokio_postgres::error::SqlState;
 
 /// This gateway's version: it serves the extension at its own major.minor
 /// and at the minor before.
@@ -29,41 +27,23 @@ pub struct Handshake {
     /// `neotoma.token_id`).
     #[serde(default)]
     pub token_context: bool,
-    /// The database lacks the gateway's functions: it has the previous
-    /// release's SQL (see [`previous`]).
-    #[serde(skip)]
-    pub previous_sql: bool,
 }
 
 /// Asks the database through `run` (one query answering one JSON value,
-/// as the caller bounds and maps its queries); `missing` tells the error of
-/// a function that does not exist, on a database at the previous release.
-pub async fn ask<E, Answer>(
-    run: impl Fn(&'static str) -> Answer,
-    missing: impl Fn(&E) -> bool,
-) -> Result<Handshake, E>
+/// as the caller bounds and maps its queries).
+pub async fn ask<E, Answer>(run: impl Fn(&'static str) -> Answer) -> Result<Handshake, E>
 where
     Answer: std::future::Future<Output = Result<serde_json::Value, E>>,
 {
-    let (answer, previous_sql) = match run("SELECT neotoma.gateway_handshake()").await {
-        Err(e) if missing(&e) => (run(previous::HANDSHAKE).await?, true),
-        answer => (answer?, false),
-    };
-    Ok(Handshake {
-        previous_sql,
-        ..serde_json::from_value(answer).unwrap_or_default()
-    })
+    let answer = run("SELECT neotoma.gateway_handshake()").await?;
+    Ok(serde_json::from_value(answer).unwrap_or_default())
 }
 
 /// [`ask`] on a connection of its own (the command line's), unbounded.
 pub async fn ask_client(
     client: &tokio_postgres::Client,
 ) -> Result<Handshake, tokio_postgres::Error> {
-    ask(
-        |sql| async move { client.query_one(sql, &[]).await?.try_get(0) },
-        |e: &tokio_postgres::Error| e.code() == Some(&SqlState::UNDEFINED_FUNCTION),
-    )
-    .await
+    ask(|sql| async move { client.query_one(sql, &[]).await?.try_get(0) }).await
 }
 
 fn major_minor(v: &str) -> Option<(u64, u64)> {
@@ -97,32 +77,12 @@ pub fn supports_extension(installed: &str) -> Result<(), String> {
     }
 }
 
-#[cfg(feature = "http")]
-/// Whether a served database still awaits `ALTER EXTENSION neotoma UPDATE`
-/// (it has the release before this gateway's).
-pub fn awaits_update(installed: &str) -> bool {
-    major_minor(installed) != major_minor(GATEWAY_VERSION)
-}
-
-/// The reads a database at 0.19 needs instead of the functions 0.20 added
-/// (the same queries as those functions' bodies). Delete with 0.21.0.
-pub mod previous {
-    /// `neotoma.gateway_handshake()`.
-    pub const HANDSHAKE: &str = "SELECT jsonb_build_object(\
-        'extension_version', (SELECT extversion FROM pg_extension WHERE extname = 'neotoma'), \
-        'operator', pg_has_role('neotoma_operator', 'USAGE'), \
-        'token_context', has_parameter_privilege('neotoma.token_id', 'SET'))";
-    /// `neotoma.file_content($1)`.
-    pub const FILE_CONTENT: &str = "SELECT content FROM neotoma.files \
-        WHERE user_id = neotoma.current_user_id() AND source_id = $1";
-    /// The ids `neotoma.recompute_snapshots($1, $2)` recomputes; then
-    /// [`RECOMPUTE`] them.
-    pub const NEXT_ENTITIES: &str = "SELECT coalesce(array_agg(x.id ORDER BY x.id), '{}') FROM (\
-        SELECT e.id FROM neotoma.entities e \
-        WHERE e.user_id = neotoma.current_user_id() AND ($1::text IS NULL OR e.id > $1) \
-        ORDER BY e.id LIMIT $2) x";
-    pub const RECOMPUTE: &str =
-        "SELECT 1 FROM (SELECT neotoma_private._recompute(neotoma.current_user_id(), $1)) r";
+impl Handshake {
+    /// Whether the database still awaits `ALTER EXTENSION neotoma UPDATE`
+    /// (it has the release before this gateway's).
+    pub fn awaits_update(&self) -> bool {
+        major_minor(&self.extension_version) != major_minor(GATEWAY_VERSION)
+    }
 }
 
 #[cfg(test)]

@@ -714,13 +714,13 @@ fn nested_actions<'a>(action: &str, args: &'a Value) -> Vec<&'a str> {
 /// gateway serves (its own, or the release before it while the database
 /// awaits `ALTER EXTENSION neotoma UPDATE`, which `update` then names).
 pub async fn check_ready(state: &AppState) -> Result<Value, Value> {
-    let installed = state
+    let asked = state
         .db
         .handshake()
         .await
-        .map_err(|e| json!({"status": "unavailable", "error": e.to_json()}))?
-        .extension_version;
-    let served = crate::handshake::supports_extension(&installed);
+        .map_err(|e| json!({"status": "unavailable", "error": e.to_json()}))?;
+    let installed = &asked.extension_version;
+    let served = crate::handshake::supports_extension(installed);
     let mut body = json!({
         "status": if served.is_ok() { "ready" } else { "incompatible" },
         "extension_version": installed,
@@ -728,7 +728,7 @@ pub async fn check_ready(state: &AppState) -> Result<Value, Value> {
         "catalog_version": state.catalog.version,
     });
     match served {
-        Ok(()) if crate::handshake::awaits_update(&installed) => {
+        Ok(()) if asked.awaits_update() => {
             body["update"] = json!("ALTER EXTENSION neotoma UPDATE");
             Ok(body)
         }

@@ -177,26 +177,29 @@ pub async fn import(url: &str, user: Uuid, file: &Path) -> anyhow::Result<()> {
         bar.inc(chunk.len() as u64);
     }
     bar.finish_and_clear();
-    // Snapshots, identifiers and events from all the observations (an
-    // observation a split moved is folded for its new entity only), in
-    // batches of entities in id order.
-    let bar = spinner("recomputing");
-    let mut after: Option<String> = None;
+    // The release before 0.21 folded the observations a split moved for
+    // the entity they name: there, every snapshot is folded again from all
+    // the observations, in batches of entities in id order. Since 0.21
+    // import_lines folds them itself.
     let mut recomputed = 0;
-    loop {
-        let ids = recompute(&tx, &asked, after.as_deref())
-            .await
-            .map_err(|e| db_error(e, "could not recompute the snapshots"))?;
-        let Some(last) = ids.last() else { break };
-        after = Some(last.clone());
-        recomputed += ids.len();
-        bar.inc(ids.len() as u64);
+    if asked.awaits_update() {
+        let bar = spinner("recomputing");
+        let mut after: Option<String> = None;
+        loop {
+            let ids = recompute(&tx, after.as_deref())
+                .await
+                .map_err(|e| db_error(e, "could not recompute the snapshots"))?;
+            let Some(last) = ids.last() else { break };
+            after = Some(last.clone());
+            recomputed += ids.len();
+            bar.inc(ids.len() as u64);
+        }
+        bar.finish_and_clear();
     }
     tx.commit().await?;
-    bar.finish_and_clear();
     let summary: Vec<String> = counts.iter().map(|(t, n)| format!("{t} {n}")).collect();
     eprintln!(
-        "imported {} into user {user}'s memory: {} new rows ({}); {} entities recomputed",
+        "imported {} into user {user}'s memory: {} new rows ({}){}",
         file.display(),
         counts.values().sum::<i64>(),
         if summary.is_empty() {
@@ -204,7 +207,11 @@ pub async fn import(url: &str, user: Uuid, file: &Path) -> anyhow::Result<()> {
         } else {
             summary.join(", ")
         },
-        recomputed
+        if recomputed > 0 {
+            format!("; {recomputed} entities recomputed")
+        } else {
+            String::new()
+        }
     );
     Ok(())
 }
@@ -212,30 +219,14 @@ pub async fn import(url: &str, user: Uuid, file: &Path) -> anyhow::Result<()> {
 /// Recomputes the next [`BATCH`] entities after `after`; answers their ids.
 async fn recompute(
     tx: &tokio_postgres::Transaction<'_>,
-    asked: &Handshake,
     after: Option<&str>,
 ) -> Result<Vec<String>, tokio_postgres::Error> {
-    let batch = BATCH as i32;
-    if !asked.previous_sql {
-        let row = tx
-            .query_one(
-                "SELECT neotoma.recompute_snapshots($1, $2)",
-                &[&after, &batch],
-            )
-            .await?;
-        return row.try_get(0);
-    }
-    let ids: Vec<String> = tx
-        .query_one(
-            handshake::previous::NEXT_ENTITIES,
-            &[&after, &(batch as i64)],
-        )
-        .await?
-        .try_get(0)?;
-    if !ids.is_empty() {
-        tx.execute(handshake::previous::RECOMPUTE, &[&ids]).await?;
-    }
-    Ok(ids)
+    tx.query_one(
+        "SELECT neotoma.recompute_snapshots($1, $2)",
+        &[&after, &(BATCH as i32)],
+    )
+    .await?
+    .try_get(0)
 }
 
 /// Objects per `store` call of a memory-jsonl import.

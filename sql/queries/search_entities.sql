@@ -139,19 +139,31 @@ file_hits AS (
 -- $26 sharing most of its trigrams (the index of trigrams, as pg_trgm's GIN
 -- index finds them), then their similarity to the whole query. (Names the
 -- query's words found are compared in text_hits: a word every name has
--- would make the index read most of them.)
+-- would make the index read most of them.) A trigram in more than $25 names
+-- is common, as a term is: the names are found by the word's rare trigrams
+-- that some name has, and compared by those, unless it has none (then by
+-- all); so a typo reads at most $25 + 1 index rows per common trigram,
+-- whatever the size of the memory (reading every name with "  j" or "son"
+-- grew with it).
 unknown AS (
   SELECT coalesce(array_agg(DISTINCT g.g), '{}') AS grams
   FROM weights w CROSS JOIN LATERAL unnest(neotoma._name_trigrams(w.word)) g(g)
   WHERE $11 = 'true' AND w.df = 0 AND NOT w.pair),
+rare_grams AS (
+  SELECT coalesce(CASE WHEN bool_or(d.n BETWEEN 1 AND $25::int) THEN array_agg(d.g) FILTER (WHERE d.n BETWEEN 1 AND $25::int)
+                       ELSE array_agg(d.g) END, '{}') AS grams
+  FROM unknown u CROSS JOIN LATERAL unnest(u.grams) d0(g)
+  CROSS JOIN LATERAL (SELECT d0.g, count(*) AS n FROM (
+      SELECT FROM neotoma.entity_name_trigrams t WHERE t.user_id = $1::uuid AND t.trigram = d0.g
+      LIMIT $25::int + 1) x) d),
 name_hits AS (
   SELECT c.entity_id, (s.name_count - s.rest)::float8 / (cardinality($2::text[]) + s.rest) AS name_sim
   FROM (SELECT t.entity_id FROM neotoma.entity_name_trigrams t
-        WHERE t.user_id = $1::uuid AND t.trigram = ANY ((SELECT u.grams FROM unknown u)::text[])
+        WHERE t.user_id = $1::uuid AND t.trigram = ANY ((SELECT r.grams FROM rare_grams r)::text[])
         GROUP BY t.entity_id
-        HAVING count(*) >= (SELECT greatest(1, ceil($9::float8 * cardinality(u.grams))) FROM unknown u)
+        HAVING count(*) >= (SELECT greatest(1, ceil($9::float8 * cardinality(r.grams))) FROM rare_grams r)
         -- The likest to the words first (their similarity, from the index alone).
-        ORDER BY count(*)::float8 / ((SELECT cardinality(u.grams) FROM unknown u) + min(t.name_trigram_count) - count(*)) DESC,
+        ORDER BY count(*)::float8 / ((SELECT cardinality(r.grams) FROM rare_grams r) + min(t.name_trigram_count) - count(*)) DESC,
                  t.entity_id
         LIMIT $26) c
   CROSS JOIN LATERAL (SELECT length(s.name_trigrams) AS name_count, length(ts_delete(s.name_trigrams, $2::text[])) AS rest

@@ -109,6 +109,20 @@ mod tests {
     }
 
     #[test]
+    fn only_the_release_before_awaits_its_update() {
+        let (major, minor) = major_minor(GATEWAY_VERSION).unwrap();
+        let at = |v: String| Handshake {
+            extension_version: v,
+            ..Handshake::default()
+        };
+        assert!(!at(GATEWAY_VERSION.to_string()).awaits_update());
+        assert!(!at(format!("{major}.{minor}.9")).awaits_update());
+        if minor > 0 {
+            assert!(at(format!("{major}.{}.0", minor - 1)).awaits_update());
+        }
+    }
+
+    #[test]
     fn versions_compare_by_major_and_minor() {
         assert_eq!(major_minor("0.1.0"), Some((0, 1)));
         assert_eq!(major_minor("0.1.7"), major_minor("0.1.0"));

@@ -150,11 +150,10 @@ unknown AS (
   FROM weights w CROSS JOIN LATERAL unnest(neotoma._name_trigrams(w.word)) g(g)
   WHERE $11 = 'true' AND w.df = 0 AND NOT w.pair),
 rare_grams AS (
-  SELECT coalesce(CASE WHEN bool_or(d.n BETWEEN 1 AND $25::int) THEN array_agg(d.g) FILTER (WHERE d.n BETWEEN 1 AND $25::int)
-                       ELSE array_agg(d.g) END, '{}') AS grams
-  FROM unknown u CROSS JOIN LATERAL unnest(u.grams) d0(g)
-  CROSS JOIN LATERAL (SELECT d0.g, count(*) AS n FROM (
-      SELECT FROM neotoma.entity_name_trigrams t WHERE t.user_id = $1::uuid AND t.trigram = d0.g
+  SELECT coalesce(array_agg(g.g) FILTER (WHERE d.n BETWEEN 1 AND $25::int), array_agg(g.g), '{}') AS grams
+  FROM unknown u CROSS JOIN LATERAL unnest(u.grams) g(g)
+  CROSS JOIN LATERAL (SELECT count(*) AS n FROM (
+      SELECT FROM neotoma.entity_name_trigrams t WHERE t.user_id = $1::uuid AND t.trigram = g.g
       LIMIT $25::int + 1) x) d),
 name_hits AS (
   SELECT c.entity_id, (s.name_count - s.rest)::float8 / (cardinality($2::text[]) + s.rest) AS name_sim

@@ -99,9 +99,10 @@ rare_hits AS (
 text_hits AS (
   -- The common terms they have too.
   SELECT r.entity_id, (r.text_w + coalesce(c.w, 0)) / m.total AS text_rank,
-         CASE WHEN $11 = 'true' THEN (s.name_count - s.rest)::float8 / (cardinality($2::text[]) + s.rest) END AS name_sim
+         CASE WHEN $11 = 'true' THEN (s.name_count - s.rest)::float8 / (cardinality($2::text[]) + s.rest) END AS name_sim,
+         s.workspace, s.entity_type
   FROM rare_hits r, mass m
-  CROSS JOIN LATERAL (SELECT s.search_vector, length(s.name_trigrams) AS name_count,
+  CROSS JOIN LATERAL (SELECT s.search_vector, s.workspace, s.entity_type, length(s.name_trigrams) AS name_count,
                              length(ts_delete(s.name_trigrams, $2::text[])) AS rest
                       FROM neotoma.entity_snapshots s
                       WHERE s.user_id = $1::uuid AND s.entity_id = r.entity_id OFFSET 0) s
@@ -110,9 +111,10 @@ text_hits AS (
   UNION ALL
   -- Every term common: the entities having them all.
   SELECT s.entity_id, 1.0,
-         CASE WHEN $11 = 'true' THEN (length(s.name_trigrams) - length(ts_delete(s.name_trigrams, $2::text[])))::float8
-                                     / (cardinality($2::text[]) + length(ts_delete(s.name_trigrams, $2::text[]))) END
+         CASE WHEN $11 = 'true' THEN (n.name_count - n.rest)::float8 / (cardinality($2::text[]) + n.rest) END,
+         s.workspace, s.entity_type
   FROM mass m, neotoma.entity_snapshots s
+  CROSS JOIN LATERAL (SELECT length(s.name_trigrams) AS name_count, length(ts_delete(s.name_trigrams, $2::text[])) AS rest) n
   WHERE m.all_common AND $10 = 'true' AND s.user_id = $1::uuid AND s.search_vector OPERATOR(neotoma.@@) m.all_terms
     AND ($3::text IS NULL OR s.entity_type = $3)),
 -- Every observation's words (values since superseded too), by the GIN index
@@ -156,7 +158,8 @@ rare_grams AS (
       SELECT FROM neotoma.entity_name_trigrams t WHERE t.user_id = $1::uuid AND t.trigram = g.g
       LIMIT $25::int + 1) x) d),
 name_hits AS (
-  SELECT c.entity_id, (s.name_count - s.rest)::float8 / (cardinality($2::text[]) + s.rest) AS name_sim
+  SELECT c.entity_id, (s.name_count - s.rest)::float8 / (cardinality($2::text[]) + s.rest) AS name_sim,
+         s.workspace, s.entity_type
   FROM (SELECT t.entity_id FROM neotoma.entity_name_trigrams t
         WHERE t.user_id = $1::uuid AND t.trigram = ANY ((SELECT r.grams FROM rare_grams r)::text[])
         GROUP BY t.entity_id
@@ -165,26 +168,34 @@ name_hits AS (
         ORDER BY count(*)::float8 / ((SELECT cardinality(r.grams) FROM rare_grams r) + min(t.name_trigram_count) - count(*)) DESC,
                  t.entity_id
         LIMIT $26) c
-  CROSS JOIN LATERAL (SELECT length(s.name_trigrams) AS name_count, length(ts_delete(s.name_trigrams, $2::text[])) AS rest
+  CROSS JOIN LATERAL (SELECT s.workspace, s.entity_type, length(s.name_trigrams) AS name_count,
+                             length(ts_delete(s.name_trigrams, $2::text[])) AS rest
                       FROM neotoma.entity_snapshots s
                       WHERE s.user_id = $1::uuid AND s.entity_id = c.entity_id
                         AND ($3::text IS NULL OR s.entity_type = $3) OFFSET 0) s),
 -- (0.8.0 has no embeddings: the lines marked 0.9 leave.)
 sem_hits AS (
   SELECT NULL::text AS entity_id, NULL::float8 AS sem_sim WHERE false
-  -- The $19 nearest (each similarity computed once; a top-N sort).
-  UNION ALL (SELECT v.entity_id, neotoma._cosine(v.embedding, $14::real[]) FROM neotoma.entity_embeddings v
-  WHERE $14::real[] IS NOT NULL AND v.user_id = $1::uuid AND v.model = $18 AND ($3::text IS NULL OR v.entity_type = $3)
-    -- Only the lists nearest the query, and what is in none (sql/embeddings.sql).
-    AND ($27::int = 0 OR v.list_no IS NULL OR v.list_no = ANY (ARRAY(
-          SELECT l.list_no FROM neotoma.embedding_lists l WHERE l.user_id = $1::uuid AND l.model = $18
-          ORDER BY neotoma._cosine(l.centroid, $14::real[]) DESC, l.list_no LIMIT $27::int)))
-    AND EXISTS (SELECT FROM neotoma.entity_snapshots s WHERE s.user_id = v.user_id -- ws:some
-                AND s.entity_id = v.entity_id AND s.workspace = ANY($21::text[])) -- ws:some
+  -- The $19 nearest (each similarity computed once), of the selected
+  -- workspaces: the candidates nearest first, each one's workspace looked
+  -- up by key (a scalar subquery) until $19 are in the selection, not
+  -- those of all of them (as a join, a hash of every snapshot of the user:
+  -- 54 ms at 200,000 entities; per candidate, 15 ms of 3,676).
+  UNION ALL (SELECT c.entity_id, c.sim FROM (
+    SELECT v.entity_id, neotoma._cosine(v.embedding, $14::real[]) AS sim FROM neotoma.entity_embeddings v
+    WHERE $14::real[] IS NOT NULL AND v.user_id = $1::uuid AND v.model = $18 AND ($3::text IS NULL OR v.entity_type = $3)
+      -- Only the lists nearest the query, and what is in none (sql/embeddings.sql).
+      AND ($27::int = 0 OR v.list_no IS NULL OR v.list_no = ANY (ARRAY(
+            SELECT l.list_no FROM neotoma.embedding_lists l WHERE l.user_id = $1::uuid AND l.model = $18
+            ORDER BY neotoma._cosine(l.centroid, $14::real[]) DESC, l.list_no LIMIT $27::int)))
+    ORDER BY 2 DESC, 1 OFFSET 0
+    ) c
+  WHERE (SELECT s.workspace FROM neotoma.entity_snapshots s -- ws:some
+         WHERE s.user_id = $1::uuid AND s.entity_id = c.entity_id) = ANY($21::text[]) -- ws:some
   ORDER BY 2 DESC, 1 LIMIT $19)
   ),
 type_hits AS (
-  SELECT e.id AS entity_id FROM neotoma.entities e
+  SELECT e.id AS entity_id, e.workspace, e.entity_type FROM neotoma.entities e
   WHERE $13::text IS NOT NULL AND e.user_id = $1::uuid AND e.entity_type = $13
     AND ($3::text IS NULL OR e.entity_type = $3)),
 hits AS (
@@ -192,58 +203,68 @@ hits AS (
          max(h.sem_sim) AS sem_sim,
          -- Found by an observation's words only (not its snapshot's).
          bool_or(h.by_obs) AND NOT bool_or(h.by_text) AS by_obs,
-         bool_or(h.by_file) AS by_file
+         bool_or(h.by_file) AS by_file,
+         -- Its workspace and type (an entity's, for ever), when a branch read its snapshot.
+         max(h.workspace) AS workspace, max(h.entity_type) AS entity_type
   FROM (SELECT entity_id, text_rank, CASE WHEN name_sim >= $9::float8 THEN name_sim ELSE 0 END AS name_sim,
-               false AS by_type, NULL::float8 AS sem_sim, false AS by_obs, true AS by_text, false AS by_file
+               false AS by_type, NULL::float8 AS sem_sim, false AS by_obs, true AS by_text, false AS by_file,
+               workspace, entity_type
         FROM text_hits
         UNION ALL
-        SELECT entity_id, obs_rank, 0, false, NULL, true, false, false FROM obs_hits
+        SELECT entity_id, obs_rank, 0, false, NULL, true, false, false, NULL, NULL FROM obs_hits
         UNION ALL
-        SELECT entity_id, file_rank, 0, false, NULL, false, false, true FROM file_hits
+        SELECT entity_id, file_rank, 0, false, NULL, false, false, true, NULL, NULL FROM file_hits
         UNION ALL
-        SELECT entity_id, 0, name_sim, false, NULL, false, false, false FROM name_hits WHERE name_sim >= $9::float8
+        SELECT entity_id, 0, name_sim, false, NULL, false, false, false, workspace, entity_type FROM name_hits
+        WHERE name_sim >= $9::float8
         UNION ALL
-        SELECT entity_id, 0, 0, true, NULL, false, false, false FROM type_hits
+        SELECT entity_id, 0, 0, true, NULL, false, false, false, workspace, entity_type FROM type_hits
         UNION ALL
-        SELECT entity_id, 0, 0, false, sem_sim, false, false, false FROM sem_hits WHERE sem_sim >= $15::float8) h
+        SELECT entity_id, 0, 0, false, sem_sim, false, false, false, NULL, NULL FROM sem_hits WHERE sem_sim >= $15::float8) h
   GROUP BY h.entity_id),
+-- The user's entities merged into others and the deleted ones, each read
+-- once as a hashed set from its partial index (entities_merged_into,
+-- entities_deleted hold only those), not an entity row per hit: a common
+-- word's thousands of hits read no entity row but those of the page.
+moved AS (
+  SELECT e.id, e.merged_into FROM neotoma.entities e WHERE e.user_id = $1::uuid AND e.merged_into IS NOT NULL),
 -- Unless merged entities are asked for, one merged away is an alias of the
--- entity it went to: its match counts for that one. Each hit's entity row
--- is read once: kept (`own`) when it is the one that answers.
+-- entity it went to: its match counts for that one.
 resolved AS (
-  SELECT CASE WHEN $4 = 'true' THEN h.entity_id ELSE coalesce(e.merged_into, h.entity_id) END AS id,
+  SELECT CASE WHEN $4 = 'true' THEN h.entity_id ELSE coalesce(m.merged_into, h.entity_id) END AS id,
          max(greatest(0.6 * h.name_sim + 0.4 * h.text_rank, CASE WHEN h.by_type THEN 0.1 ELSE 0 END)) AS lex_score,
          max(h.sem_sim) AS sem_sim,
-         max(h.name_sim) FILTER (WHERE e.merged_into IS NULL OR $4 = 'true') AS name_sim,
-         bool_or(e.merged_into IS NOT NULL AND $4 <> 'true') AS by_alias,
+         max(h.name_sim) FILTER (WHERE m.id IS NULL OR $4 = 'true') AS name_sim,
+         bool_or(m.id IS NOT NULL AND $4 <> 'true') AS by_alias,
          bool_or(h.by_type) AS by_type,
          bool_or(h.by_obs) AS by_obs,
          bool_or(h.by_file) AS by_file,
-         (array_agg(e.row) FILTER (WHERE e.merged_into IS NULL OR $4 = 'true'))[1] AS own
-  FROM hits h
-  CROSS JOIN LATERAL (SELECT e AS row, e.merged_into FROM neotoma.entities e
-                      WHERE e.user_id = $1::uuid AND e.id = h.entity_id OFFSET 0) e
-  WHERE $12 = 'true' OR $4 = 'true' OR e.merged_into IS NULL
+         max(h.workspace) FILTER (WHERE m.id IS NULL OR $4 = 'true') AS workspace,
+         max(h.entity_type) FILTER (WHERE m.id IS NULL OR $4 = 'true') AS entity_type
+  FROM hits h LEFT JOIN moved m ON m.id = h.entity_id
+  WHERE $12 = 'true' OR $4 = 'true' OR m.id IS NULL
   GROUP BY 1),
 eligible AS (
-  SELECT r.id, r.lex_score, r.sem_sim, r.name_sim, r.by_alias, r.by_type, r.by_obs, r.by_file,
-         (e.row).entity_type, (e.row).canonical_name, (e.row).merged_into, (e.row).deleted_at, (e.row).deleted_reason
-         , (e.row).workspace
+  SELECT r.id, r.lex_score, r.sem_sim, r.name_sim, r.by_alias, r.by_type, r.by_obs, r.by_file
   FROM resolved r
-  -- The entity an alias went to, when it was not a hit itself.
-  CROSS JOIN LATERAL (SELECT coalesce(r.own, (SELECT e FROM neotoma.entities e WHERE e.user_id = $1::uuid AND e.id = r.id)) AS row
-                      OFFSET 0) e
-  WHERE ($4 = 'true' OR (e.row).merged_into IS NULL)
-    AND (e.row).workspace = ANY($21::text[])
-    AND ($5 = 'true' OR (e.row).deleted_at IS NULL)
-    -- The type of what answers (a hit on an entity reclassified into another
-    -- type counts for that type).
-    AND ($3::text IS NULL OR (e.row).entity_type = $3)),
--- Each ranking's places (ties by id), fused by the mode.
+  WHERE ($4 = 'true' OR r.id NOT IN (SELECT m.id FROM moved m))
+    AND ($5 = 'true' OR r.id NOT IN (SELECT d.id FROM neotoma.entities d
+                                     WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL))
+    -- The workspace and type of what answers (a hit on an entity
+    -- reclassified into another type counts for that type): its row's, when
+    -- no hit on itself read them (an alias's target, a semantic hit).
+    AND CASE WHEN r.workspace IS NOT NULL
+             THEN r.workspace = ANY($21::text[]) AND ($3::text IS NULL OR r.entity_type = $3)
+             ELSE EXISTS (SELECT FROM neotoma.entities e
+                          WHERE e.user_id = $1::uuid AND e.id = r.id AND e.workspace = ANY($21::text[])
+                            AND ($3::text IS NULL OR e.entity_type = $3)) END),
+-- Each ranking's places (ties by id), fused by the mode: hybrid's only
+-- (actions/search.rs keeps the lines of the mode that answers).
 places AS (
   SELECT g.*,
-         CASE WHEN g.lex_score > 0 THEN row_number() OVER (ORDER BY g.lex_score > 0 DESC, g.lex_score DESC, g.id) END AS lex_place,
-         CASE WHEN g.sem_sim IS NOT NULL THEN row_number() OVER (ORDER BY g.sem_sim IS NOT NULL DESC, g.sem_sim DESC, g.id) END AS sem_place
+         CASE WHEN g.lex_score > 0 THEN row_number() OVER (ORDER BY g.lex_score > 0 DESC, g.lex_score DESC, g.id) END AS lex_place, -- mode:hybrid
+         CASE WHEN g.sem_sim IS NOT NULL THEN row_number() OVER (ORDER BY g.sem_sim IS NOT NULL DESC, g.sem_sim DESC, g.id) END AS sem_place -- mode:hybrid
+         NULL::bigint AS lex_place, NULL::bigint AS sem_place -- mode:single
   FROM eligible g),
 ranked AS (
   SELECT p.*,
@@ -254,8 +275,12 @@ ranked AS (
                 * ($17::int + 1) / 2.0
          END::float8 AS score
   FROM places p),
+-- The page's entity rows, read for the page alone.
 page AS (
-  SELECT * FROM ranked ORDER BY score DESC, id LIMIT $7 OFFSET $8)
+  SELECT p.*, e.entity_type, e.canonical_name, e.merged_into, e.deleted_at, e.deleted_reason, e.workspace
+  FROM (SELECT * FROM ranked ORDER BY score DESC, id LIMIT $7 OFFSET $8) p
+  CROSS JOIN LATERAL (SELECT e.entity_type, e.canonical_name, e.merged_into, e.deleted_at, e.deleted_reason, e.workspace
+                      FROM neotoma.entities e WHERE e.user_id = $1::uuid AND e.id = p.id OFFSET 0) e)
 SELECT json_build_object(
   'entities', coalesce((
     SELECT json_agg(json_build_object(

@@ -91,10 +91,19 @@ pub fn run(user: Uuid, s: &Search) -> Result<RetrieveEntitiesResponse, NeotomaEr
         let threshold = NAME_THRESHOLD.to_string();
         let semantic_threshold = SEMANTIC_THRESHOLD.to_string();
         let type_name = (lexical && s.in_types).then(|| search::type_name(q));
+        // Only hybrid search ranks by places: the other modes skip the
+        // two window sorts over every match.
+        let other_mode = match method {
+            Answering::Hybrid => "-- mode:single",
+            _ => "-- mode:hybrid",
+        };
+        let query = crate::installed::without_lines(&scope.adapt(SEARCH_ENTITIES)?, |l| {
+            l.trim_end().ends_with(other_mode)
+        });
         db::quietly(|| {
             db::with_custom_index_plans(|| {
                 db::parsed(
-                    &scope.adapt(SEARCH_ENTITIES)?,
+                    &query,
                     &[
                         Arg::uuid(user),
                         Arg::Texts(grams),

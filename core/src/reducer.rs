@@ -180,6 +180,10 @@ pub enum FieldState {
         value: Value,
         #[serde(rename = "by")]
         prov: Provenance,
+        /// What the field's observations disagree on ([`Differs`]): kept
+        /// only when they do, so agreeing fields' states read as before.
+        #[serde(rename = "d", default, skip_serializing_if = "Differs::is_none")]
+        differs: Differs,
     },
     /// `merge_array`: items given at `priority`, the highest seen.
     Set {
@@ -191,6 +195,47 @@ pub enum FieldState {
     },
 }
 
+/// What the observations of one field disagree on, each bit once any two
+/// of them do: their values (canonical JSON) and their sources. Both is a
+/// candidate contradiction (`neotoma_core::contradictions` decides), kept
+/// with the fold so a listing of them reads an index of the entities with
+/// one (`entity_snapshots_disagreeing`), not every observation. Each new
+/// observation is compared with the field's winner so far, one of those
+/// seen, so the bits do not depend on the order of arrival.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Differs(u8);
+
+impl Differs {
+    const VALUES: u8 = 1;
+    const SOURCES: u8 = 2;
+
+    fn is_none(&self) -> bool {
+        self.0 == 0
+    }
+
+    /// Two or more values from two or more sources.
+    pub fn both(&self) -> bool {
+        self.0 == Self::VALUES | Self::SOURCES
+    }
+
+    /// With an observation of `value` from `source`, compared with the
+    /// winner's.
+    fn with(self, value: &Value, source: &str, winner: &Value, winner_source: &str) -> Self {
+        let mut bits = self.0;
+        if bits & Self::VALUES == 0
+            && value != winner
+            && crate::canonical::canonical_json(value) != crate::canonical::canonical_json(winner)
+        {
+            bits |= Self::VALUES;
+        }
+        if source != winner_source {
+            bits |= Self::SOURCES;
+        }
+        Differs(bits)
+    }
+}
+
 /// The reducer's state for one entity: what is stored in
 /// `entity_snapshots.reducer_state`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -198,6 +243,28 @@ pub struct SnapshotState {
     pub fields: BTreeMap<String, FieldState>,
     pub observation_count: u64,
     pub last_observation_at: Option<i64>,
+}
+
+impl SnapshotState {
+    /// Some field has two or more values from two or more sources (the
+    /// index `entity_snapshots_disagreeing` holds such entities: its
+    /// predicate reads the same bits).
+    pub fn disagrees(&self) -> bool {
+        self.fields
+            .values()
+            .any(|f| matches!(f, FieldState::Value { differs, .. } if differs.both()))
+    }
+
+    /// The state as a release that did not keep disagreements folded it.
+    pub fn without_differs(&self) -> SnapshotState {
+        let mut state = self.clone();
+        for f in state.fields.values_mut() {
+            if let FieldState::Value { differs, .. } = f {
+                *differs = Differs::default();
+            }
+        }
+        state
+    }
 }
 
 /// Merge policies by field; fields not listed use the default (`last_write`).
@@ -340,14 +407,30 @@ pub fn apply(state: &mut SnapshotState, obs: &Observation, policies: &Policies) 
         let next = match policy.strategy {
             Strategy::MergeArray => merge_set(current, &prov, value),
             _ => match current {
-                Some(FieldState::Value { value: v, prov: p })
-                    if compare(&prov, &p, policy) != Ordering::Greater =>
-                {
-                    FieldState::Value { value: v, prov: p }
+                Some(FieldState::Value {
+                    value: v,
+                    prov: p,
+                    differs,
+                }) => {
+                    let differs = differs.with(value, &prov.source_id, &v, &p.source_id);
+                    if compare(&prov, &p, policy) != Ordering::Greater {
+                        FieldState::Value {
+                            value: v,
+                            prov: p,
+                            differs,
+                        }
+                    } else {
+                        FieldState::Value {
+                            value: value.clone(),
+                            prov: prov.clone(),
+                            differs,
+                        }
+                    }
                 }
                 _ => FieldState::Value {
                     value: value.clone(),
                     prov: prov.clone(),
+                    differs: Differs::default(),
                 },
             },
         };
@@ -387,7 +470,7 @@ pub fn render(state: &SnapshotState) -> Rendered {
     };
     for (field, fs) in &state.fields {
         match fs {
-            FieldState::Value { value, prov } => {
+            FieldState::Value { value, prov, .. } => {
                 if value.is_null() {
                     continue;
                 }
@@ -801,6 +884,45 @@ mod tests {
             }
             prop_assert_eq!(stored, full);
         }
+
+        #[test]
+        fn disagrees_exactly_when_a_contradiction_is_found(observations in arb_observations(), which in 0usize..8) {
+            let p = &all_policies()[which];
+            prop_assert_eq!(
+                reduce(&observations, p).disagrees(),
+                !crate::contradictions::find(&observations, p).is_empty()
+            );
+        }
+    }
+
+    #[test]
+    fn disagreement_is_kept_only_when_there_is_some() {
+        let p = Policies::new();
+        let mut a = obs("o1", 1, 100, 0.0, json!({"f": "x", "g": 1}));
+        a.source_id = "s1".into();
+        let mut b = obs("o2", 2, 100, 0.0, json!({"f": "x", "g": 2}));
+        b.source_id = "s1".into();
+        // One source, two values: not yet.
+        let state = reduce([&a, &b], &p);
+        assert!(!state.disagrees());
+        let stored = serde_json::to_value(&state).unwrap();
+        assert!(
+            stored["fields"]["f"].get("d").is_none(),
+            "agreeing: as before"
+        );
+        assert_eq!(stored["fields"]["g"]["d"], json!(1));
+        // Another source giving the winner's value: two values, two sources.
+        let mut c = obs("o3", 3, 100, 0.0, json!({"g": 2}));
+        c.source_id = "s2".into();
+        let state = reduce([&a, &b, &c], &p);
+        assert!(state.disagrees());
+        assert_eq!(
+            serde_json::to_value(&state).unwrap()["fields"]["g"]["d"],
+            json!(3)
+        );
+        // A merged array's values are joined, never a disagreement.
+        let tags = policies(&[("g", Strategy::MergeArray, None)]);
+        assert!(!reduce([&a, &b, &c], &tags).disagrees());
     }
 
     #[test]

@@ -67,7 +67,7 @@ pub enum Command {
         db: DbArgs,
     },
     /// Replay an export into a user's memory (ids stay the same; importing
-    /// twice adds nothing), then recompute the snapshots; or, with
+    /// twice adds nothing; the snapshots are folded as it replays); or, with
     /// `--format memory-jsonl`, read the MCP memory server's memory.jsonl.
     Import {
         /// The user whose memory receives it.

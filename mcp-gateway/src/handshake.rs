@@ -4,8 +4,9 @@
 //! table or catalog itself: everything else is an extension function.
 //!
 //! A database still at the previous release (until its `ALTER EXTENSION
-//! neotoma UPDATE`) is served too: [`Handshake::awaits_update`] tells the
-//! few places that differ.
+//! neotoma UPDATE`) is served too, as a current one (the library chooses
+//! its queries): [`Handshake::awaits_update`] tells `/readyz`, which says
+//! the update is due.
 
 use serde::Deserialize;
 
@@ -79,7 +80,8 @@ pub fn supports_extension(installed: &str) -> Result<(), String> {
 
 impl Handshake {
     /// Whether the database still awaits `ALTER EXTENSION neotoma UPDATE`
-    /// (it has the release before this gateway's).
+    /// (it has the release before this gateway's): `/readyz` says so.
+    #[cfg(any(feature = "http", test))]
     pub fn awaits_update(&self) -> bool {
         major_minor(&self.extension_version) != major_minor(GATEWAY_VERSION)
     }

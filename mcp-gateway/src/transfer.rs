@@ -11,14 +11,13 @@ use std::io::{BufRead, Write};
 use std::path::Path;
 use uuid::Uuid;
 
-use crate::handshake::{self, Handshake};
+use crate::handshake;
 
 /// Lines per round trip (export) and per call of import_lines (import).
 const BATCH: usize = 500;
 
-/// A connection acting for `user`, to a database this gateway serves, with
-/// what the database answered to the handshake.
-async fn connect(url: &str, user: Uuid) -> anyhow::Result<(tokio_postgres::Client, Handshake)> {
+/// A connection acting for `user`, to a database this gateway serves.
+async fn connect(url: &str, user: Uuid) -> anyhow::Result<tokio_postgres::Client> {
     let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
         .await
         .context("could not connect to the database")?;
@@ -34,7 +33,7 @@ async fn connect(url: &str, user: Uuid) -> anyhow::Result<(tokio_postgres::Clien
         )
         .await
         .context("could not act for the user (the role must be granted neotoma_service)")?;
-    Ok((client, asked))
+    Ok(client)
 }
 
 /// A count of what is done, for work whose size is not known beforehand.
@@ -74,7 +73,7 @@ fn db_error(e: tokio_postgres::Error, what: &str) -> anyhow::Error {
 }
 
 pub async fn export(url: &str, user: Uuid, out: &Path) -> anyhow::Result<()> {
-    let (mut client, _) = connect(url, user).await?;
+    let mut client = connect(url, user).await?;
     let tx = client.transaction().await?;
     tx.execute(
         "DECLARE lines NO SCROLL CURSOR FOR SELECT l::text FROM neotoma.export_lines() AS l",
@@ -150,7 +149,7 @@ pub async fn import(url: &str, user: Uuid, file: &Path) -> anyhow::Result<()> {
         }
         lines.push(value);
     }
-    let (mut client, asked) = connect(url, user).await?;
+    let mut client = connect(url, user).await?;
     // All or nothing: one transaction for the whole file.
     let tx = client.transaction().await?;
     let bar = progress(lines.len() as u64, "importing");
@@ -177,29 +176,10 @@ pub async fn import(url: &str, user: Uuid, file: &Path) -> anyhow::Result<()> {
         bar.inc(chunk.len() as u64);
     }
     bar.finish_and_clear();
-    // The release before 0.21 folded the observations a split moved for
-    // the entity they name: there, every snapshot is folded again from all
-    // the observations, in batches of entities in id order. Since 0.21
-    // import_lines folds them itself.
-    let mut recomputed = 0;
-    if asked.awaits_update() {
-        let bar = spinner("recomputing");
-        let mut after: Option<String> = None;
-        loop {
-            let ids = recompute(&tx, after.as_deref())
-                .await
-                .map_err(|e| db_error(e, "could not recompute the snapshots"))?;
-            let Some(last) = ids.last() else { break };
-            after = Some(last.clone());
-            recomputed += ids.len();
-            bar.inc(ids.len() as u64);
-        }
-        bar.finish_and_clear();
-    }
     tx.commit().await?;
     let summary: Vec<String> = counts.iter().map(|(t, n)| format!("{t} {n}")).collect();
     eprintln!(
-        "imported {} into user {user}'s memory: {} new rows ({}){}",
+        "imported {} into user {user}'s memory: {} new rows ({})",
         file.display(),
         counts.values().sum::<i64>(),
         if summary.is_empty() {
@@ -207,26 +187,8 @@ pub async fn import(url: &str, user: Uuid, file: &Path) -> anyhow::Result<()> {
         } else {
             summary.join(", ")
         },
-        if recomputed > 0 {
-            format!("; {recomputed} entities recomputed")
-        } else {
-            String::new()
-        }
     );
     Ok(())
-}
-
-/// Recomputes the next [`BATCH`] entities after `after`; answers their ids.
-async fn recompute(
-    tx: &tokio_postgres::Transaction<'_>,
-    after: Option<&str>,
-) -> Result<Vec<String>, tokio_postgres::Error> {
-    tx.query_one(
-        "SELECT neotoma.recompute_snapshots($1, $2)",
-        &[&after, &(BATCH as i32)],
-    )
-    .await?
-    .try_get(0)
 }
 
 /// Objects per `store` call of a memory-jsonl import.
@@ -259,7 +221,7 @@ pub async fn import_memory(url: &str, user: Uuid, file: &Path) -> anyhow::Result
     let text = std::str::from_utf8(&bytes)
         .with_context(|| format!("{} is not UTF-8 text", file.display()))?;
     let graph = memory::parse(text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-    let (mut client, _) = connect(url, user).await?;
+    let mut client = connect(url, user).await?;
     let tx = client.transaction().await?;
 
     let filename = file

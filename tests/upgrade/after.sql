@@ -17,6 +17,9 @@ SELECT snapshot->'amount_due' AS corrected_amount FROM neotoma.entity_snapshots 
 WHERE e.entity_type = 'invoice';
 SELECT neotoma.list_relationships(jsonb_build_object('entity_id', (SELECT id FROM neotoma.entities WHERE entity_type = 'invoice')))->'total' AS relationships;
 SELECT neotoma.list_timeline_events('{}')->'total' AS events;
+-- The update folded the old snapshots again: a field two sources gave two
+-- values (the corrected amount) is listed from the index of disagreements.
+SELECT jsonb_path_query_array(neotoma.list_contradictions('{}'), '$.contradictions[*].field') AS contradicted;
 SELECT neotoma.store('{"entities": [{"entity_type": "person", "name": "Ann Lee", "email": "ann@example.com", "phone": "+1 555 010 2030"}]}')
   ->'entities'->0->>'entity_id' = (SELECT id FROM neotoma.entities WHERE entity_type = 'person') AS same_person;
 -- Snapshots folded before ratings existed say their defaults (A1 for the

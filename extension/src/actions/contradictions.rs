@@ -18,12 +18,28 @@ use uuid::Uuid;
 /// Most entities a page looks at.
 const MAX_PAGE: i64 = 100;
 
-/// The live entities (merged ones count for their target) with a field
-/// given two or more distinct values by two or more sources, as
-/// [user, entity, type] in user and id order: $1 the user (null: every one
-/// the session can read), $2 the type (or null), $3 limit (null: all), $4
-/// offset, $5 the workspaces (text[]; null: all).
+/// The live entities with a field given two or more distinct values by two
+/// or more sources (their snapshot's fold says so; merged ones count for
+/// their target, whose fold has their observations), as [user, entity,
+/// type] in user and id order, from the index entity_snapshots_disagreeing
+/// (its predicate, word for word): $1 the user (null: every one the session
+/// can read), $2 the type (or null), $3 limit (null: all), $4 offset, $5
+/// the workspaces (text[]; null: all).
 const CANDIDATES: &str = "
+    SELECT coalesce(jsonb_agg(jsonb_build_array(p.user_id, p.entity_id, p.entity_type)
+                              ORDER BY p.user_id, p.entity_id), '[]')
+    FROM (SELECT s.user_id, s.entity_id, s.entity_type FROM neotoma.entity_snapshots s
+          WHERE ($1::uuid IS NULL OR s.user_id = $1::uuid)
+            AND s.reducer_state @? '$.fields.* ? (@.d == 3)'
+            AND ($2::text IS NULL OR s.entity_type = $2)
+            AND ($5::text[] IS NULL OR s.workspace = ANY($5::text[]))
+            AND EXISTS (SELECT FROM neotoma.entities e WHERE e.user_id = s.user_id AND e.id = s.entity_id
+                          AND e.merged_into IS NULL AND e.deleted_at IS NULL)
+          ORDER BY s.user_id, s.entity_id LIMIT $3 OFFSET $4) p";
+
+/// [`CANDIDATES`] on a database at the previous release, whose states
+/// may not say which fields disagree yet: from every observation.
+const CANDIDATES_FROM_OBSERVATIONS: &str = "
     WITH disagreeing AS (
       SELECT o.user_id, coalesce(e.merged_into, e.id) AS id
       FROM neotoma.observations o
@@ -53,7 +69,10 @@ fn candidates(
 ) -> Result<Vec<(Uuid, String, String)>, NeotomaError> {
     let user = user.map(Uuid::to_string);
     let v = db::json(
-        &crate::installed::adapt(CANDIDATES)?,
+        match crate::installed::sql()? {
+            crate::installed::Sql::Current => CANDIDATES,
+            crate::installed::Sql::Previous => CANDIDATES_FROM_OBSERVATIONS,
+        },
         &[
             Arg::OptText(user.as_deref()),
             Arg::OptText(entity_type),

@@ -472,7 +472,7 @@ pub fn correct(user: Uuid, req: CorrectRequest) -> Result<CorrectResponse, Neoto
     };
     let winner = state.as_ref().and_then(|s| s.fields.get(&req.field));
     let previous = match winner {
-        Some(FieldState::Value { value, prov }) => {
+        Some(FieldState::Value { value, prov, .. }) => {
             // The same value again is the same correction, unless it is
             // rated otherwise (then it is a new one, with that rating).
             let same_rating = req.confidence.is_none_or(|c| prov.confidence() == c);

@@ -96,6 +96,12 @@ SELECT error_code(try_action('graphmem_get_entity', '{"entity_id": 1}')) AS thei
        (SELECT count(*) FROM neotoma.graph_ids) AS their_ids,
        (SELECT count(*) FROM neotoma.entity_type_mappings WHERE user_id <> neotoma.global_user_id()) AS their_mappings;
 SET neotoma.user_id = '45000000-0000-0000-0000-00000000000a';
+-- The listing's total is the kept count of live entities (entity_counts):
+-- the same as counting them, merged and deleted ones left out.
+SELECT neotoma.graphmem_list_entities() -> 'total_count'
+       = to_jsonb((SELECT count(*) FROM neotoma.entities
+                   WHERE workspace = 'default' AND merged_into IS NULL AND deleted_at IS NULL)) AS total_is_live,
+       (SELECT count(*) FROM neotoma.entities WHERE merged_into IS NOT NULL OR deleted_at IS NOT NULL) > 0 AS some_left_out;
 
 SELECT (neotoma.verify())->'ok' AS verified;
 ROLLBACK;

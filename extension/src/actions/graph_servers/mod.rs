@@ -247,8 +247,16 @@ pub fn nodes_at(
     })
 }
 
+/// How many live entities `workspace` has: the counts kept per type and
+/// workspace (`neotoma.entity_counts`, as list_workspaces reads them), not a
+/// count of every entity (109 ms at 200,000).
 pub fn count_nodes(user: &Uuid, workspace: &str) -> Result<i64, NeotomaError> {
-    count_where("", &[Arg::uuid(user), Arg::Text(workspace)])
+    let v = db::json(
+        "SELECT to_jsonb(coalesce(sum(c.current), 0)::bigint) FROM neotoma.entity_counts c
+         WHERE c.user_id = $1::uuid AND c.workspace = $2",
+        &[Arg::uuid(user), Arg::Text(workspace)],
+    )?;
+    Ok(v.as_i64().unwrap_or_default())
 }
 
 /// Where a text search looks.

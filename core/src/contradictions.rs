@@ -280,4 +280,22 @@ mod tests {
         ];
         assert!(find(&o, &policies).is_empty());
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
+        /// The reducer keeps, per field, whether its observations disagree
+        /// (values and sources): the index of entities with a contradiction
+        /// reads those bits, so they must say exactly what `find` finds.
+        #[test]
+        fn the_fold_knows_exactly_when_there_is_one(
+            observations in crate::reducer::tests::arb_observations(),
+            which in 0usize..8,
+        ) {
+            let p = &crate::reducer::tests::all_policies()[which];
+            proptest::prop_assert_eq!(
+                reducer::reduce(&observations, p).disagrees(),
+                !find(&observations, p).is_empty()
+            );
+        }
+    }
 }

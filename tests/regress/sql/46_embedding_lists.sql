@@ -119,6 +119,18 @@ SELECT jsonb_path_query_array(neotoma.maintain_embedding_lists(1000, 20), '$[*].
 SELECT :'built'::jsonb @> '["46000000-0000-0000-0000-00000000000c"]' AS built_for_c,
        NOT :'built'::jsonb @> '["46000000-0000-0000-0000-00000000000a"]' AS not_again_for_a;
 SELECT neotoma.maintain_embedding_lists(1000, 20) AS again;
+-- Embeddings stored while a build ran (after what it read) are in no
+-- list: the next upkeep places each in its nearest, building nothing.
+UPDATE neotoma.entity_embeddings SET list_no = NULL
+WHERE user_id = '46000000-0000-0000-0000-00000000000c' AND entity_id IN (
+  SELECT entity_id FROM neotoma.entity_embeddings WHERE user_id = '46000000-0000-0000-0000-00000000000c'
+  ORDER BY entity_id LIMIT 5);
+SELECT count(*) AS unlisted FROM neotoma.entity_embeddings
+WHERE user_id = '46000000-0000-0000-0000-00000000000c' AND list_no IS NULL;
+SELECT neotoma.maintain_embedding_lists(0, 20) AS built_none;
+SELECT count(*) FILTER (WHERE list_no IS NULL) AS unlisted_after,
+       bool_and(list_no = neotoma._embedding_list(user_id, model, embedding)) AS each_in_its_nearest
+FROM neotoma.entity_embeddings WHERE user_id = '46000000-0000-0000-0000-00000000000c';
 RESET neotoma.user_id;
 SELECT user_id, entities FROM neotoma.embedding_list_builds WHERE user_id::text LIKE '46%' ORDER BY user_id;
 

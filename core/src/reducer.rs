@@ -413,18 +413,15 @@ pub fn apply(state: &mut SnapshotState, obs: &Observation, policies: &Policies) 
                     differs,
                 }) => {
                     let differs = differs.with(value, &prov.source_id, &v, &p.source_id);
-                    if compare(&prov, &p, policy) != Ordering::Greater {
-                        FieldState::Value {
-                            value: v,
-                            prov: p,
-                            differs,
-                        }
+                    let (value, prov) = if compare(&prov, &p, policy) != Ordering::Greater {
+                        (v, p)
                     } else {
-                        FieldState::Value {
-                            value: value.clone(),
-                            prov: prov.clone(),
-                            differs,
-                        }
+                        (value.clone(), prov.clone())
+                    };
+                    FieldState::Value {
+                        value,
+                        prov,
+                        differs,
                     }
                 }
                 _ => FieldState::Value {
@@ -885,7 +882,6 @@ pub(crate) mod tests {
             }
             prop_assert_eq!(stored, full);
         }
-
     }
 
     #[test]

@@ -182,12 +182,26 @@ sem_hits AS (
   -- those of all of them (as a join, a hash of every snapshot of the user:
   -- 54 ms at 200,000 entities; per candidate, 15 ms of 3,676).
   UNION ALL (SELECT c.entity_id, c.sim FROM (
-    SELECT v.entity_id, neotoma._cosine(v.embedding, $14::real[]) AS sim FROM neotoma.entity_embeddings v
-    WHERE $14::real[] IS NOT NULL AND v.user_id = $1::uuid AND v.model = $18 AND ($3::text IS NULL OR v.entity_type = $3)
-      -- Only the lists nearest the query, and what is in none (sql/embeddings.sql).
-      AND ($27::int = 0 OR v.list_no IS NULL OR v.list_no = ANY (ARRAY(
+    SELECT v.entity_id, neotoma._cosine(v.embedding, $14::real[]) AS sim FROM (
+      -- Every embedding of the user ($27 = 0: exact), or only those of the
+      -- lists nearest the query and those in none (sql/embeddings.sql):
+      -- each its own index scan (an OR of them, which a kept plan cannot
+      -- simplify, read every embedding of the user: 686 ms at 1,000,000).
+      SELECT v.entity_id, v.embedding FROM neotoma.entity_embeddings v
+      WHERE $14::real[] IS NOT NULL AND $27::int = 0
+        AND v.user_id = $1::uuid AND v.model = $18 AND ($3::text IS NULL OR v.entity_type = $3)
+      UNION ALL
+      SELECT v.entity_id, v.embedding FROM neotoma.entity_embeddings v
+      WHERE $14::real[] IS NOT NULL AND $27::int <> 0
+        AND v.user_id = $1::uuid AND v.model = $18 AND ($3::text IS NULL OR v.entity_type = $3)
+        AND v.list_no = ANY (ARRAY(
             SELECT l.list_no FROM neotoma.embedding_lists l WHERE l.user_id = $1::uuid AND l.model = $18
-            ORDER BY neotoma._cosine(l.centroid, $14::real[]) DESC, l.list_no LIMIT $27::int)))
+            ORDER BY neotoma._cosine(l.centroid, $14::real[]) DESC, l.list_no LIMIT $27::int))
+      UNION ALL
+      SELECT v.entity_id, v.embedding FROM neotoma.entity_embeddings v
+      WHERE $14::real[] IS NOT NULL AND $27::int <> 0
+        AND v.user_id = $1::uuid AND v.model = $18 AND ($3::text IS NULL OR v.entity_type = $3)
+        AND v.list_no IS NULL) v
     ORDER BY 2 DESC, 1 OFFSET 0
     ) c
   WHERE (SELECT s.workspace FROM neotoma.entity_snapshots s -- ws:some

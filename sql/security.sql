@@ -30,6 +30,10 @@ END $$;
 --                     neotoma.user_id, passes user_id): the MCP gateway's role.
 --   neotoma_operator  also changes what all users share: global schemas,
 --                     settings, tokens, signing keys.
+--   neotoma_router    a router's role on a partition (docs/scale-out.md):
+--                     runs actions for the user the router names, as an
+--                     operator when the router's caller is one
+--                     (neotoma.routed).
 -- On Supabase, `authenticated` becomes a neotoma_user; `anon` gets nothing.
 DO $$
 BEGIN
@@ -48,6 +52,12 @@ BEGIN
   IF NOT pg_has_role('neotoma_operator', 'neotoma_service', 'MEMBER') THEN
     GRANT neotoma_service TO neotoma_operator;
   END IF;
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'neotoma_router') THEN
+    CREATE ROLE neotoma_router NOLOGIN;
+  END IF;
+  IF NOT pg_has_role('neotoma_router', 'neotoma_service', 'MEMBER') THEN
+    GRANT neotoma_service TO neotoma_router;
+  END IF;
   -- (Supabase makes authenticated NOINHERIT, so this membership alone gives
   -- it nothing: grant_platform_roles() below grants it directly.)
   IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'authenticated')
@@ -61,6 +71,8 @@ GRANT SET ON PARAMETER neotoma.user_id, neotoma.token_id TO neotoma_service;
 GRANT SET ON PARAMETER neotoma.operator, neotoma.max_file_bytes, neotoma.interpretation_quota,
   neotoma.interpret_max_rows, neotoma.auto_promote, neotoma.auto_promote_min_consistency,
   neotoma.auto_promote_min_sources, neotoma.auto_promote_min_occurrences TO neotoma_operator;
+-- A router passes on whether its caller acts as an operator, either way.
+GRANT SET ON PARAMETER neotoma.operator TO neotoma_router;
 
 -- Nothing is PUBLIC. Users read every table (row level security picks the
 -- rows) and write what the actions write; derived data (snapshots,
@@ -204,7 +216,8 @@ REVOKE EXECUTE ON FUNCTION neotoma._apply_observations(text), neotoma._changes_n
   neotoma.list_api_tokens(), neotoma.graph_orphan_count(), neotoma.erase_user(uuid, boolean), neotoma.import_lines(jsonb[]),
   neotoma.pending_embeddings(text, integer, text[]), neotoma.put_embeddings(text, jsonb),
   neotoma.pending_embeddings_of(text, uuid, xid8, integer, text[]), neotoma.drop_embeddings(text),
-  neotoma.maintain_embedding_lists(integer, integer) FROM neotoma_user;
+  neotoma.maintain_embedding_lists(integer, integer), neotoma.routed(uuid, boolean, jsonb, text, text) FROM neotoma_user;
+GRANT EXECUTE ON FUNCTION neotoma.routed(uuid, boolean, jsonb, text, text) TO neotoma_router;
 GRANT EXECUTE ON FUNCTION neotoma.authenticate_token(text), neotoma_private.authenticate_token(text),
   neotoma.signed_file(uuid, uuid, bigint, uuid, text), neotoma_private.signed_file(uuid, uuid, bigint, uuid, text),
   neotoma.graph_orphan_count(), neotoma_private.graph_orphan_count(),

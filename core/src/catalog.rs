@@ -533,6 +533,14 @@ pub fn resolve(name: &str) -> Option<ActionId> {
         .map(|a| a.id)
 }
 
+/// The action named `name` (or a legacy alias of it), or the
+/// VALIDATION_ERROR that names the unknown one.
+pub fn action_named(name: &str) -> Result<ActionId, crate::NeotomaError> {
+    resolve(name).ok_or_else(|| {
+        crate::NeotomaError::validation(format!("unknown action `{name}`")).with("action", name)
+    })
+}
+
 /// The SQL functions of the actions (`sql/actions.sql`): one per
 /// action and per legacy alias, `neotoma.<name>(args jsonb) RETURNS jsonb`.
 /// Each hands the request's text to the Rust dispatcher (parsed there, so

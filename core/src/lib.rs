@@ -21,6 +21,7 @@ pub mod memory_graph;
 pub mod question;
 pub mod reducer;
 pub mod request;
+pub mod routing;
 pub mod schema;
 pub mod search;
 pub mod similarity;

@@ -254,17 +254,6 @@ impl SnapshotState {
             .values()
             .any(|f| matches!(f, FieldState::Value { differs, .. } if differs.both()))
     }
-
-    /// The state as a release that did not keep disagreements folded it.
-    pub fn without_differs(&self) -> SnapshotState {
-        let mut state = self.clone();
-        for f in state.fields.values_mut() {
-            if let FieldState::Value { differs, .. } = f {
-                *differs = Differs::default();
-            }
-        }
-        state
-    }
 }
 
 /// Merge policies by field; fields not listed use the default (`last_write`).

@@ -3,10 +3,10 @@
 
 use crate::actions::{self, EXTENSION_VERSION};
 use crate::db::JsonbText;
+use crate::routing;
 use neotoma_core::{catalog, NeotomaError};
 use pgrx::prelude::*;
 use pgrx::JsonB;
-use serde_json::json;
 
 /// Every action: name, description, JSON Schema of its input (and output where
 /// fixed), MCP annotations, SQL function and legacy aliases.
@@ -30,24 +30,46 @@ fn action_catalog() -> JsonB {
 #[pg_extern(volatile, parallel_unsafe, name = "_invoke")]
 #[search_path(pg_catalog, neotoma, pg_temp)]
 pub(crate) fn invoke_text(action: &str, args: &str) -> JsonbText {
-    let result = crate::db::without_jit(|| {
-        neotoma_core::limits::parse_input(args).and_then(|args| match catalog::resolve(action) {
-            Some(id) => actions::dispatch(id, &args),
-            None => Err(
-                NeotomaError::validation(format!("unknown action `{action}`"))
-                    .with("action", action),
-            ),
-        })
+    if routing::is_router() {
+        return JsonbText(routing::forward(action, args));
+    }
+    JsonbText(envelope(crate::db::without_jit(|| run(action, args))))
+}
+
+/// Runs `action` with the request text `args` here.
+fn run(action: &str, args: &str) -> Result<String, NeotomaError> {
+    let args = neotoma_core::limits::parse_input(args)?;
+    actions::dispatch(catalog::action_named(action)?, &args)
+}
+
+/// The partition's side of a router (the `neotoma_router` extension,
+/// docs/scale-out.md): runs `action` for `user_id`, as an operator or not,
+/// with the `neotoma.*` `settings` the router's call had. Only a member of
+/// `neotoma_router` may call it (it names the user). An action that answers
+/// an error leaves nothing written (its envelope is the answer, which the
+/// router raises).
+#[pg_extern(volatile, parallel_unsafe, name = "routed")]
+#[search_path(pg_catalog, neotoma, pg_temp)]
+fn routed(
+    user_id: Option<pgrx::datum::Uuid>,
+    as_operator: bool,
+    settings: JsonB,
+    action: &str,
+    args: &str,
+) -> JsonbText {
+    let user = user_id.map(|u| uuid::Uuid::from_bytes(*u.as_bytes()));
+    let result = routing::taken_on(user, as_operator, &settings.0, || {
+        crate::db::all_or_nothing(|| crate::db::without_jit(|| run(action, args)))
     });
-    JsonbText(match result {
+    JsonbText(envelope(result))
+}
+
+/// The answer of `_invoke`: `{"ok": answer}` or `{"error": envelope}`.
+fn envelope(result: Result<String, NeotomaError>) -> String {
+    match result {
         Ok(answer) => format!("{{\"ok\":{answer}}}"),
-        Err(e) => {
-            // An error may echo input; it must be storable as jsonb.
-            let mut error = e.to_json();
-            neotoma_core::limits::scrub_nul(&mut error);
-            json!({ "error": error }).to_string()
-        }
-    })
+        Err(e) => crate::error::envelope(&e),
+    }
 }
 
 /// The entry point of 0.1.0 (`_invoke(text, jsonb)`), kept in the library

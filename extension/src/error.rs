@@ -11,3 +11,11 @@ pub fn raise(e: &NeotomaError) -> ! {
     );
     pgrx::error!("{e}")
 }
+
+/// The answer `_invoke` gives for `e`: `{"error": {code, message, details}}`.
+pub fn envelope(e: &NeotomaError) -> String {
+    // An error may echo input; it must be storable as jsonb.
+    let mut error = e.to_json();
+    neotoma_core::limits::scrub_nul(&mut error);
+    serde_json::json!({ "error": error }).to_string()
+}

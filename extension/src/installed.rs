@@ -16,7 +16,7 @@ pub const CURRENT: &str = env!("CARGO_PKG_VERSION");
 /// The release before [`CURRENT`], whose SQL the library also serves
 /// (`sql/upgrades/neotoma--PREVIOUS--CURRENT.sql` updates it;
 /// scripts/check-released-sql checks both).
-pub const PREVIOUS: &str = "0.21.0";
+pub const PREVIOUS: &str = "0.22.0";
 
 /// The SQL a served database has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

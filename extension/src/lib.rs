@@ -21,6 +21,7 @@ mod installed;
 mod lifecycle;
 mod owner;
 mod registry;
+mod routing;
 mod scope;
 mod search;
 mod settings;

@@ -275,6 +275,12 @@ pub fn gateway() -> bool {
     has_role(c"neotoma_service", false)
 }
 
+/// A router's role (a member of `neotoma_router`): may run actions on
+/// this partition for the user it names (`neotoma.routed`).
+pub fn router() -> bool {
+    has_role(c"neotoma_router", false)
+}
+
 /// Acts as an operator: may change what all users share (global schemas).
 /// The setting `neotoma.operator`, when set (only operators can), decides;
 /// otherwise membership of `neotoma_operator`. With `outer`, the role that

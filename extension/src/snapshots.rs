@@ -1124,7 +1124,6 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
     let mut mismatch_count: u64 = 0;
     let mut schemas: BTreeMap<Uuid, BTreeMap<String, registry::Active>> = BTreeMap::new();
     let mut after = (Uuid::nil().to_string(), String::new());
-    let previous_sql = matches!(crate::installed::sql(), Ok(crate::installed::Sql::Previous));
     loop {
         let page = entity_page(&after)?;
         let Some(last) = page.last() else { break };
@@ -1194,13 +1193,7 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
             let stored_state: Option<SnapshotState> = stored
                 .get("reducer_state")
                 .and_then(|v| serde_json::from_value(v.clone()).ok());
-            let same_state = match (&stored_state, previous_sql) {
-                // The previous release's states say nothing of disagreements
-                // (its update folds them again).
-                (Some(stored), true) => stored.without_differs() == state.without_differs(),
-                (stored, _) => stored.as_ref() == Some(&state),
-            };
-            if !same_state {
+            if stored_state.as_ref() != Some(&state) {
                 differences.push(json!({"what": "reducer_state"}));
             }
             let expected_events = match schema {

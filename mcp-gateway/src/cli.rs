@@ -382,6 +382,12 @@ pub struct EmbeddedArgs {
     /// user; `postgres` when started as root, since initdb refuses root].
     #[arg(long, env = "NEOTOMA_OS_USER")]
     pub os_user: Option<String>,
+    /// Spread users over this many embedded partition clusters behind an
+    /// embedded router (PL/Proxy), in <data-dir>/router and
+    /// <data-dir>/partition-K on the ports after --pg-port
+    /// (docs/scale-out.md); 0: one cluster.
+    #[arg(long, env = "NEOTOMA_PARTITIONS", default_value_t = 0)]
+    pub partitions: u16,
 }
 
 impl EmbeddedArgs {

@@ -335,6 +335,68 @@ impl Embedded {
     }
 }
 
+/// One cluster of the `--partitions` layout: `name` under the data directory.
+fn layout_cluster(opts: &EmbeddedOptions, name: &str, port: u16) -> anyhow::Result<Embedded> {
+    let base = opts.data_dir.clone().unwrap_or_else(default_data_dir);
+    Embedded::new(&EmbeddedOptions {
+        data_dir: Some(base.join(name)),
+        port,
+        ..opts.clone()
+    })
+}
+
+/// Stops the router and the partitions of a `--partitions` layout.
+pub fn stop_partitioned(opts: &EmbeddedOptions, partitions: u16) -> anyhow::Result<()> {
+    layout_cluster(opts, "router", opts.port)?.stop()?;
+    for k in 0..partitions {
+        layout_cluster(opts, &format!("partition-{k}"), opts.port + 1 + k)?.stop()?;
+    }
+    Ok(())
+}
+
+/// The login a router uses on its partitions (a member of `neotoma_router`).
+const ROUTER_LINK: &str = "neotoma_router_link";
+
+/// `--partitions N` (docs/scale-out.md): a router cluster in
+/// `<data-dir>/router` on the given port and N partition clusters in
+/// `<data-dir>/partition-K` on the ports after it, each started and set up
+/// as the single cluster is; the router gets the `neotoma_router`
+/// extension and the partitions' connection strings. Answers the router.
+pub async fn ensure_partitioned(
+    opts: &EmbeddedOptions,
+    partitions: u16,
+) -> anyhow::Result<Embedded> {
+    let mut connections = Vec::new();
+    for k in 0..partitions {
+        let partition = layout_cluster(opts, &format!("partition-{k}"), opts.port + 1 + k)?;
+        partition.ensure_running()?;
+        partition.ensure_database().await?;
+        connect(&partition.admin_url())
+            .await?
+            .batch_execute(&format!(
+                "DO $$ BEGIN
+                   IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{ROUTER_LINK}') THEN
+                     CREATE ROLE {ROUTER_LINK} LOGIN NOSUPERUSER NOBYPASSRLS IN ROLE neotoma_router;
+                   END IF;
+                 END $$;"
+            ))
+            .await?;
+        connections.push(partition.url(ROUTER_LINK, DATABASE));
+    }
+    let router = layout_cluster(opts, "router", opts.port)?;
+    router.ensure_running()?;
+    router.ensure_database().await?;
+    let db = connect(&router.admin_url()).await?;
+    db.batch_execute("CREATE EXTENSION IF NOT EXISTS neotoma_router CASCADE")
+        .await
+        .context("the router needs PL/Proxy (Debian: postgresql-15-plproxy) and neotoma_router (scripts/setup installs both)")?;
+    db.execute("SELECT neotoma_router.set_partitions($1)", &[&connections])
+        .await?;
+    db.batch_execute("CREATE USER MAPPING IF NOT EXISTS FOR PUBLIC SERVER neotoma_partitions")
+        .await?;
+    Ok(router)
+}
+
 async fn connect(url: &str) -> anyhow::Result<tokio_postgres::Client> {
     let (client, connection) = tokio_postgres::connect(url, NoTls)
         .await

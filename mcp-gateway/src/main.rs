@@ -85,9 +85,10 @@ async fn main() -> anyhow::Result<()> {
             );
             Ok(())
         }
-        Command::Cluster(ClusterCommand::Stop(args)) => {
-            embedded::Embedded::new(&args.options())?.stop()
-        }
+        Command::Cluster(ClusterCommand::Stop(args)) => match args.partitions {
+            0 => embedded::Embedded::new(&args.options())?.stop(),
+            n => embedded::stop_partitioned(&args.options(), n),
+        },
         Command::Token(command) => token(command).await,
         #[cfg(feature = "http")]
         Command::Login(command) => {
@@ -123,9 +124,19 @@ async fn database_url(db: &DbArgs, admin: bool) -> anyhow::Result<String> {
     if let Some(url) = &db.database_url {
         return Ok(url.clone());
     }
-    let cluster = embedded::Embedded::new(&db.embedded.options())?;
-    cluster.ensure_running()?;
-    let app_url = cluster.ensure_database().await?;
+    let (cluster, app_url) = match db.embedded.partitions {
+        0 => {
+            let cluster = embedded::Embedded::new(&db.embedded.options())?;
+            cluster.ensure_running()?;
+            let app_url = cluster.ensure_database().await?;
+            (cluster, app_url)
+        }
+        n => {
+            let router = embedded::ensure_partitioned(&db.embedded.options(), n).await?;
+            let app_url = router.url(embedded::APP_ROLE, "neotoma");
+            (router, app_url)
+        }
+    };
     eprintln!(
         "neotoma-mcp: your Neotoma data lives in {} (private Postgres cluster, socket in {}, log {})",
         cluster.data_dir.display(),

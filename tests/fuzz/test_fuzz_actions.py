@@ -53,7 +53,9 @@ from conftest import (
     Session,
     admin_dsn,
     assert_clean,
+    agent_dsn,
     b64,
+    body_problem,
     collapse,
 )
 
@@ -929,6 +931,46 @@ def test_dispatcher_on_refused_texts(env: FuzzEnv, session: Session) -> None:
     for action, text in dict.fromkeys(texts):
         session.check_invoke(action, text)
     assert_clean(since=start)
+
+
+def test_routed_on_hostile_input(env: FuzzEnv) -> None:
+    """`neotoma.routed` (a partition's entry for its router,
+    docs/scale-out.md), called as a router's role, answers `{"ok": …}` or
+    `{"error": envelope}` for any action name, request text, user and
+    forwarded settings: never a raised error (the router would pass it on
+    raw). What it refuses leaves nothing written (test_verify_after_fuzzing
+    checks the fold after)."""
+    with psycopg.connect(admin_dsn(), autocommit=True) as admin:
+        if not admin.execute("SELECT 1 FROM pg_roles WHERE rolname = 'fuzz_router'").fetchone():
+            admin.execute("CREATE ROLE fuzz_router LOGIN NOSUPERUSER NOBYPASSRLS IN ROLE neotoma_router")
+    dsn = agent_dsn().replace("user=fuzz_agent", "user=fuzz_router")
+    texts = [t for t in REFUSED if "\x00" not in t[1] and not t[1].count("{{{{")][:300]
+    texts += [(name, '{"x": "\\ud800"}') for name in sorted(env.actions)]
+    texts += [(name, '{"entities": [{"entity_type": "note", "title": "routed fuzz"}], "user_id": "%s"}' % USER_B)
+              for name in ("store", "bulk", "memory_create_entities")]
+    texts += [("no_such_action", "{}"), ("", ""), ("store", "[" * 100_000), ("store", "null"), ("STORE", "{}")]
+    forwarded = ["{}", '{"neotoma.token_id": "not a uuid"}', '{"neotoma.query_embedding": "[1e400, \\"x\\"]"}',
+                 '{"neotoma.query_embedding_model": "' + "m" * 5000 + '"}', '{"neotoma.user_id": "%s"}' % USER_B,
+                 "[1, 2]", "null", '{"neotoma.model_interpreter": "maybe"}']
+    failures: list[tuple[str, str, str, str]] = []
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for i, (action, text) in enumerate(dict.fromkeys(texts)):
+            settings = forwarded[i % len(forwarded)]
+            user = (USER_A, None, "00000000-0000-0000-0000-000000000000")[i % 3]
+            STATS.calls += 1
+            try:
+                answer = conn.execute(
+                    "SELECT neotoma.routed(%s, %s, %s::jsonb, %s, %s)::text", (user, i % 2 == 0, settings, action, text)
+                ).fetchone()[0]
+            except psycopg.Error as e:
+                failures.append((action, text[:80], settings[:80], str(e)[:300]))
+                continue
+            body = json.loads(answer)
+            if not (set(body) == {"ok"} or (set(body) == {"error"} and body_problem(body["error"]) is None)):
+                failures.append((action, text[:80], settings[:80], answer[:300]))
+        # The forwarded settings lasted the call only.
+        assert conn.execute("SELECT current_setting('neotoma.user_id', true)").fetchone()[0] in ("", None)
+    assert not failures, failures[:10]
 
 
 def test_graph_scenarios(env: FuzzEnv, session: Session) -> None:

@@ -37,28 +37,6 @@ const CANDIDATES: &str = "
                           AND e.merged_into IS NULL AND e.deleted_at IS NULL)
           ORDER BY s.user_id, s.entity_id LIMIT $3 OFFSET $4) p";
 
-/// [`CANDIDATES`] on a database at the previous release, whose states
-/// may not say which fields disagree yet: from every observation.
-const CANDIDATES_FROM_OBSERVATIONS: &str = "
-    WITH disagreeing AS (
-      SELECT o.user_id, coalesce(e.merged_into, e.id) AS id
-      FROM neotoma.observations o
-      JOIN neotoma.entities e ON e.user_id = o.user_id AND e.id = o.entity_id
-      CROSS JOIN LATERAL jsonb_each(o.fields) kv
-      WHERE ($1::uuid IS NULL OR o.user_id = $1::uuid) AND o.kind NOT IN ('deletion', 'restoration')
-        -- An observation of a merged entity counts for its target, which
-        -- a reclassification makes of another type: the target's is checked.
-        AND ($2::text IS NULL OR o.entity_type = $2 OR e.merged_into IS NOT NULL)
-      GROUP BY 1, 2, kv.key
-      HAVING count(DISTINCT kv.value) > 1 AND count(DISTINCT o.source_id) > 1)
-    SELECT coalesce(jsonb_agg(jsonb_build_array(t.user_id, t.id, t.entity_type) ORDER BY t.user_id, t.id), '[]')
-    FROM (SELECT DISTINCT d.user_id, d.id FROM disagreeing d
-          JOIN neotoma.entities live ON live.user_id = d.user_id AND live.id = d.id AND live.deleted_at IS NULL
-                                     AND ($2::text IS NULL OR live.entity_type = $2)
-                                     AND ($5::text[] IS NULL OR live.workspace = ANY($5::text[]))
-          ORDER BY d.user_id, d.id LIMIT $3 OFFSET $4) p
-    JOIN neotoma.entities t ON t.user_id = p.user_id AND t.id = p.id";
-
 /// The [`CANDIDATES`] of `user` (None: of every user the session can read).
 fn candidates(
     user: Option<&Uuid>,
@@ -69,10 +47,7 @@ fn candidates(
 ) -> Result<Vec<(Uuid, String, String)>, NeotomaError> {
     let user = user.map(Uuid::to_string);
     let v = db::json(
-        match crate::installed::sql()? {
-            crate::installed::Sql::Current => CANDIDATES,
-            crate::installed::Sql::Previous => CANDIDATES_FROM_OBSERVATIONS,
-        },
+        CANDIDATES,
         &[
             Arg::OptText(user.as_deref()),
             Arg::OptText(entity_type),

@@ -1,0 +1,143 @@
+//! Users spread over several servers (docs/scale-out.md). A *router* is a
+//! database with the `neotoma_router` extension beside this one: it keeps
+//! what all partitions share (tokens, OAuth, logins) and none of the users'
+//! data, and each action called there runs on the partition of the user it
+//! acts for, through PL/Proxy (`neotoma_router.call`), which calls
+//! `neotoma.routed` there. Both sides are here: what the router sends, and
+//! what the partition takes on from it.
+
+use crate::db::{self, Arg};
+use crate::{settings, tenancy};
+use neotoma_core::routing::{self, Placement, FORWARDED_SETTINGS};
+use neotoma_core::{catalog, ErrorCode, NeotomaError};
+use pgrx::pg_sys;
+use serde_json::{Map, Value};
+use std::ffi::CString;
+use uuid::Uuid;
+
+/// Whether this database is a router (has the `neotoma_router` extension).
+pub fn is_router() -> bool {
+    // SAFETY: a catalog lookup by name; a missing extension is InvalidOid.
+    unsafe { pg_sys::get_extension_oid(c"neotoma_router".as_ptr(), true) != pg_sys::InvalidOid }
+}
+
+/// Runs `action` with the request text `args` where it belongs: on the
+/// partition of the user it acts for, or on every partition. Answers the
+/// envelope, `{"ok": …}` or `{"error": …}`.
+pub fn forward(action: &str, args: &str) -> String {
+    send(action, args).unwrap_or_else(|e| crate::error::envelope(&e))
+}
+
+fn send(action: &str, args: &str) -> Result<String, NeotomaError> {
+    let request = neotoma_core::limits::parse_input(args)?;
+    let id = catalog::action_named(action)?;
+    // The router's role acts for any user on the partitions: only a role
+    // that may do so here (the gateway's) calls through it.
+    if !settings::trusted() {
+        return Err(NeotomaError::new(
+            ErrorCode::Forbidden,
+            "this database is a router: call its actions as a role granted neotoma_service \
+             (the gateway's), which names the user (neotoma.user_id)",
+        ));
+    }
+    let user = acting_for(&request)?.map(|u| u.to_string());
+    let forwarded = Value::Object(forwarded_settings());
+    let call = match routing::placement(id, &request) {
+        Placement::User => "SELECT neotoma_router.call($1::uuid, $2, $3, $4)",
+        Placement::Everywhere => "SELECT neotoma_router.call_everywhere($1::uuid, $2, $3, $4)",
+    };
+    // (Whether the caller acts as an operator, the router asks itself.)
+    db::text(
+        call,
+        &[
+            Arg::OptText(user.as_deref()),
+            Arg::Json(&forwarded),
+            Arg::Text(action),
+            Arg::Text(args),
+        ],
+    )?
+    .ok_or_else(|| NeotomaError::new(ErrorCode::DbQueryFailed, "the partition gave no answer"))
+}
+
+/// The user the call acts for, as a single server establishes it: the
+/// session's, else the `user_id` the (trusted) session names.
+fn acting_for(request: &Value) -> Result<Option<Uuid>, NeotomaError> {
+    if let Some(user) = tenancy::established_user()? {
+        return Ok(Some(user));
+    }
+    request
+        .get("user_id")
+        .and_then(Value::as_str)
+        .map(|named| {
+            Uuid::parse_str(named.trim())
+                .map_err(|_| NeotomaError::invalid_field("user_id", "`user_id` must be a UUID"))
+        })
+        .transpose()
+}
+
+fn forwarded_settings() -> Map<String, Value> {
+    FORWARDED_SETTINGS
+        .iter()
+        .filter_map(|name| {
+            let c_name = CString::new(*name).ok()?;
+            settings::named(&c_name).map(|v| (name.to_string(), Value::String(v)))
+        })
+        .collect()
+}
+
+/// On a partition: runs `work` as the router's call for `user`, as an
+/// operator or not, with the `neotoma.*` settings it forwarded; the
+/// settings it had come back after. Refused unless the session's role is a
+/// router's.
+pub fn taken_on<T>(
+    user: Option<Uuid>,
+    operator: bool,
+    forwarded: &Value,
+    work: impl FnOnce() -> Result<T, NeotomaError>,
+) -> Result<T, NeotomaError> {
+    if !settings::router() {
+        return Err(NeotomaError::new(
+            ErrorCode::Forbidden,
+            "neotoma.routed is for a router's role (a member of neotoma_router)",
+        ));
+    }
+    let user = user.map(|u| u.to_string()).unwrap_or_default();
+    let mut call: Vec<(&str, &str)> = vec![
+        ("neotoma.user_id", &user),
+        ("neotoma.operator", if operator { "on" } else { "off" }),
+    ];
+    for name in FORWARDED_SETTINGS {
+        let Some(value) = forwarded.get(*name).and_then(Value::as_str) else {
+            continue;
+        };
+        if !routing::forwarded_value_ok(name, value) {
+            return Err(NeotomaError::invalid_field(
+                "settings",
+                format!("`{name}` cannot be `{value}`"),
+            ));
+        }
+        call.push((name, value));
+    }
+    let before: Vec<(&str, String)> = call
+        .iter()
+        .map(|(name, _)| {
+            let c_name = CString::new(*name).unwrap_or_default();
+            (*name, settings::named(&c_name).unwrap_or_default())
+        })
+        .collect();
+    set_all(call.iter().map(|(n, v)| (*n, *v)))?;
+    let result = work();
+    set_all(before.iter().map(|(n, v)| (*n, v.as_str())))?;
+    result
+}
+
+/// Sets each `neotoma.*` setting for the rest of the transaction.
+fn set_all<'a>(values: impl Iterator<Item = (&'a str, &'a str)>) -> Result<(), NeotomaError> {
+    for (name, value) in values {
+        db::run(
+            "SELECT set_config($1, $2, true)",
+            &[Arg::Text(name), Arg::Text(value)],
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,153 @@
+-- neotoma_router 0.1.0: this database routes Neotoma's actions to the
+-- partitions that hold the users' data (docs/scale-out.md). The neotoma
+-- extension here keeps what every partition shares (tokens, OAuth clients,
+-- logins, inspector sessions); its actions, seeing this extension, call
+-- neotoma_router.call, which runs neotoma.routed (through PL/Proxy) on the
+-- partition of the user (an ordinary neotoma extension there).
+\echo Use "CREATE EXTENSION neotoma_router CASCADE" to load this file. \quit
+
+-- The partitions, numbered from 0, each a libpq connection string (its
+-- user, when it names none, comes from the user mapping of the server
+-- neotoma_partitions; that role must be a member of neotoma_router there).
+CREATE TABLE neotoma_router.partitions (
+  number     integer PRIMARY KEY CHECK (number >= 0),
+  connection text NOT NULL
+);
+-- Users placed on another partition than their hash gives (moved).
+CREATE TABLE neotoma_router.placements (
+  user_id   uuid PRIMARY KEY,
+  partition integer NOT NULL REFERENCES neotoma_router.partitions
+);
+REVOKE ALL ON neotoma_router.partitions, neotoma_router.placements FROM PUBLIC;
+
+-- PL/Proxy's cluster: a foreign server whose options are the partitions'
+-- connection strings (p0, p1, …). modular_mapping: a hash picks partition
+-- abs(hash % count), so any number of partitions works, and a partition's
+-- own number picks itself. PL/Proxy refuses a cluster of none: p0 stands
+-- for nothing until set_partitions (partition_of answers NULL before).
+CREATE SERVER neotoma_partitions FOREIGN DATA WRAPPER plproxy
+  OPTIONS (modular_mapping '1', p0 'dbname=neotoma_router_has_no_partitions');
+
+-- Sets the partitions (a superuser's: the connection strings may carry
+-- passwords): numbered in the order given. Their number is set once: with
+-- another, the hash would send users to partitions that do not hold them
+-- (adding a partition means placing users first: docs/scale-out.md); a
+-- partition's connection string may change.
+CREATE FUNCTION neotoma_router.set_partitions(connections text[]) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  old integer[] := ARRAY(SELECT number FROM neotoma_router.partitions ORDER BY number);
+  n integer;
+  options text[] := '{}';
+BEGIN
+  IF coalesce(cardinality(connections), 0) = 0 THEN
+    RAISE EXCEPTION 'a router needs at least one partition';
+  END IF;
+  IF cardinality(old) > 0 AND cardinality(old) <> cardinality(connections) THEN
+    RAISE EXCEPTION 'this router has % partitions, not %', cardinality(old), cardinality(connections)
+      USING HINT = 'the hash of a user picks among the partitions: with another number it would pick '
+                   'one that does not hold the user (docs/scale-out.md)';
+  END IF;
+  FOR n IN 0 .. cardinality(connections) - 1 LOOP
+    INSERT INTO neotoma_router.partitions (number, connection) VALUES (n, connections[n + 1])
+    ON CONFLICT (number) DO UPDATE SET connection = excluded.connection;
+    options := options || format('%s p%s %L', CASE WHEN n = 0 OR n = ANY (old) THEN 'SET' ELSE 'ADD' END,
+                                 n, connections[n + 1]);
+  END LOOP;
+  EXECUTE format('ALTER SERVER neotoma_partitions OPTIONS (%s)', array_to_string(options, ', '));
+END $$;
+
+-- The partition of a user: where it was placed, else by the hash of its id
+-- (no user: partition 0, where an action without one answers as any would;
+-- NULL while the router has no partitions).
+CREATE FUNCTION neotoma_router.partition_of(user_id uuid) RETURNS integer
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  SELECT CASE WHEN NOT EXISTS (SELECT FROM neotoma_router.partitions) THEN NULL
+              WHEN $1 IS NULL THEN 0
+              ELSE coalesce((SELECT p.partition FROM neotoma_router.placements p WHERE p.user_id = $1),
+                            hashtext($1::text)) END $$;
+
+-- Runs an action on partition `route` (a number, or a user's hash) for
+-- user_id: neotoma.routed there answers the action's envelope.
+CREATE FUNCTION neotoma_router.run(route integer, user_id uuid, as_operator boolean, settings jsonb,
+                                   action text, args text) RETURNS text
+LANGUAGE plproxy AS $$
+  CLUSTER 'neotoma_partitions';
+  RUN ON route;
+  SELECT neotoma.routed(user_id, as_operator, settings, action, args)::text AS run;
+$$;
+
+-- Whether the caller (the role that logged in: a role that sets itself
+-- down to another can set itself back) acts as an operator: neotoma.operator
+-- when set (only operators may set it), else membership of
+-- neotoma_operator; as neotoma.session_is_operator() answers outside a
+-- SECURITY DEFINER function.
+CREATE FUNCTION neotoma_router.caller_is_operator() RETURNS boolean
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT CASE WHEN nullif(btrim(current_setting('neotoma.operator', true)), '') IS NOT NULL
+              THEN lower(btrim(current_setting('neotoma.operator', true))) IN ('on', 'true', '1', 'yes')
+              ELSE pg_has_role(session_user, 'neotoma_operator', 'USAGE') END $$;
+
+-- run, answering SERVICE_UNAVAILABLE (retryable) when the partition could
+-- not answer (unreachable, or an error outside the action's envelope), so
+-- that a caller gets an envelope, never a raw error.
+CREATE FUNCTION neotoma_router.run_or_refuse(route integer, user_id uuid, settings jsonb,
+                                             action text, args text) RETURNS text
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF route IS NULL THEN
+    RETURN jsonb_build_object('error', jsonb_build_object(
+      'code', 'SERVICE_UNAVAILABLE',
+      'message', 'this router has no partitions yet: a superuser sets them (neotoma_router.set_partitions)',
+      'details', jsonb_build_object('retryable', false)))::text;
+  END IF;
+  RETURN neotoma_router.run(route, user_id, neotoma_router.caller_is_operator(), settings, action, args);
+EXCEPTION WHEN OTHERS THEN
+  RETURN jsonb_build_object('error', jsonb_build_object(
+    'code', 'SERVICE_UNAVAILABLE', 'message', format('a partition could not answer: %s', SQLERRM),
+    'details', jsonb_build_object('route', route, 'retryable', true)))::text;
+END $$;
+
+-- The entry points, for the library's _invoke in a router. SECURITY
+-- DEFINER: the caller (a role that names users: neotoma_service) chooses
+-- neither the partition (a user's data on another partition than its own
+-- would be lost to it) nor whether it acts as an operator.
+--
+-- Runs an action on the partition of user_id.
+CREATE FUNCTION neotoma_router.call(user_id uuid, settings jsonb, action text, args text) RETURNS text
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  SELECT neotoma_router.run_or_refuse(neotoma_router.partition_of($1), $1, $2, $3, $4) $$;
+
+-- Runs an action on every partition, one after the other (an operator's
+-- change of a global schema, which each partition keeps): answers theirs
+-- when they all answer alike; otherwise SERVICE_UNAVAILABLE, with what each
+-- answered, so that the operator sees where it applied and where not.
+CREATE FUNCTION neotoma_router.call_everywhere(user_id uuid, settings jsonb, action text, args text)
+RETURNS text
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  p integer;
+  answers jsonb := '[]';
+BEGIN
+  FOR p IN SELECT number FROM neotoma_router.partitions ORDER BY number LOOP
+    answers := answers || jsonb_build_object('partition', p, 'answer',
+      neotoma_router.run_or_refuse(p, user_id, settings, action, args)::jsonb);
+  END LOOP;
+  IF (SELECT count(DISTINCT a->'answer') FROM jsonb_array_elements(answers) a) = 1 THEN
+    RETURN answers->0->>'answer';
+  END IF;
+  RETURN jsonb_build_object('error', jsonb_build_object(
+    'code', 'SERVICE_UNAVAILABLE',
+    'message', 'partially applied: the partitions answered differently (one unreachable, or '
+               'already changed): see details.partitions, and retry once they are all reachable',
+    'details', jsonb_build_object('partitions', answers, 'retryable', true)))::text;
+END $$;
+
+-- Only the gateway's kind of role (it names users) calls through the
+-- router, and only through call and call_everywhere.
+REVOKE ALL ON SCHEMA neotoma_router FROM PUBLIC;
+GRANT USAGE ON SCHEMA neotoma_router TO neotoma_service;
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA neotoma_router FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma_router.partition_of(uuid),
+  neotoma_router.call(uuid, jsonb, text, text),
+  neotoma_router.call_everywhere(uuid, jsonb, text, text) TO neotoma_service;

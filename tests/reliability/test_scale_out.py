@@ -1,0 +1,315 @@
+"""Users spread over several servers (docs/scale-out.md): a router cluster
+(the neotoma and neotoma_router extensions, PL/Proxy) and two partition
+clusters (the neotoma extension), each a private cluster of this test.
+
+Through the router, as the gateway's kind of role (a member of
+neotoma_service, never a superuser): each user's writes land on the user's
+partition only and reads find them there; an error comes back as the same
+envelope a single server raises; a role that is not the gateway's is
+refused by the router, and a role that is not a router's is refused by the
+partitions; an operator's global schema reaches every partition, and with
+one partition down it is reported as partially applied, never silently;
+a user placed on another partition is served there; the gateway
+(`neotoma-mcp --database-url <router>`) works unchanged; `verify()` is
+clean on every partition.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import psycopg
+import pytest
+from conftest import (
+    ActionError,
+    Database,
+    Gateway,
+    PrivateCluster,
+    assert_verified,
+    call,
+    connect_as,
+    free_port,
+    mcp_bin,
+    new_user,
+    ok,
+    prepare_database,
+    with_params,
+)
+from mcp import Client
+
+pytestmark = pytest.mark.anyio
+
+ROUTER_LINK = "scale_router_link"  # the router's login on the partitions
+DATABASE = "neotoma_scale"
+
+
+@dataclass
+class Layout:
+    router: Database
+    partitions: list[Database]
+    clusters: list[PrivateCluster]
+
+    def partition_of(self, user: str) -> int:
+        with self.router.admin() as conn:
+            route = conn.execute("SELECT neotoma_router.partition_of(%s)", (user,)).fetchone()[0]
+        return abs(route) % len(self.partitions)
+
+    def users_on(self, partition: int, count: int = 1) -> list[str]:
+        """New users whose hash places them on `partition`."""
+        found: list[str] = []
+        while len(found) < count:
+            user = new_user()
+            if self.partition_of(user) == partition:
+                found.append(user)
+        return found
+
+
+def entity_count(db: Database, user: str) -> int:
+    with db.admin() as conn:
+        return conn.execute("SELECT count(*) FROM neotoma.entities WHERE user_id = %s", (user,)).fetchone()[0]
+
+
+@pytest.fixture
+def layout(private_cluster: Callable[..., PrivateCluster]) -> Iterator[Layout]:
+    clusters = [private_cluster(fsync=False) for _ in range(3)]
+    for c in clusters:
+        c.start()
+    router, *partitions = (prepare_database(c.dsn, DATABASE) for c in clusters)
+    for p in partitions:
+        with p.admin() as conn:
+            conn.execute(f"CREATE ROLE {ROUTER_LINK} LOGIN IN ROLE neotoma_router")
+    with router.admin() as conn:
+        conn.execute("CREATE EXTENSION neotoma_router CASCADE")
+        conn.execute(
+            "SELECT neotoma_router.set_partitions(%s)",
+            ([with_params(p.admin_dsn, user=ROUTER_LINK) for p in partitions],),
+        )
+        conn.execute("CREATE USER MAPPING FOR PUBLIC SERVER neotoma_partitions")
+    yield Layout(router, partitions, clusters)
+
+
+def note(title: str) -> dict[str, Any]:
+    return {"entities": [{"entity_type": "note", "title": title, "content": f"{title} body"}]}
+
+
+def test_each_user_lives_on_one_partition(layout: Layout) -> None:
+    (on0,) = layout.users_on(0)
+    (on1,) = layout.users_on(1)
+    stored = {}
+    for user in (on0, on1):
+        with connect_as(layout.router.agent_dsn, user) as conn:
+            answer = call(conn, "store", note(f"kept by {user}"))
+            stored[user] = answer["entities"][0]["entity_id"]
+    assert (entity_count(layout.partitions[0], on0), entity_count(layout.partitions[1], on0)) == (1, 0)
+    assert (entity_count(layout.partitions[0], on1), entity_count(layout.partitions[1], on1)) == (0, 1)
+    # The router itself holds none of the users' data.
+    with layout.router.admin() as conn:
+        assert conn.execute("SELECT count(*) FROM neotoma.entities").fetchone() == (0,)
+
+    with connect_as(layout.router.agent_dsn, on1) as conn:
+        snapshot = call(conn, "retrieve_entity_snapshot", {"entity_id": stored[on1]})
+        assert snapshot["snapshot"]["title"] == f"kept by {on1}"
+        # Another user's entity is not found: row level security on the partition.
+        with pytest.raises(ActionError) as refused:
+            call(conn, "retrieve_entity_snapshot", {"entity_id": stored[on0]})
+        assert refused.value.code == "ENTITY_NOT_FOUND"
+        listed = call(conn, "retrieve_entities", {})
+        assert [e["id"] for e in listed["entities"]] == [stored[on1]]
+    # A trusted role may name the user instead of setting it.
+    with psycopg.connect(layout.router.agent_dsn, autocommit=True) as conn:
+        named = call(conn, "retrieve_entities", {"user_id": on0})
+        assert [e["id"] for e in named["entities"]] == [stored[on0]]
+
+    for p in layout.partitions:
+        with p.admin() as conn:
+            assert_verified(conn)
+
+
+def test_errors_come_back_as_the_envelope(layout: Layout) -> None:
+    (user,) = layout.users_on(1)
+    with connect_as(layout.router.agent_dsn, user) as conn:
+        with pytest.raises(ActionError) as invalid:
+            call(conn, "store", {"entities": [{"title": "no type"}]})
+        assert invalid.value.code == "VALIDATION_ERROR"
+        with pytest.raises(ActionError) as missing:
+            call(conn, "retrieve_entity_snapshot", {"entity_id": "ent_" + "0" * 32})
+        assert missing.value.code == "ENTITY_NOT_FOUND"
+        # A user_id other than the session's is refused, as on one server.
+        with pytest.raises(ActionError) as other:
+            call(conn, "retrieve_entities", {"user_id": new_user()})
+        assert other.value.code == "FORBIDDEN"
+    assert entity_count(layout.partitions[1], user) == 0
+
+
+def test_only_the_gateways_role_calls_through_the_router(layout: Layout) -> None:
+    user = new_user()
+    # A user's own role on the router (not neotoma_service) is refused:
+    # the router's link may act for any user on the partitions.
+    with layout.router.admin() as conn:
+        conn.execute("CREATE ROLE scale_plain LOGIN IN ROLE neotoma_user")
+    plain = with_params(layout.router.admin_dsn, user="scale_plain")
+    with psycopg.connect(plain, autocommit=True) as conn:
+        conn.execute(
+            "SELECT set_config('request.jwt.claims', %s, false)", (f'{{"sub": "{user}"}}',)
+        )
+        with pytest.raises(ActionError) as refused:
+            call(conn, "store", note("from a plain role"))
+        assert refused.value.code == "FORBIDDEN"
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("SELECT neotoma_router.call(%s, '{}', 'store', '{}')", (user,))
+    # The gateway's kind of role chooses neither the partition nor whether
+    # it acts as an operator: PL/Proxy's function is the router's alone.
+    with psycopg.connect(layout.router.agent_dsn, autocommit=True) as conn:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("SELECT neotoma_router.run(1, %s, true, '{}', 'store', '{}')", (user,))
+    # On a partition, neotoma.routed is the router's alone: not even the
+    # gateway's kind of role may name users through it.
+    partition = layout.partitions[0]
+    with psycopg.connect(partition.agent_dsn, autocommit=True) as conn:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("SELECT neotoma.routed(%s, false, '{}', 'store', %s)", (user, '{"entities": []}'))
+    with partition.admin() as conn:
+        conn.execute("GRANT EXECUTE ON FUNCTION neotoma.routed(uuid, boolean, jsonb, text, text) TO neotoma_service")
+    with psycopg.connect(partition.agent_dsn, autocommit=True) as conn:
+        answer = conn.execute(
+            "SELECT neotoma.routed(%s, false, '{}', 'store', %s)", (user, '{"entities": []}')
+        ).fetchone()[0]
+        assert answer["error"]["code"] == "FORBIDDEN", answer
+    assert entity_count(partition, user) == 0
+
+
+def schema(version: str) -> dict[str, Any]:
+    return {
+        "entity_type": "ticket",
+        "schema_version": version,
+        "activate": True,
+        "schema_definition": {"fields": {"number": {"type": "string"}, "status": {"type": "string"}},
+                              "identity_fields": ["number"]},
+        "reducer_config": {"merge_policies": {}},
+    }  # fmt: skip
+
+
+def global_versions(db: Database) -> list[str]:
+    with db.admin() as conn:
+        rows = conn.execute(
+            "SELECT schema_version FROM neotoma.entity_schemas "
+            "WHERE user_id = neotoma.global_user_id() AND entity_type = 'ticket' ORDER BY schema_version"
+        ).fetchall()
+    return [r[0] for r in rows]
+
+
+def test_global_schemas_reach_every_partition(layout: Layout) -> None:
+    user = new_user()
+    with connect_as(layout.router.operator_dsn, user) as conn:
+        answer = call(conn, "register_schema", schema("1.0"))
+        assert answer["scope"] == "global" and answer["activated"] is True
+    assert [global_versions(p) for p in layout.partitions] == [["1.0"], ["1.0"]]
+    # The gateway's kind of role is no operator: refused on every partition alike.
+    with connect_as(layout.router.agent_dsn, user) as conn:
+        with pytest.raises(ActionError) as refused:
+            call(conn, "register_schema", schema("1.1"))
+        assert refused.value.code == "FORBIDDEN"
+    assert [global_versions(p) for p in layout.partitions] == [["1.0"], ["1.0"]]
+
+    # One partition down: applied where it could be, and said so.
+    layout.clusters[2].stop("fast")
+    with connect_as(layout.router.operator_dsn, user) as conn:
+        with pytest.raises(ActionError) as partial:
+            call(conn, "register_schema", schema("2.0"))
+    assert partial.value.code == "SERVICE_UNAVAILABLE"
+    answers = {p["partition"]: p["answer"] for p in partial.value.envelope["details"]["partitions"]}
+    assert "ok" in answers[0] and answers[1]["error"]["code"] == "SERVICE_UNAVAILABLE", answers
+    layout.clusters[2].start()
+    assert [global_versions(p) for p in layout.partitions] == [["1.0", "2.0"], ["1.0"]]
+    for p in layout.partitions:
+        with p.admin() as conn:
+            assert_verified(conn)
+
+
+def test_a_placed_user_is_served_on_its_partition(layout: Layout) -> None:
+    (user,) = layout.users_on(0)
+    with layout.router.admin() as conn:
+        conn.execute("INSERT INTO neotoma_router.placements (user_id, partition) VALUES (%s, 1)", (user,))
+    with connect_as(layout.router.agent_dsn, user) as conn:
+        call(conn, "store", note("placed"))
+    assert (entity_count(layout.partitions[0], user), entity_count(layout.partitions[1], user)) == (0, 1)
+
+
+async def test_the_gateway_serves_through_the_router(layout: Layout) -> None:
+    users = [*layout.users_on(0), *layout.users_on(1)]
+    for user in users:
+        gw = Gateway("--no-auth", "--user-id", user, "--database-url", layout.router.agent_dsn,
+                     log_dir=layout.clusters[0].dir)  # fmt: skip
+        try:
+            async with Client(gw.url) as c:
+                stored = ok(await c.call_tool("store", note(f"through the gateway, {user}")))
+                entity = stored["entities"][0]["entity_id"]
+                found = ok(await c.call_tool("retrieve_entity_snapshot", {"entity_id": entity}))
+                assert found["snapshot"]["title"] == f"through the gateway, {user}"
+        finally:
+            gw.stop()
+    assert [entity_count(p, u) for p, u in zip(layout.partitions, users)] == [1, 1]
+    assert uuid.UUID(users[0]) != uuid.UUID(users[1])
+
+
+@pytest.fixture
+def data_dir() -> Iterator[Path]:
+    """A data directory the clusters' OS user can reach (pytest's tmp_path
+    is private to root)."""
+    base = Path(tempfile.mkdtemp(prefix="neotoma-partitions-"))
+    base.chmod(0o755)
+    yield base / "neotoma"
+    shutil.rmtree(base, ignore_errors=True)
+
+
+async def test_the_embedded_router_and_partitions(data_dir: Path) -> None:
+    """`neotoma-mcp --partitions 2` (what `scripts/run --partitions 2` runs):
+    a router and two partitions as private clusters, set up with no other
+    configuration; users land on their partitions; a second start reuses
+    them."""
+    data = data_dir
+    tmp_path = data.parent
+    port = free_port()
+    args = ("--no-auth", "--data-dir", str(data), "--pg-port", str(port), "--partitions", "2")
+    users: list[str] = []
+    for start in range(2):
+        for _ in range(3):
+            user = new_user()
+            gw = Gateway(*args, "--user-id", user, log_dir=tmp_path)
+            try:
+                async with Client(gw.url) as c:
+                    stored = ok(await c.call_tool("store", note(f"embedded, start {start}")))
+                    entity = stored["entities"][0]["entity_id"]
+                    found = ok(await c.call_tool("retrieve_entity_snapshot", {"entity_id": entity}))
+                    assert found["snapshot"]["title"] == f"embedded, start {start}"
+            finally:
+                gw.stop()
+            users.append(user)
+    held = []
+    for k in range(2):
+        dsn = f"host={data / f'partition-{k}' / 'run'} port={port + 1 + k} user=neotoma dbname=neotoma"
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            held.append({str(r[0]) for r in conn.execute("SELECT DISTINCT user_id FROM neotoma.entities")})
+            assert_verified(conn)
+    assert held[0] | held[1] == set(users) and not held[0] & held[1], held
+    stop = subprocess.run([mcp_bin(), "cluster", "stop", "--data-dir", str(data), "--pg-port", str(port),
+                           "--partitions", "2"], capture_output=True, text=True)  # fmt: skip
+    assert stop.returncode == 0, stop.stderr
+    # Another number of partitions would send users where their data is not.
+    gw = None
+    try:
+        gw = Gateway("--no-auth", "--data-dir", str(data), "--pg-port", str(port), "--partitions", "3",
+                     "--user-id", users[0], log_dir=tmp_path)  # fmt: skip
+    except RuntimeError as refused:
+        assert "partitions, not 3" in str(refused), refused
+    else:
+        gw.stop()
+        raise AssertionError("a router of 2 partitions started with 3")
+    subprocess.run([mcp_bin(), "cluster", "stop", "--data-dir", str(data), "--pg-port", str(port),
+                    "--partitions", "3"], capture_output=True, text=True)  # fmt: skip

@@ -143,6 +143,21 @@ BEGIN
     'details', jsonb_build_object('partitions', answers, 'retryable', true)))::text;
 END $$;
 
+-- The upkeep of semantic search's lists on every partition (a gateway
+-- runs it in the background, neotoma.maintain_embedding_lists on one
+-- server): what each partition built.
+CREATE FUNCTION neotoma_router.maintain_lists_on_all(max_builds integer) RETURNS SETOF jsonb
+LANGUAGE plproxy AS $$
+  CLUSTER 'neotoma_partitions';
+  RUN ON ALL;
+  SELECT neotoma.maintain_embedding_lists(max_builds) AS maintain_lists_on_all;
+$$;
+-- All the partitions built, as one array.
+CREATE FUNCTION neotoma_router.maintain_embedding_lists(max_builds integer) RETURNS jsonb
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  SELECT coalesce(jsonb_agg(b), '[]')
+  FROM neotoma_router.maintain_lists_on_all(max_builds) p(built), jsonb_array_elements(p.built) b $$;
+
 -- Only the gateway's kind of role (it names users) calls through the
 -- router, and only through call and call_everywhere.
 REVOKE ALL ON SCHEMA neotoma_router FROM PUBLIC;
@@ -150,4 +165,5 @@ GRANT USAGE ON SCHEMA neotoma_router TO neotoma_service;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA neotoma_router FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION neotoma_router.partition_of(uuid),
   neotoma_router.call(uuid, jsonb, text, text),
-  neotoma_router.call_everywhere(uuid, jsonb, text, text) TO neotoma_service;
+  neotoma_router.call_everywhere(uuid, jsonb, text, text),
+  neotoma_router.maintain_embedding_lists(integer) TO neotoma_service;

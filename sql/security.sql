@@ -188,14 +188,17 @@ COMMENT ON FUNCTION neotoma_private.grant_platform_roles() IS
 -- What a gateway asks once when it starts and at each readiness check, so
 -- that it reads no catalog itself: the version of the installed SQL (the
 -- library's, in action_catalog(), is newer until ALTER EXTENSION neotoma
--- UPDATE), whether its role may act as an operator, and whether it may say
--- which token a call came with (set neotoma.token_id).
+-- UPDATE), whether its role may act as an operator, whether it may say
+-- which token a call came with (set neotoma.token_id), and whether the
+-- database is a router (docs/scale-out.md: its upkeep runs on the
+-- partitions).
 CREATE FUNCTION neotoma.gateway_handshake() RETURNS jsonb
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
   SELECT jsonb_build_object(
     'extension_version', (SELECT extversion FROM pg_extension WHERE extname = 'neotoma'),
     'operator', pg_has_role('neotoma_operator', 'USAGE'),
-    'token_context', has_parameter_privilege('neotoma.token_id', 'SET')) $$;
+    'token_context', has_parameter_privilege('neotoma.token_id', 'SET'),
+    'router', EXISTS (SELECT FROM pg_extension WHERE extname = 'neotoma_router')) $$;
 
 -- Functions: the actions and what they call, for users; the gateway's
 -- entry points for services; token and key management for operators;

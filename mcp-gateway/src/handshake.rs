@@ -28,6 +28,10 @@ pub struct Handshake {
     /// `neotoma.token_id`).
     #[serde(default)]
     pub token_context: bool,
+    /// The database is a router (docs/scale-out.md): the upkeep runs on
+    /// its partitions.
+    #[serde(default)]
+    pub router: bool,
 }
 
 /// Asks the database through `run` (one query answering one JSON value,

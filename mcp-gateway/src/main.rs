@@ -316,7 +316,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(embedder) = &embedder {
         embeddings::Worker::start(db.clone(), embedder.clone()).await;
     }
-    upkeep::start(db.clone());
+    upkeep::start(db.clone(), asked.router);
     let state = Arc::new(server::AppState {
         db,
         catalog,

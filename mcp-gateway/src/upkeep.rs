@@ -2,7 +2,8 @@
 //! lists semantic search reads (`neotoma.maintain_embedding_lists`, see the
 //! extension's sql/embeddings.sql) are rebuilt for a user whose entities
 //! have doubled since their last build. One user per round, so a round
-//! holds one pooled connection for one build at most.
+//! holds one pooled connection for one build at most. Through a router
+//! (docs/scale-out.md), each round runs on every partition.
 
 use crate::database::Database;
 use std::time::Duration;
@@ -13,13 +14,19 @@ const FIRST_ROUND: Duration = Duration::from_secs(10);
 const EVERY: Duration = Duration::from_secs(60);
 
 /// Starts the upkeep in the background: start-up does not wait for it.
-pub fn start(db: Database) {
+/// `router`: the database is a router, whose partitions hold the lists.
+pub fn start(db: Database, router: bool) {
+    let round = if router {
+        "SELECT neotoma_router.maintain_embedding_lists(1)"
+    } else {
+        "SELECT neotoma.maintain_embedding_lists(1)"
+    };
     tokio::spawn(async move {
         tokio::time::sleep(FIRST_ROUND).await;
         loop {
             match db
                 // A large user's build takes minutes: no statement timeout.
-                .unbounded_query_json("SELECT neotoma.maintain_embedding_lists(1)")
+                .unbounded_query_json(round)
                 .await
             {
                 // Built one: there may be more.

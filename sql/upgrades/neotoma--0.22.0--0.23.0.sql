@@ -5,7 +5,8 @@
 -- neotoma_router may call: it names the user (and whether the router's
 -- caller acts as an operator) and runs the action with the settings the
 -- router's call had; an action that answers an error leaves nothing
--- written there. Nothing else changes: no table, no data.
+-- written there. The gateway's handshake also says whether the database
+-- is a router. No table or data changes.
 \echo Use "ALTER EXTENSION neotoma UPDATE" to load this file. \quit
 
 DO $$
@@ -26,5 +27,15 @@ LANGUAGE c
 AS 'MODULE_PATHNAME', 'routed_wrapper';
 REVOKE EXECUTE ON FUNCTION neotoma.routed(uuid, boolean, jsonb, text, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION neotoma.routed(uuid, boolean, jsonb, text, text) TO neotoma_router;
+
+-- The gateway's handshake says whether the database is a router (its
+-- upkeep then runs on the partitions).
+CREATE OR REPLACE FUNCTION neotoma.gateway_handshake() RETURNS jsonb
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT jsonb_build_object(
+    'extension_version', (SELECT extversion FROM pg_extension WHERE extname = 'neotoma'),
+    'operator', pg_has_role('neotoma_operator', 'USAGE'),
+    'token_context', has_parameter_privilege('neotoma.token_id', 'SET'),
+    'router', EXISTS (SELECT FROM pg_extension WHERE extname = 'neotoma_router')) $$;
 
 SELECT neotoma_private.grant_platform_roles();

@@ -313,3 +313,26 @@ async def test_the_embedded_router_and_partitions(data_dir: Path) -> None:
         raise AssertionError("a router of 2 partitions started with 3")
     subprocess.run([mcp_bin(), "cluster", "stop", "--data-dir", str(data), "--pg-port", str(port),
                     "--partitions", "3"], capture_output=True, text=True)  # fmt: skip
+
+
+def test_upkeep_runs_on_every_partition(layout: Layout) -> None:
+    """A gateway on a router (its handshake says so) runs the upkeep of
+    semantic search's lists on every partition: a user past 4,096
+    embeddings gets its lists built on its own partition."""
+    (user,) = layout.users_on(1)
+    with connect_as(layout.router.agent_dsn, user) as conn:
+        for batch in range(9):
+            call(conn, "store", {"entities": [{"entity_type": "note", "title": f"note {batch}-{i}",
+                                               "content": f"harbour log {batch} {i}"} for i in range(500)]})  # fmt: skip
+        assert conn.execute("SELECT neotoma.gateway_handshake()->'router'").fetchone()[0] is True
+        built = conn.execute("SELECT neotoma_router.maintain_embedding_lists(1)").fetchone()[0]
+        assert len(built) == 1, built
+        # PL/Proxy's own function is the router owner's alone.
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("SELECT neotoma_router.maintain_lists_on_all(1)")
+    with layout.partitions[1].admin() as conn:
+        lists = conn.execute("SELECT count(*) FROM neotoma.embedding_lists WHERE user_id = %s", (user,)).fetchone()[0]
+        assert lists > 0
+        assert conn.execute("SELECT neotoma.gateway_handshake()->'router'").fetchone()[0] is False
+    with layout.partitions[0].admin() as conn:
+        assert conn.execute("SELECT count(*) FROM neotoma.embedding_lists").fetchone() == (0,)

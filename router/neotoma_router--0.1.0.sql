@@ -158,6 +158,32 @@ LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
   SELECT coalesce(jsonb_agg(b), '[]')
   FROM neotoma_router.maintain_lists_on_all(max_builds) p(built), jsonb_array_elements(p.built) b $$;
 
+-- Which neotoma a partition has (it answers, so it is reachable).
+CREATE FUNCTION neotoma_router.partition_version(route integer) RETURNS text
+LANGUAGE plproxy AS $$
+  CLUSTER 'neotoma_partitions';
+  RUN ON route;
+  SELECT extversion AS partition_version FROM pg_catalog.pg_extension WHERE extname = 'neotoma';
+$$;
+-- Each partition, reachable or not (a gateway's /readyz): [{partition,
+-- ready, extension_version | error}], in order.
+CREATE FUNCTION neotoma_router.partitions_status() RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  p integer;
+  status jsonb := '[]';
+BEGIN
+  FOR p IN SELECT number FROM neotoma_router.partitions ORDER BY number LOOP
+    BEGIN
+      status := status || jsonb_build_object('partition', p, 'ready', true,
+                                             'extension_version', neotoma_router.partition_version(p));
+    EXCEPTION WHEN OTHERS THEN
+      status := status || jsonb_build_object('partition', p, 'ready', false, 'error', SQLERRM);
+    END;
+  END LOOP;
+  RETURN status;
+END $$;
+
 -- Only the gateway's kind of role (it names users) calls through the
 -- router, and only through call and call_everywhere.
 REVOKE ALL ON SCHEMA neotoma_router FROM PUBLIC;
@@ -166,4 +192,4 @@ REVOKE ALL ON ALL FUNCTIONS IN SCHEMA neotoma_router FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION neotoma_router.partition_of(uuid),
   neotoma_router.call(uuid, jsonb, text, text),
   neotoma_router.call_everywhere(uuid, jsonb, text, text),
-  neotoma_router.maintain_embedding_lists(integer) TO neotoma_service;
+  neotoma_router.maintain_embedding_lists(integer), neotoma_router.partitions_status() TO neotoma_service;

@@ -727,6 +727,26 @@ pub async fn check_ready(state: &AppState) -> Result<Value, Value> {
         "gateway_version": SERVER_VERSION,
         "catalog_version": state.catalog.version,
     });
+    // A router (docs/scale-out.md): each partition, reachable or not. One
+    // down leaves the others' users served: degraded, not unavailable.
+    if asked.router {
+        match state
+            .db
+            .own_query_json("SELECT neotoma_router.partitions_status()")
+            .await
+        {
+            Ok(partitions) => {
+                let down = partitions
+                    .as_array()
+                    .is_some_and(|p| p.iter().any(|p| p["ready"] != json!(true)));
+                if down && served.is_ok() {
+                    body["status"] = json!("degraded");
+                }
+                body["partitions"] = partitions;
+            }
+            Err(e) => body["partitions"] = json!({"error": e.to_json()}),
+        }
+    }
     match served {
         Ok(()) if asked.awaits_update() => {
             body["update"] = json!("ALTER EXTENSION neotoma UPDATE");

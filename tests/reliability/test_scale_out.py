@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+import httpx2 as httpx
 import psycopg
 import pytest
 from conftest import (
@@ -336,3 +337,27 @@ def test_upkeep_runs_on_every_partition(layout: Layout) -> None:
         assert conn.execute("SELECT neotoma.gateway_handshake()->'router'").fetchone()[0] is False
     with layout.partitions[0].admin() as conn:
         assert conn.execute("SELECT count(*) FROM neotoma.embedding_lists").fetchone() == (0,)
+
+
+def test_readyz_reports_each_partition(layout: Layout) -> None:
+    """A gateway on the router reports each partition in /readyz: all ready,
+    then one stopped (degraded: the other's users are still served)."""
+    user = layout.users_on(0)[0]
+    gw = Gateway("--no-auth", "--user-id", user, "--database-url", layout.router.agent_dsn,
+                 log_dir=layout.clusters[0].dir)  # fmt: skip
+    try:
+        ready = httpx.get(f"{gw.base}/readyz", timeout=30)
+        assert ready.status_code == 200, ready.text
+        body = ready.json()
+        assert body["status"] == "ready", body
+        assert [(p["partition"], p["ready"]) for p in body["partitions"]] == [(0, True), (1, True)], body
+        layout.clusters[2].stop("fast")
+        degraded = httpx.get(f"{gw.base}/readyz", timeout=30)
+        assert degraded.status_code == 200, degraded.text
+        body = degraded.json()
+        assert body["status"] == "degraded", body
+        assert [(p["partition"], p["ready"]) for p in body["partitions"]] == [(0, True), (1, False)], body
+        assert body["partitions"][1]["error"], body
+    finally:
+        gw.stop()
+        layout.clusters[2].start()

@@ -184,6 +184,43 @@ BEGIN
   RETURN status;
 END $$;
 
+-- What every partition keeps a copy of (the global schemas and type
+-- mappings), as one digest: equal on every partition when they agree.
+CREATE FUNCTION neotoma_router.shared_state_of(route integer) RETURNS text
+LANGUAGE plproxy AS $$
+  CLUSTER 'neotoma_partitions';
+  RUN ON route;
+  SELECT md5(concat_ws('|',
+    (SELECT string_agg(concat_ws(',', s.entity_type, s.schema_version, s.active, s.description, s.definition::text),
+                       ';' ORDER BY s.entity_type, s.schema_version)
+     FROM neotoma.entity_schemas s WHERE s.user_id = neotoma.global_user_id()),
+    (SELECT string_agg(concat_ws(',', m.variant, m.canonical), ';' ORDER BY m.variant)
+     FROM neotoma.entity_type_mappings m WHERE m.user_id = neotoma.global_user_id()))) AS shared_state_of;
+$$;
+-- Whether the partitions agree on what they all keep (after a change of a
+-- global schema answered as partially applied, run it again until they
+-- do): {ok, partitions: [{partition, shared_state | error}]}; ok when every
+-- partition answers and all their digests are equal.
+CREATE FUNCTION neotoma_router.verify() RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  p integer;
+  found jsonb := '[]';
+BEGIN
+  FOR p IN SELECT number FROM neotoma_router.partitions ORDER BY number LOOP
+    BEGIN
+      found := found || jsonb_build_object('partition', p, 'shared_state', neotoma_router.shared_state_of(p));
+    EXCEPTION WHEN OTHERS THEN
+      found := found || jsonb_build_object('partition', p, 'error', SQLERRM);
+    END;
+  END LOOP;
+  RETURN jsonb_build_object(
+    'ok', jsonb_array_length(found) > 0
+          AND NOT jsonb_path_exists(found, '$[*].error')
+          AND (SELECT count(DISTINCT f->>'shared_state') FROM jsonb_array_elements(found) f) = 1,
+    'partitions', found);
+END $$;
+
 -- Only the gateway's kind of role (it names users) calls through the
 -- router, and only through call and call_everywhere.
 REVOKE ALL ON SCHEMA neotoma_router FROM PUBLIC;
@@ -192,4 +229,5 @@ REVOKE ALL ON ALL FUNCTIONS IN SCHEMA neotoma_router FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION neotoma_router.partition_of(uuid),
   neotoma_router.call(uuid, jsonb, text, text),
   neotoma_router.call_everywhere(uuid, jsonb, text, text),
-  neotoma_router.maintain_embedding_lists(integer), neotoma_router.partitions_status() TO neotoma_service;
+  neotoma_router.maintain_embedding_lists(integer), neotoma_router.partitions_status(),
+  neotoma_router.verify() TO neotoma_service;

@@ -228,6 +228,22 @@ def test_global_schemas_reach_every_partition(layout: Layout) -> None:
     assert "ok" in answers[0] and answers[1]["error"]["code"] == "SERVICE_UNAVAILABLE", answers
     layout.clusters[2].start()
     assert [global_versions(p) for p in layout.partitions] == [["1.0", "2.0"], ["1.0"]]
+    # The router's verify() sees the partitions disagree; the same change
+    # again (the partition that has it says so) makes them agree.
+    with psycopg.connect(layout.router.agent_dsn, autocommit=True) as conn:
+        verified = conn.execute("SELECT neotoma_router.verify()").fetchone()[0]
+        assert verified["ok"] is False, verified
+        states = [p["shared_state"] for p in verified["partitions"]]
+        assert len(states) == 2 and states[0] != states[1], verified
+    with connect_as(layout.router.operator_dsn, user) as conn:
+        with pytest.raises(ActionError) as again:
+            call(conn, "register_schema", schema("2.0"))
+    answers = {p["partition"]: p["answer"] for p in again.value.envelope["details"]["partitions"]}
+    assert answers[0]["error"]["code"] == "SCHEMA_EXISTS" and "ok" in answers[1], answers
+    assert [global_versions(p) for p in layout.partitions] == [["1.0", "2.0"], ["1.0", "2.0"]]
+    with psycopg.connect(layout.router.agent_dsn, autocommit=True) as conn:
+        verified = conn.execute("SELECT neotoma_router.verify()").fetchone()[0]
+        assert verified["ok"] is True, verified
     for p in layout.partitions:
         with p.admin() as conn:
             assert_verified(conn)

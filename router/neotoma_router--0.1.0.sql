@@ -18,7 +18,15 @@ CREATE TABLE neotoma_router.placements (
   user_id   uuid PRIMARY KEY,
   partition integer NOT NULL REFERENCES neotoma_router.partitions
 );
-REVOKE ALL ON neotoma_router.partitions, neotoma_router.placements FROM PUBLIC;
+-- Users being moved to another partition (neotoma-mcp partition move):
+-- their calls are refused meanwhile, with a retry hint.
+CREATE TABLE neotoma_router.moves (
+  user_id        uuid PRIMARY KEY,
+  from_partition integer NOT NULL REFERENCES neotoma_router.partitions,
+  to_partition   integer NOT NULL REFERENCES neotoma_router.partitions,
+  started_at     timestamptz NOT NULL DEFAULT now()
+);
+REVOKE ALL ON neotoma_router.partitions, neotoma_router.placements, neotoma_router.moves FROM PUBLIC;
 
 -- PL/Proxy's cluster: a foreign server whose options are the partitions'
 -- connection strings (p0, p1, …). modular_mapping: a hash picks partition
@@ -113,10 +121,54 @@ END $$;
 -- neither the partition (a user's data on another partition than its own
 -- would be lost to it) nor whether it acts as an operator.
 --
--- Runs an action on the partition of user_id.
+-- Runs an action on the partition of user_id. The call holds the user's
+-- move lock shared until its transaction ends: a move begins only once the
+-- calls in flight have ended, and refuses the calls after.
 CREATE FUNCTION neotoma_router.call(user_id uuid, settings jsonb, action text, args text) RETURNS text
-LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-  SELECT neotoma_router.run_or_refuse(neotoma_router.partition_of($1), $1, $2, $3, $4) $$;
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF user_id IS NOT NULL THEN
+    PERFORM pg_advisory_xact_lock_shared(1852797549, hashtext(user_id::text));
+    IF EXISTS (SELECT FROM neotoma_router.moves m WHERE m.user_id = call.user_id) THEN
+      RETURN jsonb_build_object('error', jsonb_build_object(
+        'code', 'SERVICE_UNAVAILABLE',
+        'message', 'this user''s memory is being moved to another partition: retry in a few seconds',
+        'details', jsonb_build_object('retryable', true, 'retry_after_seconds', 5)))::text;
+    END IF;
+  END IF;
+  RETURN neotoma_router.run_or_refuse(neotoma_router.partition_of(user_id), user_id, settings, action, args);
+END $$;
+
+-- A move of user_id to partition `target` (neotoma-mcp partition move runs
+-- these, as a superuser): begins once the user's calls in flight have
+-- ended (its lock, exclusive), answers the partition the user is on; the
+-- user's calls are refused until it is finished or aborted.
+CREATE FUNCTION neotoma_router.start_move(user_id uuid, target integer) RETURNS integer
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  here integer := abs(neotoma_router.partition_of(user_id) % (SELECT count(*) FROM neotoma_router.partitions));
+BEGIN
+  IF NOT EXISTS (SELECT FROM neotoma_router.partitions p WHERE p.number = target) THEN
+    RAISE EXCEPTION 'there is no partition %', target;
+  END IF;
+  IF here = target THEN
+    RAISE EXCEPTION 'user % is on partition % already', user_id, target;
+  END IF;
+  PERFORM pg_advisory_xact_lock(1852797549, hashtext(user_id::text));
+  INSERT INTO neotoma_router.moves (user_id, from_partition, to_partition) VALUES (user_id, here, target);
+  RETURN here;
+END $$;
+-- The copy is on its new partition: the user's calls go there from now on.
+CREATE FUNCTION neotoma_router.finish_move(user_id uuid) RETURNS void
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+  INSERT INTO neotoma_router.placements (user_id, partition)
+  SELECT m.user_id, m.to_partition FROM neotoma_router.moves m WHERE m.user_id = $1
+  ON CONFLICT (user_id) DO UPDATE SET partition = excluded.partition;
+  DELETE FROM neotoma_router.moves m WHERE m.user_id = $1 $$;
+-- The move failed: the user stays where it was.
+CREATE FUNCTION neotoma_router.abort_move(user_id uuid) RETURNS void
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+  DELETE FROM neotoma_router.moves m WHERE m.user_id = $1 $$;
 
 -- Runs an action on every partition, one after the other (an operator's
 -- change of a global schema, which each partition keeps): answers theirs

@@ -53,6 +53,9 @@ pub enum Command {
     /// Needs an operator's database connection, like `token`.
     #[command(subcommand)]
     Login(LoginCommand),
+    /// Users spread over a router's partitions (docs/scale-out.md).
+    #[command(subcommand)]
+    Partition(PartitionCommand),
     /// Write a user's memory to a JSON Lines file (sources with their bytes,
     /// observations, relationships, corrections, schemas, merges, splits):
     /// enough to rebuild it with `import`.
@@ -180,6 +183,25 @@ pub struct DbArgs {
     pub database_url: Option<String>,
     #[command(flatten)]
     pub embedded: EmbeddedArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum PartitionCommand {
+    /// Move a user's memory to another partition: its calls wait
+    /// (SERVICE_UNAVAILABLE, retryable) while it is copied and checked,
+    /// then go to the new partition; the old copy is erased. Needs a
+    /// superuser's connection to the router (the embedded router's is used
+    /// without --database-url).
+    Move {
+        /// The user to move.
+        #[arg(long = "user")]
+        user: Uuid,
+        /// The partition to move it to.
+        #[arg(long = "to")]
+        to: i32,
+        #[command(flatten)]
+        db: DbArgs,
+    },
 }
 
 #[derive(Subcommand, Debug)]

@@ -26,6 +26,7 @@ mod metrics;
 mod net;
 #[cfg(feature = "http")]
 mod oauth;
+mod partition;
 mod server;
 #[cfg(feature = "services")]
 mod services;
@@ -99,6 +100,10 @@ async fn main() -> anyhow::Result<()> {
         Command::Login(_) => anyhow::bail!(
             "this neotoma-mcp was built without HTTP (cargo feature `http`), where logins are used"
         ),
+        Command::Partition(cli::PartitionCommand::Move { user, to, db }) => {
+            let url = database_url(&db, true).await?;
+            partition::move_user(&url, user, to).await
+        }
         Command::Export { user, out, db } => {
             let url = database_url(&db, false).await?;
             transfer::export(&url, user, &out).await

@@ -5,7 +5,8 @@
 -- neotoma_router may call: it names the user (and whether the router's
 -- caller acts as an operator) and runs the action with the settings the
 -- router's call had; an action that answers an error leaves nothing
--- written there. The gateway's handshake also says whether the database
+-- written there; neotoma_router may also erase_user (a moved user's old
+-- copy). The gateway's handshake also says whether the database
 -- is a router. No table or data changes.
 \echo Use "ALTER EXTENSION neotoma UPDATE" to load this file. \quit
 
@@ -27,6 +28,8 @@ LANGUAGE c
 AS 'MODULE_PATHNAME', 'routed_wrapper';
 REVOKE EXECUTE ON FUNCTION neotoma.routed(uuid, boolean, jsonb, text, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION neotoma.routed(uuid, boolean, jsonb, text, text) TO neotoma_router;
+-- A router deletes the old copy of a user it moved to another partition.
+GRANT EXECUTE ON FUNCTION neotoma.erase_user(uuid, boolean) TO neotoma_router;
 
 -- The gateway's handshake says whether the database is a router (its
 -- upkeep then runs on the partitions).

@@ -377,3 +377,46 @@ def test_readyz_reports_each_partition(layout: Layout) -> None:
     finally:
         gw.stop()
         layout.clusters[2].start()
+
+
+def test_moving_a_user(layout: Layout) -> None:
+    """`neotoma-mcp partition move`: the user's calls are refused while it
+    is moved (retryable), its memory is copied, checked and served from the
+    new partition, and the old copy is erased."""
+    (user,) = layout.users_on(0)
+    with connect_as(layout.router.agent_dsn, user) as conn:
+        first = call(conn, "store", note("before the move"))["entities"][0]["entity_id"]
+        second = call(conn, "store", note("also before"))["entities"][0]["entity_id"]
+        call(conn, "create_relationship", {"relationship_type": "REFERS_TO", "source_entity_id": first,
+                                           "target_entity_id": second})  # fmt: skip
+        call(conn, "correct", {"entity_id": first, "entity_type": "note", "field": "title", "value": "corrected"})
+    # While a move is under way the user's calls are refused, others' served.
+    with layout.router.admin() as conn:
+        assert conn.execute("SELECT neotoma_router.start_move(%s, 1)", (user,)).fetchone() == (0,)
+    with connect_as(layout.router.agent_dsn, user) as conn:
+        with pytest.raises(ActionError) as waiting:
+            call(conn, "store", note("during the move"))
+        assert waiting.value.code == "SERVICE_UNAVAILABLE" and waiting.value.envelope["details"]["retryable"] is True
+    with connect_as(layout.router.agent_dsn, new_user()) as conn:
+        call(conn, "store", note("someone else"))
+    with layout.router.admin() as conn:
+        conn.execute("SELECT neotoma_router.abort_move(%s)", (user,))
+
+    moved = subprocess.run([mcp_bin(), "partition", "move", "--user", user, "--to", "1",
+                            "--database-url", layout.router.admin_dsn], capture_output=True, text=True)  # fmt: skip
+    assert moved.returncode == 0, moved.stderr
+    assert (entity_count(layout.partitions[0], user), entity_count(layout.partitions[1], user)) == (0, 2)
+    with connect_as(layout.router.agent_dsn, user) as conn:
+        snapshot = call(conn, "retrieve_entity_snapshot", {"entity_id": first})
+        assert snapshot["snapshot"]["title"] == "corrected"
+        related = call(conn, "list_relationships", {"entity_id": first})
+        assert len(related["relationships"]) == 1, related
+        call(conn, "store", note("after the move"))
+    assert entity_count(layout.partitions[1], user) == 3
+    # Moving it where it is already is refused, and nothing changes.
+    again = subprocess.run([mcp_bin(), "partition", "move", "--user", user, "--to", "1",
+                            "--database-url", layout.router.admin_dsn], capture_output=True, text=True)  # fmt: skip
+    assert again.returncode != 0 and "already" in again.stderr, again.stderr
+    for p in layout.partitions:
+        with p.admin() as conn:
+            assert_verified(conn)

@@ -273,6 +273,35 @@ BEGIN
     'partitions', found);
 END $$;
 
+-- A stored file's bytes (for a gateway's model interpreter) and a signed
+-- URL's file, read on the partition of their user as one server reads them
+-- (the user set for row level security; the signature checked with that
+-- partition's keys, which signed it).
+CREATE FUNCTION neotoma_router.file_content_on(route integer, user_id uuid, source_id uuid) RETURNS bytea
+LANGUAGE plproxy AS $$
+  CLUSTER 'neotoma_partitions';
+  RUN ON route;
+  SELECT f.content AS file_content_on
+  FROM (SELECT pg_catalog.set_config('neotoma.user_id', user_id::text, true)) AS acting,
+       LATERAL (SELECT neotoma.file_content(source_id) AS content) f;
+$$;
+CREATE FUNCTION neotoma_router.file_content(user_id uuid, source_id uuid) RETURNS bytea
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  SELECT neotoma_router.file_content_on(neotoma_router.partition_of($1), $1, $2) $$;
+CREATE FUNCTION neotoma_router.signed_file_on(route integer, user_id uuid, source_id uuid, expires bigint,
+                                              kid uuid, sig text, OUT mime_type text,
+                                              OUT original_filename text, OUT content bytea)
+RETURNS SETOF record
+LANGUAGE plproxy AS $$
+  CLUSTER 'neotoma_partitions';
+  RUN ON route;
+  SELECT * FROM neotoma.signed_file(user_id, source_id, expires, kid, sig);
+$$;
+CREATE FUNCTION neotoma_router.signed_file(user_id uuid, source_id uuid, expires bigint, kid uuid, sig text)
+RETURNS TABLE (mime_type text, original_filename text, content bytea)
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  SELECT * FROM neotoma_router.signed_file_on(neotoma_router.partition_of($1), $1, $2, $3, $4, $5) $$;
+
 -- Only the gateway's kind of role (it names users) calls through the
 -- router, and only through call and call_everywhere.
 REVOKE ALL ON SCHEMA neotoma_router FROM PUBLIC;
@@ -282,4 +311,5 @@ GRANT EXECUTE ON FUNCTION neotoma_router.partition_of(uuid),
   neotoma_router.call(uuid, jsonb, text, text),
   neotoma_router.call_everywhere(uuid, jsonb, text, text),
   neotoma_router.maintain_embedding_lists(integer), neotoma_router.partitions_status(),
-  neotoma_router.verify() TO neotoma_service;
+  neotoma_router.verify(), neotoma_router.file_content(uuid, uuid),
+  neotoma_router.signed_file(uuid, uuid, bigint, uuid, text) TO neotoma_service;

@@ -34,10 +34,12 @@ pub fn placement(id: ActionId, args: &Value) -> Placement {
 
 /// The `neotoma.*` settings of a call that the partition must see as the
 /// router saw them (the user and whether it acts as an operator travel
-/// apart): which token the call came with, and what the gateway computed
-/// for it (the query's embedding, whether a model interprets files).
+/// apart): which token the call came with, what the gateway computed for
+/// it (the query's embedding, whether a model interprets files), and the
+/// base of the file URLs it signs (its public URL).
 pub const FORWARDED_SETTINGS: &[&str] = &[
     "neotoma.token_id",
+    "neotoma.public_url",
     "neotoma.model_interpreter",
     "neotoma.query_embedding_model",
     "neotoma.query_embedding",

@@ -34,6 +34,9 @@ pub struct Database {
     /// The login role may set `neotoma.token_id` (a member of
     /// `neotoma_service`).
     can_name_token: Arc<std::sync::atomic::AtomicBool>,
+    /// The database is a router (docs/scale-out.md): files are read on
+    /// their user's partition.
+    router: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Settings for [`Database::connect`].
@@ -93,6 +96,7 @@ impl Database {
             statement_timeout: opts.statement_timeout,
             can_operate: Arc::default(),
             can_name_token: Arc::default(),
+            router: Arc::default(),
         })
     }
 
@@ -109,6 +113,7 @@ impl Database {
         };
         remember(&self.can_operate, answer.operator);
         remember(&self.can_name_token, answer.token_context);
+        remember(&self.router, answer.router);
         Ok(answer)
     }
 
@@ -208,11 +213,13 @@ impl Database {
         sig: &str,
     ) -> Result<Option<(Option<String>, Option<String>, Vec<u8>)>, NeotomaError> {
         let client = self.pool.get().await.map_err(unavailable)?;
+        let sql = if self.router.load(std::sync::atomic::Ordering::SeqCst) {
+            "SELECT mime_type, original_filename, content FROM neotoma_router.signed_file($1, $2, $3, $4, $5)"
+        } else {
+            "SELECT mime_type, original_filename, content FROM neotoma.signed_file($1, $2, $3, $4, $5)"
+        };
         let row = client
-            .query_opt(
-                "SELECT mime_type, original_filename, content FROM neotoma.signed_file($1, $2, $3, $4, $5)",
-                &[&user, &source, &expires, &kid, &sig],
-            )
+            .query_opt(sql, &[&user, &source, &expires, &kid, &sig])
             .await
             .map_err(|e| map_pg_error(e, ErrorCode::DbQueryFailed))?;
         Ok(row.map(|r| (r.get(0), r.get(1), r.get(2))))
@@ -235,10 +242,18 @@ impl Database {
         )
         .await
         .map_err(read)?;
-        let row = tx
-            .query_opt("SELECT neotoma.file_content($1)", &[&source])
+        // Through a router, on the user's partition (the user it names).
+        let row = if self.router.load(std::sync::atomic::Ordering::SeqCst) {
+            tx.query_opt(
+                "SELECT neotoma_router.file_content($1, $2)",
+                &[&caller.user, &source],
+            )
             .await
-            .map_err(read)?;
+        } else {
+            tx.query_opt("SELECT neotoma.file_content($1)", &[&source])
+                .await
+        }
+        .map_err(read)?;
         tx.commit().await.map_err(read)?;
         // Buffers as large as the file stay with the connection: closed, not pooled.
         drop(deadpool_postgres::Object::take(client));

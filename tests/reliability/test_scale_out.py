@@ -16,6 +16,7 @@ clean on every partition.
 
 from __future__ import annotations
 
+import base64
 import shutil
 import subprocess
 import tempfile
@@ -420,3 +421,30 @@ def test_moving_a_user(layout: Layout) -> None:
     for p in layout.partitions:
         with p.admin() as conn:
             assert_verified(conn)
+
+
+async def test_files_through_the_router(layout: Layout) -> None:
+    """A file stored through the router is served by a signed URL the
+    gateway hands out (checked with its partition's keys), and its bytes
+    are read on its partition for a model interpreter."""
+    (user,) = layout.users_on(1)
+    content = b"From: a@example.com\nSubject: routed\n\nThe harbour plan, routed.\n"
+    gw = Gateway("--no-auth", "--user-id", user, "--database-url", layout.router.agent_dsn,
+                 "--public-url", "http://127.0.0.1:1", log_dir=layout.clusters[0].dir)  # fmt: skip
+    try:
+        async with Client(gw.url) as c:
+            stored = ok(await c.call_tool("store", {"file_content": base64.b64encode(content).decode(),
+                                                    "original_filename": "routed.eml"}))  # fmt: skip
+            url = ok(await c.call_tool("retrieve_file_url", {"file_path": stored["source_id"]}))["signed_url"]
+        assert url.startswith("http://127.0.0.1:1/files/"), url
+        got = httpx.get(gw.base + url.removeprefix("http://127.0.0.1:1"), timeout=30)
+        assert got.status_code == 200 and got.content == content, got.text[:300]
+        tampered = url[:-4] + ("0000" if not url.endswith("0000") else "1111")
+        assert httpx.get(gw.base + tampered.removeprefix("http://127.0.0.1:1"), timeout=30).status_code == 403
+    finally:
+        gw.stop()
+    with psycopg.connect(layout.router.agent_dsn, autocommit=True) as conn:
+        read = conn.execute("SELECT neotoma_router.file_content(%s, %s)", (user, stored["source_id"])).fetchone()[0]
+        assert bytes(read) == content
+        other = conn.execute("SELECT neotoma_router.file_content(%s, %s)", (new_user(), stored["source_id"])).fetchone()[0]
+        assert other is None

@@ -210,68 +210,56 @@ LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
   SELECT coalesce(jsonb_agg(b), '[]')
   FROM neotoma_router.maintain_lists_on_all(max_builds) p(built), jsonb_array_elements(p.built) b $$;
 
--- Which neotoma a partition has (it answers, so it is reachable).
-CREATE FUNCTION neotoma_router.partition_version(route integer) RETURNS text
+-- A partition's state: which neotoma it has, and a digest of what every
+-- partition keeps a copy of (the global schemas and type mappings: equal
+-- on every partition when they agree). It answers, so it is reachable.
+CREATE FUNCTION neotoma_router.partition_state(route integer) RETURNS jsonb
 LANGUAGE plproxy AS $$
   CLUSTER 'neotoma_partitions';
   RUN ON route;
-  SELECT extversion AS partition_version FROM pg_catalog.pg_extension WHERE extname = 'neotoma';
+  SELECT jsonb_build_object(
+    'extension_version', (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'neotoma'),
+    'shared_state', md5(concat_ws('|',
+      (SELECT string_agg(concat_ws(',', s.entity_type, s.schema_version, s.active, s.description, s.definition::text),
+                         ';' ORDER BY s.entity_type, s.schema_version)
+       FROM neotoma.entity_schemas s WHERE s.user_id = neotoma.global_user_id()),
+      (SELECT string_agg(concat_ws(',', m.variant, m.canonical), ';' ORDER BY m.variant)
+       FROM neotoma.entity_type_mappings m WHERE m.user_id = neotoma.global_user_id())))) AS partition_state;
 $$;
--- Each partition, reachable or not (a gateway's /readyz): [{partition,
--- ready, extension_version | error}], in order.
-CREATE FUNCTION neotoma_router.partitions_status() RETURNS jsonb
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+-- Each partition's state, reachable or not: [{partition, ready,
+-- extension_version, shared_state} | {partition, ready: false, error}], in
+-- order.
+CREATE FUNCTION neotoma_router.partition_states() RETURNS jsonb
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   p integer;
-  status jsonb := '[]';
+  states jsonb := '[]';
 BEGIN
   FOR p IN SELECT number FROM neotoma_router.partitions ORDER BY number LOOP
     BEGIN
-      status := status || jsonb_build_object('partition', p, 'ready', true,
-                                             'extension_version', neotoma_router.partition_version(p));
+      states := states || (jsonb_build_object('partition', p, 'ready', true) || neotoma_router.partition_state(p));
     EXCEPTION WHEN OTHERS THEN
-      status := status || jsonb_build_object('partition', p, 'ready', false, 'error', SQLERRM);
+      states := states || jsonb_build_object('partition', p, 'ready', false, 'error', SQLERRM);
     END;
   END LOOP;
-  RETURN status;
+  RETURN states;
 END $$;
-
--- What every partition keeps a copy of (the global schemas and type
--- mappings), as one digest: equal on every partition when they agree.
-CREATE FUNCTION neotoma_router.shared_state_of(route integer) RETURNS text
-LANGUAGE plproxy AS $$
-  CLUSTER 'neotoma_partitions';
-  RUN ON route;
-  SELECT md5(concat_ws('|',
-    (SELECT string_agg(concat_ws(',', s.entity_type, s.schema_version, s.active, s.description, s.definition::text),
-                       ';' ORDER BY s.entity_type, s.schema_version)
-     FROM neotoma.entity_schemas s WHERE s.user_id = neotoma.global_user_id()),
-    (SELECT string_agg(concat_ws(',', m.variant, m.canonical), ';' ORDER BY m.variant)
-     FROM neotoma.entity_type_mappings m WHERE m.user_id = neotoma.global_user_id()))) AS shared_state_of;
-$$;
+-- Each partition, reachable or not (a gateway's /readyz): [{partition,
+-- ready, extension_version | error}], in order.
+CREATE FUNCTION neotoma_router.partitions_status() RETURNS jsonb
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  SELECT coalesce(jsonb_agg(s - 'shared_state' ORDER BY n), '[]')
+  FROM jsonb_array_elements(neotoma_router.partition_states()) WITH ORDINALITY AS e(s, n) $$;
 -- Whether the partitions agree on what they all keep (after a change of a
 -- global schema answered as partially applied, run it again until they
 -- do): {ok, partitions: [{partition, shared_state | error}]}; ok when every
 -- partition answers and all their digests are equal.
 CREATE FUNCTION neotoma_router.verify() RETURNS jsonb
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-  p integer;
-  found jsonb := '[]';
-BEGIN
-  FOR p IN SELECT number FROM neotoma_router.partitions ORDER BY number LOOP
-    BEGIN
-      found := found || jsonb_build_object('partition', p, 'shared_state', neotoma_router.shared_state_of(p));
-    EXCEPTION WHEN OTHERS THEN
-      found := found || jsonb_build_object('partition', p, 'error', SQLERRM);
-    END;
-  END LOOP;
-  RETURN jsonb_build_object(
-    'ok', jsonb_array_length(found) > 0
-          AND NOT jsonb_path_exists(found, '$[*].error')
-          AND (SELECT count(DISTINCT f->>'shared_state') FROM jsonb_array_elements(found) f) = 1,
-    'partitions', found);
-END $$;
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  SELECT jsonb_build_object(
+    'ok', count(*) > 0 AND bool_and((s->>'ready')::boolean) AND count(DISTINCT s->>'shared_state') = 1,
+    'partitions', coalesce(jsonb_agg(s - 'ready' - 'extension_version' ORDER BY n), '[]'))
+  FROM jsonb_array_elements(neotoma_router.partition_states()) WITH ORDINALITY AS e(s, n) $$;
 
 -- A stored file's bytes (for a gateway's model interpreter) and a signed
 -- URL's file, read on the partition of their user as one server reads them

@@ -78,11 +78,13 @@ fn acting_for(request: &Value) -> Result<Option<Uuid>, NeotomaError> {
 fn forwarded_settings() -> Map<String, Value> {
     FORWARDED_SETTINGS
         .iter()
-        .filter_map(|name| {
-            let c_name = CString::new(*name).ok()?;
-            settings::named(&c_name).map(|v| (name.to_string(), Value::String(v)))
-        })
+        .filter_map(|name| Some((name.to_string(), Value::String(setting(name)?))))
         .collect()
+}
+
+/// A `neotoma.*` setting's value by name, None when unset or empty.
+fn setting(name: &str) -> Option<String> {
+    settings::named(&CString::new(name).ok()?)
 }
 
 /// On a partition: runs `work` as the router's call for `user`, as an
@@ -120,10 +122,7 @@ pub fn taken_on<T>(
     }
     let before: Vec<(&str, String)> = call
         .iter()
-        .map(|(name, _)| {
-            let c_name = CString::new(*name).unwrap_or_default();
-            (*name, settings::named(&c_name).unwrap_or_default())
-        })
+        .map(|(name, _)| (*name, setting(name).unwrap_or_default()))
         .collect();
     set_all(call.iter().map(|(n, v)| (*n, *v)))?;
     let result = work();

@@ -259,19 +259,25 @@ def test_a_placed_user_is_served_on_its_partition(layout: Layout) -> None:
     assert (entity_count(layout.partitions[0], user), entity_count(layout.partitions[1], user)) == (0, 1)
 
 
+async def store_and_read_back(gateway_args: tuple[str, ...], user: str, title: str, log_dir: Path) -> None:
+    """Through a gateway of its own acting for `user`: stores a note titled
+    `title` and reads it back."""
+    gw = Gateway(*gateway_args, "--user-id", user, log_dir=log_dir)
+    try:
+        async with Client(gw.url) as c:
+            stored = ok(await c.call_tool("store", note(title)))
+            entity = stored["entities"][0]["entity_id"]
+            found = ok(await c.call_tool("retrieve_entity_snapshot", {"entity_id": entity}))
+            assert found["snapshot"]["title"] == title
+    finally:
+        gw.stop()
+
+
 async def test_the_gateway_serves_through_the_router(layout: Layout) -> None:
     users = [*layout.users_on(0), *layout.users_on(1)]
     for user in users:
-        gw = Gateway("--no-auth", "--user-id", user, "--database-url", layout.router.agent_dsn,
-                     log_dir=layout.clusters[0].dir)  # fmt: skip
-        try:
-            async with Client(gw.url) as c:
-                stored = ok(await c.call_tool("store", note(f"through the gateway, {user}")))
-                entity = stored["entities"][0]["entity_id"]
-                found = ok(await c.call_tool("retrieve_entity_snapshot", {"entity_id": entity}))
-                assert found["snapshot"]["title"] == f"through the gateway, {user}"
-        finally:
-            gw.stop()
+        await store_and_read_back(("--no-auth", "--database-url", layout.router.agent_dsn), user,
+                                  f"through the gateway, {user}", layout.clusters[0].dir)  # fmt: skip
     assert [entity_count(p, u) for p, u in zip(layout.partitions, users)] == [1, 1]
     assert uuid.UUID(users[0]) != uuid.UUID(users[1])
 
@@ -299,15 +305,7 @@ async def test_the_embedded_router_and_partitions(data_dir: Path) -> None:
     for start in range(2):
         for _ in range(3):
             user = new_user()
-            gw = Gateway(*args, "--user-id", user, log_dir=tmp_path)
-            try:
-                async with Client(gw.url) as c:
-                    stored = ok(await c.call_tool("store", note(f"embedded, start {start}")))
-                    entity = stored["entities"][0]["entity_id"]
-                    found = ok(await c.call_tool("retrieve_entity_snapshot", {"entity_id": entity}))
-                    assert found["snapshot"]["title"] == f"embedded, start {start}"
-            finally:
-                gw.stop()
+            await store_and_read_back(args, user, f"embedded, start {start}", tmp_path)
             users.append(user)
     held = []
     for k in range(2):

@@ -48,7 +48,11 @@ CREATE INDEX entity_snapshots_search ON neotoma.entity_snapshots USING gin (sear
 -- query's trigrams the way pg_trgm's index does, from a narrow btree,
 -- without reading snapshots. Each row also says how many trigrams its name
 -- has (in the index too), so the similarity is computed from the index
--- alone.
+-- alone. Beside the trigrams, the deletion variants of the name's words
+-- (neotoma._name_variants: `~` and the word, or the word less one
+-- character): a typo shares one with the word it misspells, which finds it
+-- among a million names whose trigrams are all common (reading every name
+-- with those trigrams took 131 ms).
 CREATE TABLE neotoma.entity_name_trigrams (
   user_id            uuid     NOT NULL,
   trigram            text     NOT NULL,
@@ -56,19 +60,27 @@ CREATE TABLE neotoma.entity_name_trigrams (
   name_trigram_count integer  NOT NULL,
   PRIMARY KEY (user_id, trigram, entity_id) INCLUDE (name_trigram_count)
 );
+-- The name a snapshot's rows come from (as name_trigrams reads it).
+CREATE FUNCTION neotoma._snapshot_name(snapshot jsonb) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT coalesce(snapshot->>'name', snapshot->>'title', '')
+$$;
 -- Row triggers, by key: a snapshot's rows are found through its own
--- trigrams (no foreign key: its check per row cost more than the rows).
+-- trigrams and variants (no foreign key: its check per row cost more than
+-- the rows).
 CREATE FUNCTION neotoma_private._name_trigrams_changed() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 BEGIN
   IF TG_OP IN ('UPDATE', 'DELETE') THEN
     DELETE FROM neotoma.entity_name_trigrams t
-    WHERE t.user_id = OLD.user_id AND t.trigram = ANY (tsvector_to_array(OLD.name_trigrams))
+    WHERE t.user_id = OLD.user_id
+      AND t.trigram = ANY (tsvector_to_array(OLD.name_trigrams) || neotoma._name_variants(neotoma._snapshot_name(OLD.snapshot)))
       AND t.entity_id = OLD.entity_id;
   END IF;
   IF TG_OP IN ('INSERT', 'UPDATE') THEN
     INSERT INTO neotoma.entity_name_trigrams (user_id, trigram, entity_id, name_trigram_count)
-    SELECT NEW.user_id, g, NEW.entity_id, length(NEW.name_trigrams) FROM unnest(tsvector_to_array(NEW.name_trigrams)) g
+    SELECT NEW.user_id, g, NEW.entity_id, length(NEW.name_trigrams)
+    FROM unnest(tsvector_to_array(NEW.name_trigrams) || neotoma._name_variants(neotoma._snapshot_name(NEW.snapshot))) g
     ON CONFLICT DO NOTHING;
   END IF;
   RETURN NULL;
@@ -82,8 +94,9 @@ BEGIN
 END $$;
 CREATE TRIGGER entity_snapshots_name_trigrams AFTER INSERT OR DELETE ON neotoma.entity_snapshots
   FOR EACH ROW EXECUTE FUNCTION neotoma_private._name_trigrams_changed();
+-- (The name, not its trigrams: "abab" and "ababab" have the same.)
 CREATE TRIGGER entity_snapshots_name_trigrams_changed AFTER UPDATE ON neotoma.entity_snapshots
-  FOR EACH ROW WHEN (OLD.name_trigrams IS DISTINCT FROM NEW.name_trigrams)
+  FOR EACH ROW WHEN (neotoma._snapshot_name(OLD.snapshot) IS DISTINCT FROM neotoma._snapshot_name(NEW.snapshot))
   EXECUTE FUNCTION neotoma_private._name_trigrams_changed();
 CREATE TRIGGER entity_snapshots_truncated AFTER TRUNCATE ON neotoma.entity_snapshots
   FOR EACH STATEMENT EXECUTE FUNCTION neotoma_private._name_trigrams_truncated();

@@ -21,6 +21,44 @@ pub fn trigrams(text: &str) -> BTreeSet<String> {
     out
 }
 
+/// Words shorter than this have no deletion variants: one character less
+/// of a three-letter word is a pair most names share.
+pub const VARIANT_MIN_CHARS: usize = 4;
+/// Nor words longer than this (a name's word rarely is; each variant is an
+/// index row).
+pub const VARIANT_MAX_CHARS: usize = 20;
+
+/// The deletion variants of each word of `text` (the words of
+/// [`trigrams`], in lower case, of 4 to 20 characters): the word and the
+/// word less any one character, each marked with a leading `~` so it never
+/// equals a trigram. Two words within one typo (a character left out,
+/// added, changed or two swapped) share a variant (as SymSpell finds
+/// corrections): how search finds a misspelt word whose trigrams every
+/// name has (sql/queries/search_entities.sql).
+pub fn deletion_variants(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for word in text
+        .split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+    {
+        let chars: Vec<char> = word.chars().collect();
+        if !(VARIANT_MIN_CHARS..=VARIANT_MAX_CHARS).contains(&chars.len()) {
+            continue;
+        }
+        out.insert(format!("~{word}"));
+        for skip in 0..chars.len() {
+            let rest: String = chars
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != skip)
+                .map(|(_, c)| c)
+                .collect();
+            out.insert(format!("~{rest}"));
+        }
+    }
+    out
+}
+
 /// Shared trigrams over all distinct trigrams (0 when either has none).
 pub fn similarity(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
     let shared = a.intersection(b).count();
@@ -207,6 +245,26 @@ mod tests {
         let s = similarity(&trigrams("word"), &trigrams("two words"));
         assert!((s - 4.0 / 11.0).abs() < 1e-9, "{s}");
         assert_eq!(similarity(&trigrams(""), &trigrams("")), 0.0);
+    }
+
+    #[test]
+    fn deletion_variants_meet_within_one_typo() {
+        let v: Vec<String> = deletion_variants("Anna").into_iter().collect();
+        assert_eq!(v, ["~ana", "~ann", "~anna", "~nna"]);
+        // Short and long words have none; words are lower-cased.
+        assert!(deletion_variants("Al Ng").is_empty());
+        assert!(deletion_variants(&"x".repeat(21)).is_empty());
+        let shared = |a: &str, b: &str| !deletion_variants(a).is_disjoint(&deletion_variants(b));
+        // Left out, added, changed, swapped: one typo away.
+        assert!(shared("Anran", "Anaran"));
+        assert!(shared("Quarterbrook", "Quartrbrook"));
+        assert!(shared("Jonas", "Jomas"));
+        assert!(shared("Jonas", "Jnoas"));
+        assert!(!shared("Jonas", "Maria"));
+        // Never a trigram.
+        assert!(deletion_variants("Quarterbrook")
+            .iter()
+            .all(|v| v.starts_with('~') && v.chars().count() > 3));
     }
 
     #[test]

@@ -16,7 +16,7 @@ pub const CURRENT: &str = env!("CARGO_PKG_VERSION");
 /// The release before [`CURRENT`], whose SQL the library also serves
 /// (`sql/upgrades/neotoma--PREVIOUS--CURRENT.sql` updates it;
 /// scripts/check-released-sql checks both).
-pub const PREVIOUS: &str = "0.22.0";
+pub const PREVIOUS: &str = "0.23.0";
 
 /// The SQL a served database has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,9 +78,10 @@ fn unserved(installed: &str) -> NeotomaError {
 /// version, without its lines ending `-- new` (they read objects only the
 /// current version's SQL has). Actions refuse an unserved version before
 /// they get here ([`sql`]); the library's functions that upgrade scripts
-/// call on the way through older versions run the query as it is.
+/// call on the way through older versions (0.22.0's runs `verify`) run the
+/// query without those lines too.
 pub fn adapt(query: &str) -> Result<Cow<'_, str>, NeotomaError> {
-    if query.contains("-- new") && sql().is_ok_and(|s| s == Sql::Previous) {
+    if query.contains("-- new") && !matches!(sql(), Ok(Sql::Current)) {
         return Ok(Cow::Owned(without_lines(query, |l| {
             l.trim_end().ends_with("-- new")
         })));

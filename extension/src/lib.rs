@@ -145,6 +145,7 @@ extension_sql_file!(
         "entities",
         "files",
         search::name_trigrams,
+        search::name_variants,
         search::file_text
     ]
 );

@@ -13,6 +13,17 @@ pub(crate) fn name_trigrams(name: &str) -> Vec<String> {
         .collect()
 }
 
+/// The deletion variants of the words of `name`
+/// (neotoma_core::similarity::deletion_variants), kept with its trigrams in
+/// `entity_name_trigrams` so a typo is found among names whose trigrams
+/// are all common.
+#[pg_extern(immutable, parallel_safe, strict, name = "_name_variants")]
+pub(crate) fn name_variants(name: &str) -> Vec<String> {
+    neotoma_core::similarity::deletion_variants(name)
+        .into_iter()
+        .collect()
+}
+
 /// The text of a stored file that search reads (neotoma_core::search::file_text),
 /// for the generated column `files.search_vector` (sql/search.sql).
 #[pg_extern(immutable, parallel_safe, strict, name = "_file_text")]

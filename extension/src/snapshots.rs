@@ -1309,12 +1309,15 @@ fn verify_derived(rows: &TriggerKept, repair: bool) -> Result<Vec<Value>, Neotom
 /// kept by triggers) with the trigrams of every snapshot the session can
 /// see; with `repair`, rewrites the rows of the entities that differ.
 fn verify_name_trigrams(repair: bool) -> Result<Vec<Value>, NeotomaError> {
-    // The rows each snapshot's name gives (with the name's trigram count
-    // from 0.10.0 on), and the rows stored.
+    // The rows each snapshot's name gives: its trigrams, with the name's
+    // trigram count, and (from 0.24.0 on) its words' deletion variants; and
+    // the rows stored.
     const EXPECTED: &str = "
         SELECT s.user_id, g AS trigram, s.entity_id
                , length(s.name_trigrams) AS name_trigram_count
-        FROM neotoma.entity_snapshots s, unnest(tsvector_to_array(s.name_trigrams)) g";
+        FROM neotoma.entity_snapshots s, unnest(tsvector_to_array(s.name_trigrams)
+          || neotoma._name_variants(neotoma._snapshot_name(s.snapshot)) -- new
+          ) g";
     const STORED: &str = "
         SELECT t.user_id, t.trigram, t.entity_id
                , t.name_trigram_count

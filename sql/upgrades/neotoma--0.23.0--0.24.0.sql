@@ -1,0 +1,61 @@
+-- 0.23.0 -> 0.24.0: typos among a million names (issue 40). Beside the
+-- trigrams of each name, entity_name_trigrams keeps the deletion variants of
+-- its words (neotoma._name_variants: `~` and the word, or the word less one
+-- character, for words of 4 to 20 characters), so lexical search finds the
+-- names one typo from a word whose trigrams every name has, instead of
+-- reading every name having them. The trigger writes them; the rows of the
+-- snapshots stored before are written here (about 12 per name: minutes per
+-- million entities). The trigger on updates now compares the names, not
+-- their trigrams ("abab" and "ababab" have the same trigrams, not the same
+-- variants).
+\echo Use "ALTER EXTENSION neotoma UPDATE" to load this file. \quit
+
+CREATE FUNCTION neotoma."_name_variants"(
+	"name" TEXT /* &str */
+) RETURNS TEXT[] /* alloc::vec::Vec<alloc::string::String> */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'name_variants_wrapper';
+REVOKE ALL ON FUNCTION neotoma."_name_variants"(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma."_name_variants"(text) TO neotoma_user;
+
+-- The name a snapshot's rows come from (as name_trigrams reads it).
+CREATE FUNCTION neotoma._snapshot_name(snapshot jsonb) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT coalesce(snapshot->>'name', snapshot->>'title', '')
+$$;
+REVOKE ALL ON FUNCTION neotoma._snapshot_name(jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma._snapshot_name(jsonb) TO neotoma_user;
+
+CREATE OR REPLACE FUNCTION neotoma_private._name_trigrams_changed() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+BEGIN
+  IF TG_OP IN ('UPDATE', 'DELETE') THEN
+    DELETE FROM neotoma.entity_name_trigrams t
+    WHERE t.user_id = OLD.user_id
+      AND t.trigram = ANY (tsvector_to_array(OLD.name_trigrams) || neotoma._name_variants(neotoma._snapshot_name(OLD.snapshot)))
+      AND t.entity_id = OLD.entity_id;
+  END IF;
+  IF TG_OP IN ('INSERT', 'UPDATE') THEN
+    INSERT INTO neotoma.entity_name_trigrams (user_id, trigram, entity_id, name_trigram_count)
+    SELECT NEW.user_id, g, NEW.entity_id, length(NEW.name_trigrams)
+    FROM unnest(tsvector_to_array(NEW.name_trigrams) || neotoma._name_variants(neotoma._snapshot_name(NEW.snapshot))) g
+    ON CONFLICT DO NOTHING;
+  END IF;
+  RETURN NULL;
+END $$;
+
+DROP TRIGGER entity_snapshots_name_trigrams_changed ON neotoma.entity_snapshots;
+-- (The name, not its trigrams: "abab" and "ababab" have the same.)
+CREATE TRIGGER entity_snapshots_name_trigrams_changed AFTER UPDATE ON neotoma.entity_snapshots
+  FOR EACH ROW WHEN (neotoma._snapshot_name(OLD.snapshot) IS DISTINCT FROM neotoma._snapshot_name(NEW.snapshot))
+  EXECUTE FUNCTION neotoma_private._name_trigrams_changed();
+
+-- The variants of the names stored before.
+INSERT INTO neotoma.entity_name_trigrams (user_id, trigram, entity_id, name_trigram_count)
+SELECT s.user_id, v, s.entity_id, length(s.name_trigrams)
+FROM neotoma.entity_snapshots s, unnest(neotoma._name_variants(neotoma._snapshot_name(s.snapshot))) v
+ON CONFLICT DO NOTHING;
+ANALYZE neotoma.entity_name_trigrams;
+
+SELECT neotoma_private.grant_platform_roles();

@@ -14,6 +14,9 @@ pub enum Placement {
     /// On every partition, the same change on each: an operator's change to
     /// the global schemas, which each partition keeps a copy of.
     Everywhere,
+    /// On every partition, the answers combined: an operator's read over
+    /// every user (product analytics: the partitions' counters added up).
+    Combined,
 }
 
 /// Where the call of `id` with `args` runs.
@@ -28,6 +31,7 @@ pub fn placement(id: ActionId, args: &Value) -> Placement {
         {
             Placement::Everywhere
         }
+        ActionId::GetProductAnalytics => Placement::Combined,
         _ => Placement::User,
     }
 }
@@ -84,6 +88,14 @@ mod tests {
     }
 
     #[test]
+    fn product_analytics_combine_every_partition() {
+        assert_eq!(
+            placement(ActionId::GetProductAnalytics, &json!({})),
+            Placement::Combined
+        );
+    }
+
+    #[test]
     fn forwarded_values_are_checked_by_kind() {
         assert!(forwarded_value_ok("neotoma.model_interpreter", " On"));
         assert!(!forwarded_value_ok("neotoma.model_interpreter", "maybe"));
@@ -97,7 +109,9 @@ mod tests {
         for id in ActionId::ALL {
             if !matches!(
                 id,
-                ActionId::RegisterSchema | ActionId::UpdateSchemaIncremental
+                ActionId::RegisterSchema
+                    | ActionId::UpdateSchemaIncremental
+                    | ActionId::GetProductAnalytics
             ) {
                 assert_eq!(placement(*id, &args), Placement::User, "{}", id.name());
             }

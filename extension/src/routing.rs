@@ -45,6 +45,7 @@ fn send(action: &str, args: &str) -> Result<String, NeotomaError> {
     let call = match routing::placement(id, &request) {
         Placement::User => "SELECT neotoma_router.call($1::uuid, $2, $3, $4)",
         Placement::Everywhere => "SELECT neotoma_router.call_everywhere($1::uuid, $2, $3, $4)",
+        Placement::Combined => return combined(user.as_deref(), &forwarded, action, &request),
     };
     // (Whether the caller acts as an operator, the router asks itself.)
     db::text(
@@ -57,6 +58,53 @@ fn send(action: &str, args: &str) -> Result<String, NeotomaError> {
         ],
     )?
     .ok_or_else(|| NeotomaError::new(ErrorCode::DbQueryFailed, "the partition gave no answer"))
+}
+
+/// An operator's read over every user (product analytics): the request, its
+/// range made explicit, runs on every partition; their counters are added
+/// up and the value made of them here. Any partition's error is the
+/// answer's (the same error from all: that one), never a sum of the others.
+fn combined(
+    user: Option<&str>,
+    forwarded: &Value,
+    action: &str,
+    request: &Value,
+) -> Result<String, NeotomaError> {
+    let (asked, sent) = crate::actions::analytics::for_partitions(request)?;
+    let answers = db::json(
+        "SELECT neotoma_router.call_on_all($1::uuid, $2, $3, $4)",
+        &[
+            Arg::OptText(user),
+            Arg::Json(forwarded),
+            Arg::Text(action),
+            Arg::Text(&sent.to_string()),
+        ],
+    )?;
+    let answers = answers.as_array().cloned().unwrap_or_default();
+    let oks: Vec<Value> = answers
+        .iter()
+        .filter_map(|a| a["answer"].get("ok").cloned())
+        .collect();
+    if oks.is_empty() || oks.len() < answers.len() {
+        let errors: Vec<&Value> = answers
+            .iter()
+            .filter_map(|a| a["answer"].get("error"))
+            .collect();
+        if oks.is_empty() && errors.windows(2).all(|w| w[0] == w[1]) {
+            if let Some(e) = errors.first() {
+                return Ok(serde_json::json!({ "error": e }).to_string());
+            }
+        }
+        return Err(NeotomaError::new(
+            ErrorCode::ServiceUnavailable,
+            "not every partition answered: see details.partitions, and retry once they are all \
+             reachable",
+        )
+        .with("partitions", Value::Array(answers))
+        .with("retryable", true));
+    }
+    let answer = crate::actions::analytics::combined(&asked, &oks)?;
+    Ok(format!("{{\"ok\":{answer}}}"))
 }
 
 /// The user the call acts for, as a single server establishes it: the

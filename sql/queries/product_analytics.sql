@@ -9,9 +9,9 @@
 --   upload: a source of type file; extraction: a completed interpretation
 --   run of a file (not the structured one); entity: an entity created;
 --   timeline event: an event of an observation made then.
--- Answers the JSON text of {value, details}: value a number or
--- [{date, value}], details what the metadata adds (the funnel's steps,
--- the users counted).
+-- Answers the JSON text of the metric's counters, each a sum over users
+-- (so the counters of several servers, whose users are apart, add up:
+-- docs/scale-out.md); analytics_finish.sql makes the value of them.
 WITH bounds AS (SELECT neotoma._from_micros($2) AS lo, neotoma._from_micros($3) AS hi),
 cohort AS (SELECT date_trunc('week', $4::date)::date AS week),
 firsts AS (SELECT user_id, min(created_at) AS signup FROM neotoma.sources GROUP BY user_id),
@@ -51,8 +51,7 @@ days AS (
   SELECT d::date AS day FROM bounds b,
     generate_series((b.lo AT TIME ZONE 'UTC')::date, ((b.hi - interval '1 microsecond') AT TIME ZONE 'UTC')::date,
                     interval '1 day') d),
-rate AS (SELECT CASE WHEN count(*) = 0 THEN 0 ELSE round(count(*) FILTER (WHERE ok)::numeric / count(*), 4) END AS value,
-                count(*) AS users
+rate AS (SELECT count(*) FILTER (WHERE ok) AS ok, count(*) AS users
          FROM (SELECT CASE $1 WHEN 'activation_first_upload_rate' THEN upload_1d
                               WHEN 'activation_first_extraction_rate' THEN extraction_1d
                               WHEN 'activation_first_entity_rate' THEN entity_1d
@@ -65,9 +64,7 @@ cohort_of AS (
                  ELSE back_month_1 END AS back
   FROM steps s),
 curve AS (
-  SELECT w::date AS week,
-         round(count(DISTINCT a.user_id)::numeric / nullif((SELECT count(*) FROM signups s
-                 WHERE date_trunc('week', s.day)::date = (SELECT week FROM cohort)), 0), 4) AS value
+  SELECT w::date AS week, count(DISTINCT a.user_id) AS active
   FROM bounds b,
        generate_series((SELECT week FROM cohort), (b.hi AT TIME ZONE 'UTC')::date - 1, interval '1 week') w
   LEFT JOIN neotoma.sources a ON (a.created_at AT TIME ZONE 'UTC')::date >= w::date
@@ -76,45 +73,34 @@ curve AS (
   WHERE $4 IS NOT NULL
   GROUP BY w)
 SELECT CASE
-  WHEN $1 LIKE 'activation%' THEN
-    (SELECT json_build_object('value', value, 'details', json_build_object('users', users)) FROM rate)
+  WHEN $1 LIKE 'activation%' THEN (SELECT json_build_object('ok', ok, 'users', users) FROM rate)
   WHEN $1 LIKE '%retention' THEN
-    json_build_object('value', coalesce((SELECT json_agg(json_build_object('date', period, 'value', v) ORDER BY period)
-      FROM (SELECT period, round(avg(back::int), 4) AS v FROM cohort_of GROUP BY period) p), '[]'::json),
-      'details', json_build_object('users', (SELECT count(*) FROM signups)))
+    json_build_object('users', (SELECT count(*) FROM signups),
+      'periods', coalesce((SELECT json_object_agg(period, json_build_object('back', back, 'users', users))
+        FROM (SELECT period, count(*) FILTER (WHERE back) AS back, count(*) AS users FROM cohort_of GROUP BY period) p), '{}'))
   WHEN $1 = 'daily_active_users' THEN
-    json_build_object('value', (SELECT json_agg(json_build_object('date', d.day,
-        'value', (SELECT count(DISTINCT a.user_id) FROM activity a WHERE a.day = d.day)) ORDER BY d.day) FROM days d),
-      'details', json_build_object('users', (SELECT count(DISTINCT user_id) FROM activity)))
+    json_build_object('users', (SELECT count(DISTINCT user_id) FROM activity),
+      'dates', coalesce((SELECT json_object_agg(d.day, (SELECT count(DISTINCT a.user_id) FROM activity a WHERE a.day = d.day))
+        FROM days d), '{}'))
   WHEN $1 = 'weekly_active_users' THEN
-    json_build_object('value', coalesce((SELECT json_agg(json_build_object('date', w, 'value', n) ORDER BY w)
-      FROM (SELECT w.w, (SELECT count(DISTINCT a.user_id) FROM activity a
-                         WHERE date_trunc('week', a.day)::date = w.w) AS n
-            FROM (SELECT DISTINCT date_trunc('week', d.day)::date AS w FROM days d) w) x), '[]'::json),
-      'details', json_build_object('users', (SELECT count(DISTINCT user_id) FROM activity)))
+    json_build_object('users', (SELECT count(DISTINCT user_id) FROM activity),
+      'dates', coalesce((SELECT json_object_agg(w.w, (SELECT count(DISTINCT a.user_id) FROM activity a
+                                                      WHERE date_trunc('week', a.day)::date = w.w))
+        FROM (SELECT DISTINCT date_trunc('week', d.day)::date AS w FROM days d) w), '{}'))
   WHEN $1 = 'avg_uploads_per_user_per_week' THEN
-    json_build_object('value', coalesce(round(
-        (SELECT count(*) FROM activity WHERE source_type = 'file')::numeric
-        / nullif((SELECT count(DISTINCT user_id) FROM activity), 0)
-        / ((SELECT count(*) FROM days) / 7.0), 4), 0),
-      'details', json_build_object('users', (SELECT count(DISTINCT user_id) FROM activity)))
+    json_build_object('uploads', (SELECT count(*) FROM activity WHERE source_type = 'file'),
+      'users', (SELECT count(DISTINCT user_id) FROM activity))
   WHEN $1 = 'signup_to_timeline' THEN
-    (SELECT json_build_object(
-       'value', CASE WHEN count(*) = 0 THEN 0
-                     ELSE round(count(*) FILTER (WHERE upload AND extraction AND entity AND event)::numeric / count(*), 4) END,
-       'details', json_build_object('steps', json_build_array(
-         json_build_object('step', 'signup', 'users', count(*)),
-         json_build_object('step', 'upload', 'users', count(*) FILTER (WHERE upload)),
-         json_build_object('step', 'extraction', 'users', count(*) FILTER (WHERE upload AND extraction)),
-         json_build_object('step', 'entity', 'users', count(*) FILTER (WHERE upload AND extraction AND entity)),
-         json_build_object('step', 'timeline', 'users', count(*) FILTER (WHERE upload AND extraction AND entity AND event)))))
+    (SELECT json_build_object('signup', count(*), 'upload', count(*) FILTER (WHERE upload),
+       'extraction', count(*) FILTER (WHERE upload AND extraction),
+       'entity', count(*) FILTER (WHERE upload AND extraction AND entity),
+       'timeline', count(*) FILTER (WHERE upload AND extraction AND entity AND event))
      FROM steps)
   WHEN $4 IS NULL THEN
-    json_build_object('value', coalesce((SELECT json_agg(json_build_object('date', w, 'value', n) ORDER BY w)
-      FROM (SELECT date_trunc('week', day)::date AS w, count(*) AS n FROM signups GROUP BY 1) c), '[]'::json),
-      'details', json_build_object('users', (SELECT count(*) FROM signups)))
+    json_build_object('users', (SELECT count(*) FROM signups),
+      'dates', coalesce((SELECT json_object_agg(w, n)
+        FROM (SELECT date_trunc('week', day)::date AS w, count(*) AS n FROM signups GROUP BY 1) c), '{}'))
   ELSE
-    json_build_object('value', coalesce((SELECT json_agg(json_build_object('date', week, 'value', coalesce(value, 0)) ORDER BY week)
-      FROM curve), '[]'::json),
-      'details', json_build_object('users', (SELECT count(*) FROM signups WHERE date_trunc('week', day)::date = (SELECT week FROM cohort))))
+    json_build_object('users', (SELECT count(*) FROM signups WHERE date_trunc('week', day)::date = (SELECT week FROM cohort)),
+      'dates', coalesce((SELECT json_object_agg(week, active) FROM curve), '{}'))
 END::text

@@ -446,3 +446,53 @@ async def test_files_through_the_router(layout: Layout) -> None:
         assert bytes(read) == content
         other = conn.execute("SELECT neotoma_router.file_content(%s, %s)", (new_user(), stored["source_id"])).fetchone()[0]
         assert other is None
+
+
+def test_product_analytics_add_up_over_partitions(layout: Layout) -> None:
+    users = layout.users_on(0, 2) + layout.users_on(1)
+    for user in users:
+        with connect_as(layout.router.agent_dsn, user) as conn:
+            call(conn, "store", note(f"kept by {user}"))
+    with psycopg.connect(layout.router.admin_dsn, autocommit=True) as conn:
+        today = conn.execute("SELECT (now() AT TIME ZONE 'UTC')::date::text").fetchone()[0]
+        monday = conn.execute("SELECT date_trunc('week', now() AT TIME ZONE 'UTC')::date::text").fetchone()[0]
+    week = {"start": f"{monday}T00:00:00Z", "end": f"{today}T23:59:59Z"}
+
+    def daily(dsn: str) -> dict[str, Any]:
+        with connect_as(dsn, users[0]) as conn:
+            return call(conn, "get_product_analytics", {"metric_type": "usage", "metric_name": "daily_active_users",
+                                                        "time_range": week})
+
+    # Each partition counts its own users; the router, all of them.
+    mine = [daily(p.operator_dsn) for p in layout.partitions]
+    assert [m["metadata"]["users"] for m in mine] == [2, 1], mine
+    routed = daily(layout.router.operator_dsn)
+    assert routed["metadata"]["users"] == 3 and "counters" not in routed, routed
+    assert [d["date"] for d in routed["value"]] == [d["date"] for d in mine[0]["value"]]
+    assert {d["date"]: d["value"] for d in routed["value"]}[today] == 3
+    assert routed["time_range"] == mine[0]["time_range"]
+    with connect_as(layout.router.operator_dsn, users[0]) as conn:
+        cohorts = call(conn, "get_product_analytics", {"metric_type": "cohort", "time_range": week})
+        assert cohorts["value"] == [{"date": monday, "value": 3}], cohorts
+        curve = call(conn, "get_product_analytics", {"metric_type": "cohort", "cohort": monday, "time_range": week})
+        assert curve["metadata"]["users"] == 3 and curve["value"][0] == {"date": monday, "value": 1.0}, curve
+        # A share is made of the summed counts, not an average of shares.
+        rate = call(conn, "get_product_analytics", {"metric_type": "activation",
+                                                    "metric_name": "activation_first_entity_rate", "time_range": week})
+        assert rate["value"] == 1.0 and rate["metadata"]["users"] == 3, rate
+        funnel = call(conn, "get_product_analytics", {"metric_type": "funnel", "time_range": week})
+        assert funnel["metadata"]["steps"][0] == {"step": "signup", "users": 3}, funnel
+    # Not an operator: refused, by the router before any partition.
+    with connect_as(layout.router.agent_dsn, users[0]) as conn:
+        with pytest.raises(ActionError) as refused:
+            call(conn, "get_product_analytics", {"metric_type": "usage"})
+        assert refused.value.code == "FORBIDDEN"
+    # A partition down: no sum of the others, but which one could not answer.
+    layout.clusters[2].stop("fast")
+    with pytest.raises(ActionError) as partial:
+        daily(layout.router.operator_dsn)
+    assert partial.value.code == "SERVICE_UNAVAILABLE"
+    answers = {p["partition"]: p["answer"] for p in partial.value.envelope["details"]["partitions"]}
+    assert "ok" in answers[0] and answers[1]["error"]["code"] == "SERVICE_UNAVAILABLE", answers
+    layout.clusters[2].start()
+    assert daily(layout.router.operator_dsn)["metadata"]["users"] == 3

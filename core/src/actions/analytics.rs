@@ -204,9 +204,51 @@ pub(crate) fn spec(name: &str) -> Option<crate::catalog_entry::Entry> {
     })
 }
 
+/// Two servers' counters of one metric, added up: each counter is a sum
+/// over users, and a user is on one server (docs/scale-out.md), so the
+/// counters of a router's partitions add up to those of one server holding
+/// them all. Numbers add; objects add key by key (a date only one has counts
+/// as that one's); anything else is the first's.
+pub fn add_counters(a: &Value, b: &Value) -> Value {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(x), Some(y)) => Value::from(x.saturating_add(y)),
+            _ => Value::from(x.as_f64().unwrap_or(0.0) + y.as_f64().unwrap_or(0.0)),
+        },
+        (Value::Object(x), Value::Object(y)) => {
+            let mut sum = x.clone();
+            for (k, v) in y {
+                let added = match x.get(k) {
+                    Some(mine) => add_counters(mine, v),
+                    None => v.clone(),
+                };
+                sum.insert(k.clone(), added);
+            }
+            Value::Object(sum)
+        }
+        _ => a.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counters_add_up_key_by_key() {
+        let a =
+            serde_json::json!({"users": 2, "ok": 1, "dates": {"2026-11-01": 1, "2026-11-02": 0}});
+        let b =
+            serde_json::json!({"users": 3, "ok": 0, "dates": {"2026-11-02": 2, "2026-11-03": 4}});
+        assert_eq!(
+            add_counters(&a, &b),
+            serde_json::json!({"users": 5, "ok": 1, "dates": {"2026-11-01": 1, "2026-11-02": 2, "2026-11-03": 4}})
+        );
+        // Nothing from a server with no users changes the sum.
+        let none = serde_json::json!({"users": 0, "ok": 0, "dates": {}});
+        assert_eq!(add_counters(&a, &none), a);
+        assert_eq!(add_counters(&none, &a), a);
+    }
 
     #[test]
     fn names_resolve_within_their_type() {

@@ -15,7 +15,7 @@ use neotoma_core::{ErrorCode, NeotomaError};
 use serde_json::Value;
 use uuid::Uuid;
 
-mod analytics;
+pub(crate) mod analytics;
 mod annotations;
 mod bulk;
 mod contests;

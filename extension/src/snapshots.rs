@@ -934,7 +934,9 @@ pub fn recompute_type(entity_type: &str, only_user: Option<&Uuid>) -> Result<i64
 
 /// Recomputes every snapshot the session can see from the observations and
 /// compares it with the stored one. Answers {ok, entities_checked,
-/// mismatches: [{user_id, entity_id, differences}]} (at most 100 listed).
+/// mismatches: [{user_id, entity_id, differences}]} (at most 100 listed);
+/// on a router, also `partitions` (whether each answers, and agrees with
+/// the others on the global schemas: docs/scale-out.md).
 /// With repair => true, mismatching snapshots are rewritten.
 #[pg_extern(volatile, parallel_unsafe)]
 fn verify(repair: default!(bool, false)) -> JsonB {
@@ -1245,14 +1247,25 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
         mismatch_count += embedding_mismatches.len() as u64;
         mismatches.extend(embedding_mismatches.into_iter().take(100));
     }
-    Ok(json!({
+    let mut answer = json!({
         "ok": mismatch_count == 0,
         "entities_checked": checked,
         "relationships_checked": relationships_checked,
         "mismatch_count": mismatch_count,
         "mismatches": mismatches,
         "repaired": repair && mismatch_count > 0,
-    }))
+    });
+    // A router holds no user's data: what it checks is that its partitions
+    // answer and agree on what each keeps a copy of (the global schemas;
+    // neotoma_router.verify(), as the owner: digests, no user's rows). Each
+    // partition's own data is verified there.
+    if crate::routing::is_router() {
+        let partitions =
+            crate::owner::as_owner(|| db::json("SELECT neotoma_router.verify()", &[]))?;
+        answer["ok"] = json!(mismatch_count == 0 && partitions["ok"] == json!(true));
+        answer["partitions"] = partitions["partitions"].clone();
+    }
+    Ok(answer)
 }
 
 /// A table kept by triggers from the snapshots, as `verify()` checks it:

@@ -236,6 +236,10 @@ def test_global_schemas_reach_every_partition(layout: Layout) -> None:
         assert verified["ok"] is False, verified
         states = [p["shared_state"] for p in verified["partitions"]]
         assert len(states) == 2 and states[0] != states[1], verified
+        # neotoma.verify() on the router says so too.
+        whole = conn.execute("SELECT neotoma.verify()").fetchone()[0]
+        assert whole["ok"] is False and whole["mismatch_count"] == 0, whole
+        assert whole["partitions"] == verified["partitions"], whole
     with connect_as(layout.router.operator_dsn, user) as conn:
         with pytest.raises(ActionError) as again:
             call(conn, "register_schema", schema("2.0"))
@@ -245,6 +249,7 @@ def test_global_schemas_reach_every_partition(layout: Layout) -> None:
     with psycopg.connect(layout.router.agent_dsn, autocommit=True) as conn:
         verified = conn.execute("SELECT neotoma_router.verify()").fetchone()[0]
         assert verified["ok"] is True, verified
+        assert conn.execute("SELECT neotoma.verify()->'ok'").fetchone()[0] is True
     for p in layout.partitions:
         with p.admin() as conn:
             assert_verified(conn)

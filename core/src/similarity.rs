@@ -29,7 +29,7 @@ pub const VARIANT_MIN_CHARS: usize = 4;
 pub const VARIANT_MAX_CHARS: usize = 20;
 
 /// The deletion variants of each word of `text` (the words of
-/// [`trigrams`], in lower case, of 4 to 20 characters): the word and the
+/// [`trigrams`], in lower case, of 4 to 20 characters, without digits): the word and the
 /// word less any one character, each marked with a leading `~` so it never
 /// equals a trigram. Two words within one typo (a character left out,
 /// added, changed or two swapped) share a variant (as SymSpell finds
@@ -42,7 +42,11 @@ pub fn deletion_variants(text: &str) -> BTreeSet<String> {
         .map(str::to_lowercase)
     {
         let chars: Vec<char> = word.chars().collect();
-        if !(VARIANT_MIN_CHARS..=VARIANT_MAX_CHARS).contains(&chars.len()) {
+        // A number's typos are not a name's (and its variants would be
+        // most rows of an invoice's or a ticket's title).
+        if !(VARIANT_MIN_CHARS..=VARIANT_MAX_CHARS).contains(&chars.len())
+            || chars.iter().any(|c| c.is_numeric())
+        {
             continue;
         }
         out.insert(format!("~{word}"));
@@ -254,6 +258,9 @@ mod tests {
         // Short and long words have none; words are lower-cased.
         assert!(deletion_variants("Al Ng").is_empty());
         assert!(deletion_variants(&"x".repeat(21)).is_empty());
+        assert!(deletion_variants("Invoice 10234 b2b2")
+            .iter()
+            .all(|v| !v.chars().any(|c| c.is_numeric())));
         let shared = |a: &str, b: &str| !deletion_variants(a).is_disjoint(&deletion_variants(b));
         // Left out, added, changed, swapped: one typo away.
         assert!(shared("Anran", "Anaran"));

@@ -19,7 +19,9 @@
 -- names a word no entity has brings; $27 how many of the embeddings'
 -- lists semantic search reads, the nearest the query (0: all of them).
 -- Each `@@` runs as neotoma.@@ (actions/search.rs: the same match, leakproof,
--- so the word indexes serve it through row level security).
+-- so the word indexes serve it through row level security); the snapshots'
+-- words are matched with the user's word too (neotoma._user_words, whose
+-- index answers one user's entities only).
 -- A question is a set of terms (a word, as written and as stemmed; a
 -- character pair), any of which an entity may have: each weighs its
 -- inverse document frequency among the user's entities (as BM25 weighs
@@ -36,7 +38,12 @@
 -- (k + 1) / 2, so 1 for an entity first in both by its very name, while an
 -- entity the words barely cover (a name said in many turns) weighs little.
 WITH terms AS (
-  SELECT t.n, t.word, t.tq, t.pair, t.common FROM (
+  -- With the user's word (the index of the snapshots' words answers only
+  -- the user's then), computed here: under row level security an index
+  -- condition must be leakproof, and tsquery's && is not.
+  SELECT t.n, t.word, t.tq, t.pair, t.common
+         , t.tq && neotoma._user_word($1::uuid) AS user_tq -- new
+  FROM (
     SELECT w.n, w.w AS word, plainto_tsquery('pg_catalog.simple', w.w) || plainto_tsquery('pg_catalog.english', w.w)
                 || plainto_tsquery($24::regconfig, w.w) AS tq, false AS pair,
            -- Common, known beforehand (sql/embeddings.sql, common_lexemes):
@@ -69,6 +76,7 @@ term_rows AS MATERIALIZED (
              length(ts_delete(s.name_trigrams, $2::text[])) AS rest
       FROM neotoma.entity_snapshots s
       WHERE NOT t.pair AND NOT t.common AND $10 = 'true' AND s.user_id = $1::uuid AND s.search_vector OPERATOR(neotoma.@@) t.tq
+        AND neotoma._user_words(s.user_id, s.search_vector) OPERATOR(neotoma.@@) t.user_tq -- new
         AND ($3::text IS NULL OR s.entity_type = $3)
       LIMIT $25::int + 1) h
   WHERE NOT t.pair
@@ -95,6 +103,7 @@ mass AS (SELECT greatest(coalesce(sum(w.w), 0), 1e-9) AS total,
                 coalesce(bool_or(w.df > $25::int AND NOT w.pair), false) AS some_common,
                 (SELECT string_agg('(' || c.tq::text || ')', ' & ')::tsquery FROM weights c
                  WHERE c.df > 0 AND NOT c.pair) AS all_terms
+                , (SELECT string_agg('(' || c.tq::text || ')', ' & ')::tsquery && neotoma._user_word($1::uuid) FROM weights c WHERE c.df > 0 AND NOT c.pair) AS all_user_terms -- new
          FROM weights w WHERE w.df > 0),
 -- The entities the rare terms found, with the weight of those they have
 -- and their name's similarity to the query (trigrams, as pg_trgm's:
@@ -125,6 +134,7 @@ text_hits AS (
   FROM mass m, neotoma.entity_snapshots s
   CROSS JOIN LATERAL (SELECT length(s.name_trigrams) AS name_count, length(ts_delete(s.name_trigrams, $2::text[])) AS rest) n
   WHERE m.all_common AND $10 = 'true' AND s.user_id = $1::uuid AND s.search_vector OPERATOR(neotoma.@@) m.all_terms
+    AND neotoma._user_words(s.user_id, s.search_vector) OPERATOR(neotoma.@@) m.all_user_terms -- new
     AND ($3::text IS NULL OR s.entity_type = $3)),
 -- Every observation's words (values since superseded too), by the GIN index
 -- on neotoma._observation_vector(fields).

@@ -131,7 +131,9 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE LEAKPROOF SET search_path = pg_catalog, pg_
   SELECT jsonb_to_tsvector('pg_catalog.simple', fields, '["string", "numeric"]')
          || jsonb_to_tsvector('pg_catalog.english', fields, '["string"]')
 $$;
-CREATE INDEX observations_search ON neotoma.observations USING gin (neotoma._observation_vector(fields) neotoma.tsvector_rls_ops)
+-- (With the user's word, as the snapshots' index: neotoma._user_words.)
+CREATE INDEX observations_search ON neotoma.observations
+  USING gin (neotoma._user_words(user_id, neotoma._observation_vector(fields)) neotoma.tsvector_rls_ops)
   WITH (gin_pending_list_limit = 64);
 
 -- The words of a stored file (neotoma._file_text: the start of a UTF-8 text
@@ -140,5 +142,5 @@ CREATE INDEX observations_search ON neotoma.observations USING gin (neotoma._obs
 ALTER TABLE neotoma.files ADD COLUMN search_vector tsvector GENERATED ALWAYS AS (
   to_tsvector('pg_catalog.simple', neotoma._file_text(content))
   || to_tsvector('pg_catalog.english', neotoma._file_text(content))) STORED;
-CREATE INDEX files_search ON neotoma.files USING gin (search_vector neotoma.tsvector_rls_ops)
+CREATE INDEX files_search ON neotoma.files USING gin (neotoma._user_words(user_id, search_vector) neotoma.tsvector_rls_ops)
   WITH (gin_pending_list_limit = 64);

@@ -6,7 +6,8 @@
 -- the columns as an updated database does.
 ALTER TABLE neotoma.entity_snapshots
   ADD COLUMN search_grams tsvector GENERATED ALWAYS AS (array_to_tsvector(neotoma._text_grams(snapshot::text))) STORED;
-CREATE INDEX entity_snapshots_search_grams ON neotoma.entity_snapshots USING gin (search_grams neotoma.tsvector_rls_ops)
+CREATE INDEX entity_snapshots_search_grams ON neotoma.entity_snapshots
+  USING gin (neotoma._user_words(user_id, search_grams) neotoma.tsvector_rls_ops)
   WITH (gin_pending_list_limit = 64);
 
 -- Partial identifier lookups (retrieve_entity_by_identifier, when no value

@@ -178,7 +178,12 @@ extension_sql_file!(
 extension_sql_file!(
     "../../sql/search_grams.sql",
     name = "search_grams",
-    requires = ["workspaces", search::text_grams, search::value_grams]
+    requires = [
+        "workspaces",
+        "search",
+        search::text_grams,
+        search::value_grams
+    ]
 );
 extension_sql_file!(
     "../../sql/graph_servers.sql",

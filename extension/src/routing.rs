@@ -173,7 +173,7 @@ pub fn taken_on<T>(
         .map(|(name, _)| (*name, setting(name).unwrap_or_default()))
         .collect();
     set_all(call.iter().map(|(n, v)| (*n, *v)))?;
-    let result = work();
+    let result = settings::as_routed_call(work);
     set_all(before.iter().map(|(n, v)| (*n, v.as_str())))?;
     result
 }

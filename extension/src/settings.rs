@@ -275,6 +275,29 @@ pub fn gateway() -> bool {
     has_role(c"neotoma_service", false)
 }
 
+thread_local! {
+    /// Whether the action running is a router's call (neotoma.routed).
+    static ROUTED_CALL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` as a router's call: what [`routed_call`] answers meanwhile.
+pub fn as_routed_call<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ROUTED_CALL.set(self.0);
+        }
+    }
+    let _restore = Restore(ROUTED_CALL.replace(true));
+    f()
+}
+
+/// Whether the action running was sent by a router (crate::routing): it
+/// then answers what the router combines (product analytics' counters).
+pub fn routed_call() -> bool {
+    ROUTED_CALL.get()
+}
+
 /// A router's role (a member of `neotoma_router`): may run actions on
 /// this partition for the user it names (`neotoma.routed`).
 pub fn router() -> bool {

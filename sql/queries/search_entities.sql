@@ -60,7 +60,9 @@ WITH terms AS (
   WHERE numnode(t.tq) > 0),
 -- Any term: what matched_fields and the observations' and files' words ask.
 q AS (
-  SELECT coalesce((SELECT string_agg('(' || t.tq::text || ')', ' | ')::tsquery FROM terms t), ''::tsquery) AS text_query),
+  SELECT q.text_query
+         , CASE WHEN numnode(q.text_query) > 0 THEN q.text_query && neotoma._user_word($1::uuid) END AS user_query -- new
+  FROM (SELECT coalesce((SELECT string_agg('(' || t.tq::text || ')', ' | ')::tsquery FROM terms t), ''::tsquery) AS text_query) q),
 n_entities AS (
   SELECT greatest(coalesce(sum(c.current), 0), 1)::float8 AS n FROM neotoma.entity_counts c
   WHERE c.user_id = $1::uuid AND ($3::text IS NULL OR c.entity_type = $3)),
@@ -89,6 +91,7 @@ term_rows AS MATERIALIZED (
              length(ts_delete(s.name_trigrams, $2::text[])) AS rest
       FROM neotoma.entity_snapshots s
       WHERE t.pair AND $10 = 'true' AND s.user_id = $1::uuid AND s.search_grams OPERATOR(neotoma.@@) t.tq
+        AND neotoma._user_words(s.user_id, s.search_grams) OPERATOR(neotoma.@@) t.user_tq -- new
         AND ($3::text IS NULL OR s.entity_type = $3)
       LIMIT $25::int + 1) h
   WHERE t.pair),
@@ -143,6 +146,7 @@ obs_hits AS (
   UNION ALL SELECT o.entity_id, max(ts_rank_cd(neotoma._observation_vector(o.fields), q.text_query, 32))
   FROM neotoma.observations o, q
   WHERE $20 = 'true' AND o.user_id = $1::uuid AND neotoma._observation_vector(o.fields) OPERATOR(neotoma.@@) q.text_query
+    AND neotoma._user_words(o.user_id, neotoma._observation_vector(o.fields)) OPERATOR(neotoma.@@) q.user_query -- new
     AND ($3::text IS NULL OR o.entity_type = $3)
   GROUP BY o.entity_id
   ),
@@ -153,6 +157,7 @@ file_hits AS (
   UNION ALL SELECT o.entity_id, max(ts_rank_cd(f.search_vector, q.text_query, 32))
   FROM neotoma.files f, q, neotoma.observations o
   WHERE $20 = 'true' AND f.user_id = $1::uuid AND f.search_vector OPERATOR(neotoma.@@) q.text_query
+    AND neotoma._user_words(f.user_id, f.search_vector) OPERATOR(neotoma.@@) q.user_query -- new
     AND o.user_id = f.user_id AND o.source_id = f.source_id AND ($3::text IS NULL OR o.entity_type = $3)
   GROUP BY o.entity_id
   ),

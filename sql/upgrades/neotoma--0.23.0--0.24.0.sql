@@ -2,7 +2,7 @@
 -- only its user's snapshots (issue 40). Beside the
 -- trigrams of each name, entity_name_trigrams keeps the deletion variants of
 -- its words (neotoma._name_variants: `~` and the word, or the word less one
--- character, for words of 4 to 20 letters without digits), so lexical search finds the
+-- character, for the first 4 words of 4 to 20 letters without digits), so lexical search finds the
 -- names one typo from a word whose trigrams every name has, instead of
 -- reading every name having them. The trigger writes them; the rows of the
 -- snapshots stored before are written here (about 12 per name: minutes per
@@ -59,9 +59,9 @@ FROM neotoma.entity_snapshots s, unnest(neotoma._name_variants(neotoma._snapshot
 ON CONFLICT DO NOTHING;
 ANALYZE neotoma.entity_name_trigrams;
 
--- The index of the snapshots' words holds each one's user as one more word
--- (neotoma._user_words), so a search reads the user's matching snapshots
--- only, not every user's (rebuilt: minutes per million snapshots).
+-- The indexes of search hold each row's user as one more word
+-- (neotoma._user_words), so a search reads the user's matching rows only,
+-- not every user's (rebuilt: 25 s for the words of 2 million snapshots).
 CREATE FUNCTION neotoma._user_words(user_id uuid, words tsvector) RETURNS tsvector
 LANGUAGE sql IMMUTABLE PARALLEL SAFE LEAKPROOF SET search_path = pg_catalog, pg_temp AS $$
   SELECT words || array_to_tsvector(ARRAY['~' || user_id::text])
@@ -75,6 +75,19 @@ GRANT EXECUTE ON FUNCTION neotoma._user_words(uuid, tsvector), neotoma._user_wor
 DROP INDEX neotoma.entity_snapshots_search;
 CREATE INDEX entity_snapshots_search ON neotoma.entity_snapshots
   USING gin (neotoma._user_words(user_id, search_vector) neotoma.tsvector_rls_ops)
+  WITH (gin_pending_list_limit = 64);
+-- So are the other indexes of search: the snapshots' character pairs, the
+-- observations' words, the files' words.
+DROP INDEX neotoma.entity_snapshots_search_grams;
+CREATE INDEX entity_snapshots_search_grams ON neotoma.entity_snapshots
+  USING gin (neotoma._user_words(user_id, search_grams) neotoma.tsvector_rls_ops)
+  WITH (gin_pending_list_limit = 64);
+DROP INDEX neotoma.observations_search;
+CREATE INDEX observations_search ON neotoma.observations
+  USING gin (neotoma._user_words(user_id, neotoma._observation_vector(fields)) neotoma.tsvector_rls_ops)
+  WITH (gin_pending_list_limit = 64);
+DROP INDEX neotoma.files_search;
+CREATE INDEX files_search ON neotoma.files USING gin (neotoma._user_words(user_id, search_vector) neotoma.tsvector_rls_ops)
   WITH (gin_pending_list_limit = 64);
 
 SELECT neotoma_private.grant_platform_roles();

@@ -55,7 +55,7 @@ pub fn get_product_analytics(
     })?;
     let mut answer = answer(&asked, &counters)?;
     // A router adds up its partitions' counters (crate::routing).
-    if settings::router() {
+    if settings::routed_call() {
         answer["counters"] = counters;
     }
     Ok(answer)

@@ -33,7 +33,9 @@ pub(crate) fn invoke_text(action: &str, args: &str) -> JsonbText {
     if routing::is_router() {
         return JsonbText(routing::forward(action, args));
     }
-    JsonbText(envelope(crate::db::without_jit(|| run(action, args))))
+    JsonbText(crate::error::result_envelope(crate::db::without_jit(
+        || run(action, args),
+    )))
 }
 
 /// Runs `action` with the request text `args` here.
@@ -61,15 +63,7 @@ fn routed(
     let result = routing::taken_on(user, as_operator, &settings.0, || {
         crate::db::all_or_nothing(|| crate::db::without_jit(|| run(action, args)))
     });
-    JsonbText(envelope(result))
-}
-
-/// The answer of `_invoke`: `{"ok": answer}` or `{"error": envelope}`.
-fn envelope(result: Result<String, NeotomaError>) -> String {
-    match result {
-        Ok(answer) => format!("{{\"ok\":{answer}}}"),
-        Err(e) => crate::error::envelope(&e),
-    }
+    JsonbText(crate::error::result_envelope(result))
 }
 
 /// The entry point of 0.1.0 (`_invoke(text, jsonb)`), kept in the library

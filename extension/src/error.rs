@@ -12,6 +12,15 @@ pub fn raise(e: &NeotomaError) -> ! {
     pgrx::error!("{e}")
 }
 
+/// The answer of `_invoke`: `{"ok": answer}` (the answer's JSON text) or
+/// `{"error": envelope}`.
+pub fn result_envelope(result: Result<String, NeotomaError>) -> String {
+    match result {
+        Ok(answer) => format!("{{\"ok\":{answer}}}"),
+        Err(e) => envelope(&e),
+    }
+}
+
 /// The answer `_invoke` gives for `e`: `{"error": {code, message, details}}`.
 pub fn envelope(e: &NeotomaError) -> String {
     // An error may echo input; it must be storable as jsonb.

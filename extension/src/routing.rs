@@ -104,7 +104,7 @@ fn combined(
         .with("retryable", true));
     }
     let answer = crate::actions::analytics::combined(&asked, &oks)?;
-    Ok(format!("{{\"ok\":{answer}}}"))
+    Ok(crate::error::result_envelope(Ok(answer.to_string())))
 }
 
 /// The user the call acts for, as a single server establishes it: the

@@ -39,6 +39,20 @@ pub struct Database {
     router: Arc<std::sync::atomic::AtomicBool>,
 }
 
+/// Where changes happen and are heard: see [`Database::change_sources`].
+#[derive(Clone)]
+pub struct ChangeSource {
+    /// The router's number of the partition; None on one server.
+    pub partition: Option<i32>,
+    pub db: Database,
+}
+
+#[derive(serde::Deserialize)]
+struct PartitionConnection {
+    partition: i32,
+    connection: String,
+}
+
 /// Settings for [`Database::connect`].
 pub struct DatabaseOptions {
     pub url: String,
@@ -76,6 +90,14 @@ impl Database {
             ));
         }
         pg.options(options);
+        Self::with_config(pg, opts.pool_size, opts.statement_timeout)
+    }
+
+    fn with_config(
+        pg: tokio_postgres::Config,
+        pool_size: usize,
+        statement_timeout: Duration,
+    ) -> anyhow::Result<Self> {
         let manager = Manager::from_config(
             pg.clone(),
             NoTls,
@@ -84,7 +106,7 @@ impl Database {
             },
         );
         let pool = Pool::builder(manager)
-            .max_size(opts.pool_size.max(1))
+            .max_size(pool_size.max(1))
             .runtime(Runtime::Tokio1)
             .wait_timeout(Some(CONNECT_TIMEOUT))
             .create_timeout(Some(CONNECT_TIMEOUT))
@@ -93,7 +115,7 @@ impl Database {
         Ok(Database {
             pool,
             config: pg,
-            statement_timeout: opts.statement_timeout,
+            statement_timeout,
             can_operate: Arc::default(),
             can_name_token: Arc::default(),
             router: Arc::default(),
@@ -115,6 +137,46 @@ impl Database {
         remember(&self.can_name_token, answer.token_context);
         remember(&self.router, answer.router);
         Ok(answer)
+    }
+
+    /// Where this gateway hears of changes (the channel `neotoma_changes`):
+    /// the database itself; on a router, each partition, which the router
+    /// names (`neotoma_router.partition_connections`) and the gateway
+    /// reaches as its own login (DATABASE_URL's user and password), with a
+    /// pool of its own for the snapshot bounds the change feeds need
+    /// (docs/scale-out.md). Read once, at start.
+    pub async fn change_sources(&self) -> anyhow::Result<Vec<ChangeSource>> {
+        if !self.router.load(std::sync::atomic::Ordering::SeqCst) {
+            return Ok(vec![ChangeSource {
+                partition: None,
+                db: self.clone(),
+            }]);
+        }
+        let named = self
+            .own_query_json("SELECT neotoma_router.partition_connections()")
+            .await
+            .map_err(|e| anyhow::anyhow!("could not read the router's partitions: {e}"))?;
+        let named: Vec<PartitionConnection> = serde_json::from_value(named)?;
+        named
+            .into_iter()
+            .map(|p| {
+                let mut pg: tokio_postgres::Config = p.connection.parse().map_err(|e| {
+                    anyhow::anyhow!("partition {}'s connection string: {e}", p.partition)
+                })?;
+                if let Some(user) = self.config.get_user() {
+                    pg.user(user);
+                }
+                if let Some(password) = self.config.get_password() {
+                    pg.password(password);
+                }
+                pg.application_name("neotoma-mcp");
+                pg.connect_timeout(CONNECT_TIMEOUT);
+                Ok(ChangeSource {
+                    partition: Some(p.partition),
+                    db: Self::with_config(pg, 2, self.statement_timeout)?,
+                })
+            })
+            .collect()
     }
 
     /// Listens to `channel` for as long as the process runs, reconnecting

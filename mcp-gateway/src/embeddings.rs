@@ -12,8 +12,11 @@
 //! `neotoma.put_embeddings`.
 //! The extension stores them as the model `remote:<model>`; a snapshot whose
 //! text changes loses them until the worker embeds it again, moments later.
+//! On a router a worker serves each partition: it hears that partition's
+//! changes and reads and writes its embeddings through the router
+//! (`neotoma_router.pending_embeddings`, … with the partition's number).
 
-use crate::database::{Database, Listener};
+use crate::database::{ChangeSource, Database, Listener};
 use crate::subscriptions::CHANGES_CHANNEL;
 use neotoma_core::actions::resources::ResourceUri;
 use serde_json::{Value, json};
@@ -170,7 +173,10 @@ pub fn search_query(action: &str, args: &Value) -> Option<String> {
 
 /// Embeds the entities the provider's model has no embedding of yet.
 pub struct Worker {
+    /// Where the embeddings are read and written.
     db: Database,
+    /// The router's partition this worker serves; None on one server.
+    partition: Option<i32>,
     embedder: Embedder,
     wake: tokio::sync::Notify,
     /// Texts the provider refused ('<user> <entity>'), until when.
@@ -219,17 +225,19 @@ impl Worker {
         self.changed.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Starts the worker.
-    pub async fn start(db: Database, embedder: Embedder) {
+    /// Starts the worker of the entities of `source`, read and written
+    /// through `db`.
+    pub async fn start(db: Database, source: ChangeSource, embedder: Embedder) {
         let worker = Arc::new(Worker {
-            db: db.clone(),
+            db,
+            partition: source.partition,
             embedder,
             wake: tokio::sync::Notify::new(),
             refused: Mutex::new(HashMap::new()),
             changed: Mutex::new(VecDeque::new()),
             full: AtomicBool::new(true),
         });
-        db.listen(CHANGES_CHANNEL, worker.clone());
+        source.db.listen(CHANGES_CHANNEL, worker.clone());
         tokio::spawn(async move { worker.run().await });
     }
 
@@ -267,8 +275,8 @@ impl Worker {
                 None => return Ok(false),
             },
         };
-        let pending = match &named {
-            None => {
+        let pending = match (&named, self.partition) {
+            (None, None) => {
                 self.db
                     .own_query_json_with(
                         "SELECT neotoma.pending_embeddings($1, $2, $3)",
@@ -276,14 +284,23 @@ impl Worker {
                     )
                     .await
             }
-            Some((user, xid)) => {
-                let looked = self
-                    .db
+            (None, Some(p)) => {
+                self.db
                     .own_query_json_with(
-                        "SELECT neotoma.pending_embeddings_of($1, $2::text::uuid, $3::text::xid8, $4, $5)",
-                        &[&model, user, xid, &BATCH, &skip]
+                        "SELECT neotoma_router.pending_embeddings($4, $1, $2, $3)",
+                        &[&model, &BATCH, &skip, &p]
                     )
-                    .await;
+                    .await
+            }
+            (Some((user, xid)), partition) => {
+                let sql = match partition {
+                    None => "SELECT neotoma.pending_embeddings_of($1, $2::text::uuid, $3::text::xid8, $4, $5)",
+                    Some(_) => "SELECT neotoma_router.pending_embeddings_of($6, $1, $2::text::uuid, $3, $4, $5)",
+                };
+                let looked = match partition {
+                    None => self.db.own_query_json_with(sql, &[&model, user, xid, &BATCH, &skip]).await,
+                    Some(p) => self.db.own_query_json_with(sql, &[&model, user, xid, &BATCH, &skip, &p]).await,
+                };
                 if looked.is_err() {
                     // Not looked at again: the look through every snapshot
                     // (after a reconnection, or the next FULL_POLL) finds
@@ -359,14 +376,26 @@ impl Worker {
                 )
             })
             .collect();
-        let written = self
-            .db
-            .own_query_json_with(
-                "SELECT to_jsonb(neotoma.put_embeddings($1, $2))",
-                &[&model, &Value::Array(embedded)],
-            )
-            .await
-            .map_err(|e| e.message)?;
+        let embedded = Value::Array(embedded);
+        let written = match self.partition {
+            None => {
+                self.db
+                    .own_query_json_with(
+                        "SELECT to_jsonb(neotoma.put_embeddings($1, $2))",
+                        &[&model, &embedded],
+                    )
+                    .await
+            }
+            Some(p) => {
+                self.db
+                    .own_query_json_with(
+                        "SELECT to_jsonb(neotoma_router.put_embeddings($3, $1, $2))",
+                        &[&model, &embedded, &p],
+                    )
+                    .await
+            }
+        }
+        .map_err(|e| e.message)?;
         tracing::debug!(%written, pending = rows.len(), "embedded entities");
         Ok(done())
     }

@@ -316,10 +316,18 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         db.listen(auth::TOKEN_CHANNEL, tokens.clone());
     }
     let file_roots = files::FileRoots::new(&args.file_roots)?;
-    let hub = subscriptions::Hub::new(db.clone());
+    let sources = db.change_sources().await.unwrap_or_else(|e| {
+        // A router not yet updated (neotoma_router 0.1.0): served as before,
+        // without hearing the partitions' changes.
+        tracing::warn!(error = %e, "subscriptions and the embeddings worker hear no partition: ALTER EXTENSION neotoma_router UPDATE");
+        vec![database::ChangeSource { partition: None, db: db.clone() }]
+    });
+    let hub = subscriptions::Hub::new(db.clone(), sources.clone());
     hub.start();
     if let Some(embedder) = &embedder {
-        embeddings::Worker::start(db.clone(), embedder.clone()).await;
+        for source in sources {
+            embeddings::Worker::start(db.clone(), source, embedder.clone()).await;
+        }
     }
     upkeep::start(db.clone(), asked.router);
     let state = Arc::new(server::AppState {

@@ -11,8 +11,15 @@
 //! every older transaction has ended, so the hub reads again, backing off,
 //! until the database's horizon has passed the last transaction it heard of:
 //! nothing is missed, even behind a long transaction.
+//!
+//! On a router (docs/scale-out.md) the changes happen on the partitions:
+//! the hub listens on each ([`ChangeSource`]), reads a user's feed through
+//! the router, and waits for the horizon of the user's partition. A user
+//! heard of on another partition than its feed's may have been moved there:
+//! the hub asks the router where the user is, and a moved feed starts over
+//! on its new partition from the oldest transaction heard of there.
 
-use crate::database::{Database, Listener};
+use crate::database::{ChangeSource, Database, Listener};
 use crate::identity::Caller;
 use neotoma_core::actions::lifecycle::{ChangeCursor, ListRecentChangesResponse};
 use neotoma_core::actions::resources::ResourceUri;
@@ -42,10 +49,11 @@ const RECENT: Duration = Duration::from_secs(5);
 const MAX_RECENT: usize = 10_000;
 
 pub struct Hub {
+    /// Where actions run: each feed is read through it.
     db: Database,
+    /// Where changes are heard, each with whether its channel is up.
+    sources: Vec<(ChangeSource, AtomicBool)>,
     state: Mutex<State>,
-    /// The channel is up.
-    listening: AtomicBool,
 }
 
 #[derive(Default)]
@@ -53,11 +61,11 @@ struct State {
     next_id: u64,
     subscribers: HashMap<u64, Subscriber>,
     feeds: HashMap<Uuid, Feed>,
-    /// Users without subscribers heard of lately: the oldest transaction
-    /// and when. A subscription acknowledged just before its feed starts
-    /// (`subscriptions/listen` acknowledges first) still hears of a change
-    /// that committed in between.
-    recent: HashMap<Uuid, (u64, Instant)>,
+    /// Users without subscribers heard of lately, per source: the oldest
+    /// transaction and when. A subscription acknowledged just before its
+    /// feed starts (`subscriptions/listen` acknowledges first) still hears
+    /// of a change that committed in between.
+    recent: HashMap<(Uuid, usize), (u64, Instant)>,
 }
 
 struct Subscriber {
@@ -73,11 +81,16 @@ struct Feed {
     /// Tells this feed from an earlier one of the same user (dropped when
     /// its last subscriber left), whose reader may still be running.
     id: u64,
-    /// Read after this; unknown until the first read.
+    /// The source the user's changes happen on (its partition), and the
+    /// place read up to there; both unknown until the first read.
+    source: Option<usize>,
     cursor: Option<ChangeCursor>,
-    /// The oldest transaction heard of before the cursor was known.
-    oldest_heard: Option<u64>,
-    /// Read until the horizon has passed this transaction.
+    /// Transactions heard of, per source, that the feed has not placed
+    /// yet (the oldest and the newest): of any source before the first
+    /// read; later of another source than the feed's (a move?).
+    heard: BTreeMap<usize, (u64, u64)>,
+    /// Read until the horizon of the feed's source has passed this
+    /// transaction.
     pending: Option<u64>,
     /// A reader runs for this feed.
     reading: bool,
@@ -90,18 +103,26 @@ pub struct Registration {
 }
 
 impl Hub {
-    pub fn new(db: Database) -> Arc<Hub> {
+    /// A hub reading feeds through `db` that hears of changes on `sources`
+    /// ([`Database::change_sources`]).
+    pub fn new(db: Database, sources: Vec<ChangeSource>) -> Arc<Hub> {
         Arc::new(Hub {
             db,
+            sources: sources
+                .into_iter()
+                .map(|s| (s, AtomicBool::new(false)))
+                .collect(),
             state: Mutex::default(),
-            listening: AtomicBool::new(false),
         })
     }
 
-    /// Starts listening to the database's changes.
+    /// Starts listening to every source's changes.
     pub fn start(self: &Arc<Hub>) {
-        self.db
-            .listen(CHANGES_CHANNEL, Arc::new(ChangesListener(self.clone())));
+        for (k, (source, _)) in self.sources.iter().enumerate() {
+            source
+                .db
+                .listen(CHANGES_CHANNEL, Arc::new(ChangesListener(self.clone(), k)));
+        }
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -142,14 +163,15 @@ impl Hub {
         let new_feed = !state.feeds.contains_key(&user);
         if new_feed {
             state.next_id += 1;
-            let oldest_heard = state
-                .recent
-                .remove(&user)
-                .filter(|(_, at)| at.elapsed() < RECENT)
-                .map(|(xid, _)| xid);
+            let heard = (0..self.sources.len())
+                .filter_map(|k| {
+                    let (xid, at) = state.recent.remove(&(user, k))?;
+                    (at.elapsed() < RECENT).then_some((k, (xid, xid)))
+                })
+                .collect();
             let feed = Feed {
                 id: state.next_id,
-                oldest_heard,
+                heard,
                 ..Feed::default()
             };
             state.feeds.insert(user, feed);
@@ -169,20 +191,25 @@ impl Hub {
     }
 
     /// Wakes the reader of `user`'s feed (starting one if none runs), to read
-    /// at least until the horizon passes `xid`.
-    fn wake(self: &Arc<Hub>, user: Uuid, xid: Option<u64>) {
+    /// at least until the horizon passes transaction `xid` of source
+    /// `heard.0`.
+    fn wake(self: &Arc<Hub>, user: Uuid, heard: Option<(usize, u64)>) {
         let mut state = self.state();
         let Some(feed) = state.feeds.get_mut(&user) else {
-            if let Some(xid) = xid {
-                remember(&mut state.recent, user, xid);
+            if let Some((source, xid)) = heard {
+                remember(&mut state.recent, (user, source), xid);
             }
             return;
         };
-        if let Some(xid) = xid {
-            feed.pending = feed.pending.max(Some(xid));
-            if feed.cursor.is_none() {
-                feed.oldest_heard = Some(feed.oldest_heard.map_or(xid, |o| o.min(xid)));
+        match heard {
+            Some((source, xid)) if feed.source == Some(source) => {
+                feed.pending = feed.pending.max(Some(xid));
             }
+            Some((source, xid)) => {
+                let (oldest, newest) = feed.heard.entry(source).or_insert((xid, xid));
+                (*oldest, *newest) = ((*oldest).min(xid), (*newest).max(xid));
+            }
+            None => {}
         }
         if !feed.reading {
             feed.reading = true;
@@ -216,7 +243,7 @@ impl Hub {
             return true;
         };
         match horizon {
-            Some(h) if feed.pending.is_none_or(|p| p < h) => {
+            Some(h) if feed.heard.is_empty() && feed.pending.is_none_or(|p| p < h) => {
                 feed.pending = None;
                 feed.reading = false;
                 true
@@ -225,19 +252,52 @@ impl Hub {
         }
     }
 
-    /// One catch-up: the horizon (every transaction below it has ended),
-    /// then every change after the cursor. Answers the horizon.
+    /// One catch-up: where the user is (at the first read, or when heard
+    /// of elsewhere), that source's horizon (every transaction below it has
+    /// ended), then every change after the cursor. Answers the horizon.
     async fn read_once(&self, user: Uuid, feed: u64) -> Result<u64, NeotomaError> {
-        let horizon = self.horizon().await?;
+        let (known, asked) = {
+            let state = self.state();
+            let Some(f) = state.feeds.get(&user).filter(|f| f.id == feed) else {
+                return Ok(0);
+            };
+            (f.source, f.heard.clone())
+        };
+        let source = match known {
+            Some(s) if asked.is_empty() => s,
+            _ => self.source_of(user).await?,
+        };
+        let horizon = self.horizon(source).await?;
         let mut cursor = {
             let mut state = self.state();
             let Some(feed) = state.feeds.get_mut(&user).filter(|f| f.id == feed) else {
                 return Ok(horizon);
             };
-            *feed.cursor.get_or_insert_with(|| ChangeCursor {
-                xid: feed.oldest_heard.map_or(horizon, |o| o.min(horizon)),
-                seq: 0,
-            })
+            let here = feed.heard.remove(&source);
+            let cursor = match feed.cursor {
+                Some(cursor) if feed.source == Some(source) => {
+                    if let Some((_, newest)) = here {
+                        feed.pending = feed.pending.max(Some(newest));
+                    }
+                    cursor
+                }
+                // The first read, or the user was moved: the feed starts on
+                // `source` from the oldest transaction heard of there.
+                _ => {
+                    feed.source = Some(source);
+                    feed.pending = here.map(|(_, newest)| newest);
+                    ChangeCursor {
+                        xid: here.map_or(horizon, |(oldest, _)| oldest.min(horizon)),
+                        seq: 0,
+                    }
+                }
+            };
+            feed.cursor = Some(cursor);
+            // What was heard of elsewhere when the router was asked is not
+            // where the user is (a move's copy or its erasure); anything
+            // heard since is asked about again.
+            feed.heard.retain(|k, seen| asked.get(k) != Some(seen));
+            cursor
         };
         let caller = Caller {
             user,
@@ -276,20 +336,47 @@ impl Hub {
         }
     }
 
-    /// The oldest transaction still running (or the next one): every
-    /// transaction below it has ended.
-    async fn horizon(&self) -> Result<u64, NeotomaError> {
-        self.snapshot_bound("pg_snapshot_xmin").await
+    /// The source `user`'s changes happen on: the only one, or on a router
+    /// the user's partition.
+    async fn source_of(&self, user: Uuid) -> Result<usize, NeotomaError> {
+        if self.sources.len() == 1 {
+            return Ok(0);
+        }
+        let number = self
+            .db
+            .own_query_json_with(
+                "SELECT to_jsonb(neotoma_router.partition_number($1))",
+                &[&user],
+            )
+            .await?;
+        self.sources
+            .iter()
+            .position(|(s, _)| s.partition.map(i64::from) == number.as_i64())
+            .ok_or_else(|| {
+                NeotomaError::new(
+                    ErrorCode::ServiceUnavailable,
+                    format!("the router placed the user on partition {number}, which this gateway does not listen to: restart it"),
+                )
+            })
     }
 
-    /// The next transaction id: every change committed so far is below it.
-    async fn next_xid(&self) -> Result<u64, NeotomaError> {
-        self.snapshot_bound("pg_snapshot_xmax").await
+    /// The oldest transaction still running on `source` (or the next one):
+    /// every transaction below it has ended.
+    async fn horizon(&self, source: usize) -> Result<u64, NeotomaError> {
+        self.snapshot_bound(source, "pg_snapshot_xmin").await
     }
 
-    /// `bound` (pg_snapshot_xmin or _xmax) of a snapshot taken now.
-    async fn snapshot_bound(&self, bound: &str) -> Result<u64, NeotomaError> {
-        let v = self
+    /// The next transaction id of `source`: every change committed so far
+    /// is below it.
+    async fn next_xid(&self, source: usize) -> Result<u64, NeotomaError> {
+        self.snapshot_bound(source, "pg_snapshot_xmax").await
+    }
+
+    /// `bound` (pg_snapshot_xmin or _xmax) of a snapshot taken now on
+    /// `source`.
+    async fn snapshot_bound(&self, source: usize, bound: &str) -> Result<u64, NeotomaError> {
+        let v = self.sources[source]
+            .0
             .db
             .query_json(&format!(
                 "SELECT to_jsonb({bound}(pg_current_snapshot())::text)"
@@ -301,8 +388,9 @@ impl Hub {
     }
 }
 
-/// Remembers that `user`, without subscribers, changed in transaction `xid`.
-fn remember(recent: &mut HashMap<Uuid, (u64, Instant)>, user: Uuid, xid: u64) {
+/// Remembers that `user`, without subscribers, changed in transaction `xid`
+/// of a source.
+fn remember(recent: &mut HashMap<(Uuid, usize), (u64, Instant)>, user: (Uuid, usize), xid: u64) {
     if recent.len() >= MAX_RECENT {
         recent.retain(|_, (_, at)| at.elapsed() < RECENT);
         if recent.len() >= MAX_RECENT {
@@ -333,24 +421,29 @@ fn deliver(state: &State, user: Uuid, page: &ListRecentChangesResponse) {
     }
 }
 
-/// The hub's ear on `neotoma_changes`.
-struct ChangesListener(Arc<Hub>);
+/// The hub's ear on one source's `neotoma_changes`.
+struct ChangesListener(Arc<Hub>, usize);
 
 impl Listener for ChangesListener {
     /// Back after an outage (or at start): what committed meanwhile went
-    /// unheard, so every feed reads until all of it has settled.
+    /// unheard, so every feed of the source reads until all of it has
+    /// settled.
     fn listening(&self, up: bool) {
-        let hub = self.0.clone();
-        if !up || hub.listening.swap(true, Ordering::SeqCst) {
-            hub.listening.store(up, Ordering::SeqCst);
+        let (hub, source) = (self.0.clone(), self.1);
+        let flag = &hub.sources[source].1;
+        if !up || flag.swap(true, Ordering::SeqCst) {
+            flag.store(up, Ordering::SeqCst);
             return;
         }
         tokio::spawn(async move {
-            match hub.next_xid().await {
+            match hub.next_xid(source).await {
                 Ok(next) => {
-                    let users: Vec<Uuid> = hub.state().feeds.keys().copied().collect();
+                    let users: Vec<Uuid> = (hub.state().feeds.iter())
+                        .filter(|(_, f)| f.source.is_none_or(|s| s == source))
+                        .map(|(u, _)| *u)
+                        .collect();
                     for user in users {
-                        hub.wake(user, Some(next.saturating_sub(1)));
+                        hub.wake(user, Some((source, next.saturating_sub(1))));
                     }
                 }
                 Err(e) => tracing::debug!(error = %e, "could not catch up with the change feeds"),
@@ -368,7 +461,7 @@ impl Listener for ChangesListener {
             tracing::debug!(payload, "ignored a change notification");
             return;
         };
-        self.0.wake(user, Some(xid));
+        self.0.wake(user, Some((self.1, xid)));
     }
 }
 

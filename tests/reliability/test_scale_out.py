@@ -17,14 +17,18 @@ clean on every partition.
 from __future__ import annotations
 
 import base64
+import json
 import shutil
 import subprocess
 import tempfile
+import threading
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterator
 
+import anyio
 import httpx2 as httpx
 import psycopg
 import pytest
@@ -49,6 +53,9 @@ pytestmark = pytest.mark.anyio
 
 ROUTER_LINK = "scale_router_link"  # the router's login on the partitions
 DATABASE = "neotoma_scale"
+# Waiting for a notification or an embedding that should come: a hang
+# guard, not a speed target.
+PATIENCE = 60
 
 
 @dataclass
@@ -266,7 +273,7 @@ def test_a_placed_user_is_served_on_its_partition(layout: Layout) -> None:
 
 async def store_and_read_back(gateway_args: tuple[str, ...], user: str, title: str, log_dir: Path) -> None:
     """Through a gateway of its own acting for `user`: stores a note titled
-    `title` and reads it back."""
+    `title`, reads it back, and hears of its next change."""
     gw = Gateway(*gateway_args, "--user-id", user, log_dir=log_dir)
     try:
         async with Client(gw.url) as c:
@@ -274,6 +281,12 @@ async def store_and_read_back(gateway_args: tuple[str, ...], user: str, title: s
             entity = stored["entities"][0]["entity_id"]
             found = ok(await c.call_tool("retrieve_entity_snapshot", {"entity_id": entity}))
             assert found["snapshot"]["title"] == title
+            uri = f"neotoma://entity/{entity}"
+            async with c.listen(resource_subscriptions=[uri]) as sub:
+                ok(await c.call_tool("correct", {"entity_id": entity, "entity_type": "note", "field": "content",
+                                                 "value": "changed"}))  # fmt: skip
+                with anyio.fail_after(PATIENCE):
+                    assert (await anext(aiter(sub))).uri == uri
     finally:
         gw.stop()
 
@@ -501,3 +514,95 @@ def test_product_analytics_add_up_over_partitions(layout: Layout) -> None:
     assert "ok" in answers[0] and answers[1]["error"]["code"] == "SERVICE_UNAVAILABLE", answers
     layout.clusters[2].start()
     assert daily(layout.router.operator_dsn)["metadata"]["users"] == 3
+
+
+class FixedEmbeddings(BaseHTTPRequestHandler):
+    """A stand-in of OpenAI's POST /v1/embeddings: a vector of each text's
+    length, so any text embeds."""
+
+    def do_POST(self) -> None:  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        data = json.dumps({"object": "list", "model": body["model"], "data": [
+            {"object": "embedding", "index": i, "embedding": [1.0, len(t) / 100.0]} for i, t in enumerate(inputs)]})
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data.encode())
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def remote_embeddings(db: Database, user: str) -> int:
+    with db.admin() as conn:
+        return conn.execute("SELECT count(*) FROM neotoma.entity_embeddings WHERE user_id = %s AND model = %s",
+                            (user, "remote:fixed-1")).fetchone()[0]  # fmt: skip
+
+
+async def test_the_gateway_hears_every_partition(layout: Layout) -> None:
+    """A gateway on a router listens on each partition (as its own login
+    there, which the router's connection strings name without their user):
+    a subscriber hears its changes whichever partition holds it, made
+    through the gateway or through SQL on the router, and still after its
+    user is moved to the other partition; a remote embeddings provider's
+    worker embeds each partition's entities there."""
+    port = free_port()
+    provider = ThreadingHTTPServer(("127.0.0.1", port), FixedEmbeddings)
+    threading.Thread(target=provider.serve_forever, daemon=True).start()
+    with psycopg.connect(layout.router.agent_dsn, autocommit=True) as conn:
+        named = conn.execute("SELECT neotoma_router.partition_connections()").fetchone()[0]
+        # A partition the router does not have is refused (modular mapping
+        # would wrap it around to one it has).
+        with pytest.raises(psycopg.errors.RaiseException, match="no partition 2"):
+            conn.execute("SELECT neotoma_router.pending_embeddings(2, 'fixed-1', 1, '{}')")
+    assert [p["partition"] for p in named] == [0, 1], named
+    assert all(ROUTER_LINK not in p["connection"] and "user" not in p["connection"] for p in named), named
+    gateways: list[Gateway] = []
+    try:
+        for user in [*layout.users_on(0), *layout.users_on(1)]:
+            gw = Gateway("--no-auth", "--user-id", user, "--database-url", layout.router.agent_dsn,
+                         "--embeddings-url", f"http://127.0.0.1:{port}/v1", "--embeddings-model", "fixed-1",
+                         log_dir=layout.clusters[0].dir)  # fmt: skip
+            gateways.append(gw)
+            async with Client(gw.url) as c:
+                entity = ok(await c.call_tool("store", note(f"heard of {user}")))["entities"][0]["entity_id"]
+                uri = f"neotoma://entity/{entity}"
+                async with c.listen(resource_subscriptions=[uri]) as sub:
+                    events = aiter(sub)
+
+                    async def hear() -> str:
+                        with anyio.fail_after(PATIENCE):
+                            return (await anext(events)).uri
+
+                    ok(await c.call_tool("correct", {"entity_id": entity, "entity_type": "note", "field": "title",
+                                                     "value": "changed through the gateway"}))  # fmt: skip
+                    assert await hear() == uri
+                    with connect_as(layout.router.agent_dsn, user) as conn:
+                        call(conn, "correct", {"entity_id": entity, "entity_type": "note", "field": "title",
+                                               "value": "changed in SQL"})  # fmt: skip
+                    assert await hear() == uri
+                    # Moved to the other partition: still heard.
+                    here = layout.partition_of(user)
+                    moved = subprocess.run([mcp_bin(), "partition", "move", "--user", user, "--to", str(1 - here),
+                                            "--database-url", layout.router.admin_dsn],
+                                           capture_output=True, text=True)  # fmt: skip
+                    assert moved.returncode == 0, moved.stderr
+                    ok(await c.call_tool("correct", {"entity_id": entity, "entity_type": "note", "field": "title",
+                                                     "value": "changed after the move"}))  # fmt: skip
+                    assert await hear() == uri
+            # Its entity embedded by the provider, on the partition it is on now.
+            on = layout.partitions[layout.partition_of(user)]
+            for _ in range(PATIENCE * 10):
+                if remote_embeddings(on, user) == 1:
+                    break
+                await anyio.sleep(0.1)
+            assert remote_embeddings(on, user) == 1
+    finally:
+        for gw in gateways:
+            gw.stop()
+        provider.shutdown()
+    for p in layout.partitions:
+        with p.admin() as conn:
+            assert_verified(conn)

@@ -6,7 +6,10 @@
 -- hears each partition's changes (subscriptions, a remote embeddings
 -- provider's worker): partition_connections names where, partition_number
 -- which partition a user's feed is on, and the embeddings worker reads and
--- writes each partition's pending embeddings here.
+-- writes each partition's pending embeddings here. Read replicas: each
+-- partition may have one (set_replicas), which read-only actions use when
+-- the caller asks (neotoma.replica_reads: fresh, waiting until the replica
+-- has what the partition had when the call began; stale, as it is).
 \echo Use "CREATE EXTENSION neotoma_router" or "ALTER EXTENSION neotoma_router UPDATE" to load this file. \quit
 
 -- [{partition, answer}] in partition order, each answer the envelope
@@ -127,3 +130,162 @@ GRANT EXECUTE ON FUNCTION neotoma_router.partition_connections(), neotoma_router
   neotoma_router.pending_embeddings(integer, text, integer, text[]),
   neotoma_router.pending_embeddings_of(integer, text, uuid, text, integer, text[]),
   neotoma_router.put_embeddings(integer, text, jsonb) TO neotoma_service;
+
+-- Read replicas (Postgres streaming replication of a partition: docs/scale-out.md).
+-- A second PL/Proxy cluster, one replica per partition in the same order
+-- (a partition without one is read on itself), used by read-only actions
+-- only when the caller asks (the library's routing, neotoma.replica_reads).
+CREATE TABLE neotoma_router.replicas (
+  number     integer PRIMARY KEY REFERENCES neotoma_router.partitions,
+  connection text NOT NULL
+);
+REVOKE ALL ON neotoma_router.replicas FROM PUBLIC;
+CREATE SERVER neotoma_replicas FOREIGN DATA WRAPPER plproxy
+  OPTIONS (modular_mapping '1', p0 'dbname=neotoma_router_has_no_replicas');
+
+-- Sets the replicas (a superuser's: the connection strings may carry
+-- passwords), one per partition in order, NULL for a partition that has
+-- none (read on the partition itself). The router's user mapping of
+-- neotoma_replicas says who connects (the replicas are copies of the
+-- partitions: the same login).
+CREATE FUNCTION neotoma_router.set_replicas(connections text[]) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  n integer;
+  partitions integer := (SELECT count(*) FROM neotoma_router.partitions);
+  had integer[];
+  options text[] := '{}';
+BEGIN
+  IF partitions = 0 THEN
+    RAISE EXCEPTION 'set the partitions first (neotoma_router.set_partitions)';
+  END IF;
+  IF coalesce(cardinality(connections), 0) <> partitions THEN
+    RAISE EXCEPTION 'this router has % partitions: give one replica each (NULL for none), not %',
+      partitions, coalesce(cardinality(connections), 0);
+  END IF;
+  SELECT array_agg(o.n) INTO had
+  FROM pg_catalog.pg_foreign_server fs, unnest(fs.srvoptions) opt,
+       LATERAL (SELECT substring(opt FROM '^p([0-9]+)=')::integer AS n) o
+  WHERE fs.srvname = 'neotoma_replicas' AND o.n IS NOT NULL;
+  DELETE FROM neotoma_router.replicas;
+  FOR n IN 0 .. partitions - 1 LOOP
+    IF connections[n + 1] IS NOT NULL THEN
+      INSERT INTO neotoma_router.replicas (number, connection) VALUES (n, connections[n + 1]);
+    END IF;
+    options := options || format('%s p%s %L', CASE WHEN n = ANY (had) THEN 'SET' ELSE 'ADD' END, n,
+      coalesce(connections[n + 1], (SELECT p.connection FROM neotoma_router.partitions p WHERE p.number = n)));
+  END LOOP;
+  EXECUTE format('ALTER SERVER neotoma_replicas OPTIONS (%s)', array_to_string(options, ', '));
+END $$;
+
+-- Where partition `route`'s WAL is now: every transaction committed there
+-- before is below it.
+CREATE FUNCTION neotoma_router.wal_position(route integer) RETURNS pg_lsn
+LANGUAGE plproxy AS $$
+  CLUSTER 'neotoma_partitions';
+  RUN ON route;
+  SELECT pg_catalog.pg_current_wal_insert_lsn() AS wal_position;
+$$;
+-- How far the replica of partition `route` has replayed (NULL: it is not
+-- in recovery, the partition itself).
+CREATE FUNCTION neotoma_router.replica_replayed(route integer) RETURNS pg_lsn
+LANGUAGE plproxy AS $$
+  CLUSTER 'neotoma_replicas';
+  RUN ON route;
+  SELECT pg_catalog.pg_last_wal_replay_lsn() AS replica_replayed;
+$$;
+CREATE FUNCTION neotoma_router.run_on_replica(route integer, user_id uuid, as_operator boolean, settings jsonb,
+                                              action text, args text) RETURNS text
+LANGUAGE plproxy AS $$
+  CLUSTER 'neotoma_replicas';
+  RUN ON route;
+  SELECT neotoma.routed(user_id, as_operator, settings, action, args)::text AS run_on_replica;
+$$;
+
+-- A read-only action on the replica of the user's partition, as call runs
+-- it on the partition. fresh: first waits, up to 2 s, until the replica has
+-- replayed what the partition had when the call began (so it sees every
+-- write committed before, anyone's), else answers SERVICE_UNAVAILABLE
+-- (retryable); not fresh: reads the replica as it is. Without replicas,
+-- the partition answers.
+CREATE FUNCTION neotoma_router.call_replica(user_id uuid, settings jsonb, action text, args text, fresh boolean)
+RETURNS text
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  route integer := neotoma_router.partition_of(user_id);
+  position pg_lsn;
+  replayed pg_lsn;
+  deadline timestamptz := clock_timestamp() + interval '2 seconds';
+  refused text;
+BEGIN
+  IF route IS NULL OR NOT EXISTS (SELECT FROM neotoma_router.replicas) THEN
+    RETURN neotoma_router.call(user_id, settings, action, args);
+  END IF;
+  IF user_id IS NOT NULL THEN
+    PERFORM pg_advisory_xact_lock_shared(1852797549, hashtext(user_id::text));
+    IF EXISTS (SELECT FROM neotoma_router.moves m WHERE m.user_id = call_replica.user_id) THEN
+      RETURN neotoma_router.call(user_id, settings, action, args);  -- its refusal
+    END IF;
+  END IF;
+  BEGIN
+    IF fresh THEN
+      position := neotoma_router.wal_position(route);
+      LOOP
+        replayed := neotoma_router.replica_replayed(route);
+        EXIT WHEN replayed IS NULL OR replayed >= position;
+        IF clock_timestamp() >= deadline THEN
+          RETURN jsonb_build_object('error', jsonb_build_object(
+            'code', 'SERVICE_UNAVAILABLE',
+            'message', format('the replica is %s bytes behind its partition: retry, or read from the partition '
+                              '(neotoma.replica_reads = off)', position - replayed),
+            'details', jsonb_build_object('retryable', true, 'retry_after_seconds', 1)))::text;
+        END IF;
+        PERFORM pg_sleep(0.005);
+      END LOOP;
+    END IF;
+    RETURN neotoma_router.run_on_replica(route, user_id, neotoma_router.caller_is_operator(), settings, action, args);
+  EXCEPTION WHEN OTHERS THEN
+    RETURN jsonb_build_object('error', jsonb_build_object(
+      'code', 'SERVICE_UNAVAILABLE', 'message', format('a replica could not answer: %s', SQLERRM),
+      'details', jsonb_build_object('route', route, 'retryable', true)))::text;
+  END;
+END $$;
+REVOKE ALL ON FUNCTION neotoma_router.set_replicas(text[]), neotoma_router.wal_position(integer),
+  neotoma_router.replica_replayed(integer),
+  neotoma_router.run_on_replica(integer, uuid, boolean, jsonb, text, text),
+  neotoma_router.call_replica(uuid, jsonb, text, text, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma_router.call_replica(uuid, jsonb, text, text, boolean) TO neotoma_service;
+
+-- Each partition, reachable or not, and its replica when it has one (a
+-- gateway's /readyz): [{partition, ready, extension_version | error,
+-- replica: {ready, replaying, lag_bytes | error}}], in order. lag_bytes:
+-- how much of the partition's WAL the replica has not replayed yet.
+CREATE OR REPLACE FUNCTION neotoma_router.partitions_status() RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  states jsonb := '[]';
+  s jsonb;
+  replica jsonb;
+  position pg_lsn;
+  replayed pg_lsn;
+BEGIN
+  FOR s IN SELECT e.s - 'shared_state' FROM jsonb_array_elements(neotoma_router.partition_states()) e(s) LOOP
+    IF EXISTS (SELECT FROM neotoma_router.replicas r WHERE r.number = (s->>'partition')::integer) THEN
+      BEGIN
+        replayed := neotoma_router.replica_replayed((s->>'partition')::integer);
+        replica := jsonb_build_object('ready', true, 'replaying', replayed IS NOT NULL);
+        BEGIN
+          position := neotoma_router.wal_position((s->>'partition')::integer);
+          replica := replica || jsonb_build_object('lag_bytes', greatest(position - replayed, 0));
+        EXCEPTION WHEN OTHERS THEN
+          NULL;  -- the partition is down: its own state says so
+        END;
+      EXCEPTION WHEN OTHERS THEN
+        replica := jsonb_build_object('ready', false, 'error', SQLERRM);
+      END;
+      s := s || jsonb_build_object('replica', replica);
+    END IF;
+    states := states || s;
+  END LOOP;
+  RETURN states;
+END $$;

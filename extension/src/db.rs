@@ -379,7 +379,13 @@ fn execute<R>(
                         plan
                     }
                 };
-                read(client.update(plan.as_ref(), limit, &datums)?)
+                // `select`, not `update`: pgrx's update first asks for a
+                // transaction id, which made every read a writing
+                // transaction (a commit record flushed at its end, and
+                // refused on a read replica). The plan is a mutating one,
+                // so SPI runs it as a write all the same, and Postgres
+                // assigns the id when a statement does write.
+                read(client.select(plan.as_ref(), limit, &datums)?)
             })
         })
     }

@@ -7,7 +7,8 @@
 //! what the partition takes on from it.
 
 use crate::db::{self, Arg};
-use crate::{settings, tenancy};
+use crate::settings::{self, ReplicaReads};
+use crate::tenancy;
 use neotoma_core::routing::{self, Placement, FORWARDED_SETTINGS};
 use neotoma_core::{catalog, ErrorCode, NeotomaError};
 use pgrx::pg_sys;
@@ -42,7 +43,13 @@ fn send(action: &str, args: &str) -> Result<String, NeotomaError> {
     }
     let user = acting_for(&request)?.map(|u| u.to_string());
     let forwarded = Value::Object(forwarded_settings());
+    let replica = settings::REPLICA_READS.get();
     let call = match routing::placement(id, &request) {
+        // The caller accepts a replica's answer (as of the call's start, or
+        // as it is) for what only reads.
+        Placement::User if replica != ReplicaReads::Off && catalog::spec(id).read_only => {
+            return on_replica(user.as_deref(), &forwarded, action, args, replica);
+        }
         Placement::User => "SELECT neotoma_router.call($1::uuid, $2, $3, $4)",
         Placement::Everywhere => "SELECT neotoma_router.call_everywhere($1::uuid, $2, $3, $4)",
         Placement::Combined => return combined(user.as_deref(), &forwarded, action, &request),
@@ -58,6 +65,28 @@ fn send(action: &str, args: &str) -> Result<String, NeotomaError> {
         ],
     )?
     .ok_or_else(|| NeotomaError::new(ErrorCode::DbQueryFailed, "the partition gave no answer"))
+}
+
+/// A read-only action on the replica of the user's partition
+/// (`neotoma_router.call_replica`; the partition when it has none).
+fn on_replica(
+    user: Option<&str>,
+    forwarded: &Value,
+    action: &str,
+    args: &str,
+    mode: ReplicaReads,
+) -> Result<String, NeotomaError> {
+    db::text(
+        "SELECT neotoma_router.call_replica($1::uuid, $2, $3, $4, $5)",
+        &[
+            Arg::OptText(user),
+            Arg::Json(forwarded),
+            Arg::Text(action),
+            Arg::Text(args),
+            Arg::Bool(mode == ReplicaReads::Fresh),
+        ],
+    )?
+    .ok_or_else(|| NeotomaError::new(ErrorCode::DbQueryFailed, "the replica gave no answer"))
 }
 
 /// An operator's read over every user (product analytics): the request, its

@@ -35,6 +35,22 @@ pub static QUERY_EMBEDDING: GucSetting<Option<CString>> = GucSetting::<Option<CS
 pub static QUERY_EMBEDDING_ERROR: GucSetting<Option<CString>> =
     GucSetting::<Option<CString>>::new(None);
 
+pub static REPLICA_READS: GucSetting<ReplicaReads> =
+    GucSetting::<ReplicaReads>::new(ReplicaReads::Off);
+
+/// Where a router runs read-only actions (docs/scale-out.md): on the
+/// partition (off), or on its read replica, waiting until the replica has
+/// what the partition had when the call began (fresh) or as it is (stale).
+#[derive(pgrx::PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ReplicaReads {
+    #[name = c"off"]
+    Off,
+    #[name = c"fresh"]
+    Fresh,
+    #[name = c"stale"]
+    Stale,
+}
+
 /// Defines the settings; called once per backend from `_PG_init`.
 pub fn define() {
     use GucContext::{Suset, Userset};
@@ -197,6 +213,15 @@ pub fn define() {
         c"Why the gateway's embeddings provider gave no query embedding.",
         c"",
         &QUERY_EMBEDDING_ERROR,
+        Userset,
+        none,
+    );
+    GucRegistry::define_enum_guc(
+        c"neotoma.replica_reads",
+        c"On a router: read-only actions on the partition (off) or its read replica (fresh: as \
+          up to date as the partition when the call began, else refused; stale: as it is).",
+        c"docs/scale-out.md, Read replicas.",
+        &REPLICA_READS,
         Userset,
         none,
     );

@@ -260,6 +260,12 @@ pub struct ServeArgs {
     /// Longest an action may run before it is cancelled (DB_QUERY_FAILED).
     #[arg(long, env = "NEOTOMA_STATEMENT_TIMEOUT_MS", default_value_t = 30_000)]
     pub statement_timeout_ms: u64,
+    /// On a router with read replicas (docs/scale-out.md): where read-only
+    /// actions run. off: on the partition (read-after-write); fresh: on its
+    /// replica once it has what the partition had when the call began
+    /// (else SERVICE_UNAVAILABLE, retryable); stale: on the replica as it is.
+    #[arg(long, env = "NEOTOMA_REPLICA_READS", value_enum, default_value_t = ReplicaReads::Off)]
+    pub replica_reads: ReplicaReads,
     /// OpenAI-compatible API (base URL, e.g. https://api.openai.com/v1) that
     /// interprets files the built-in readers cannot (PDFs, images, …).
     #[arg(long, env = "NEOTOMA_MODEL_URL")]
@@ -458,6 +464,24 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     match n.checked_mul(seconds) {
         Some(total) if total > 0 => Ok(std::time::Duration::from_secs(total)),
         _ => Err(format!("`{s}` is not a usable duration")),
+    }
+}
+
+/// `neotoma.replica_reads`, as the extension takes it.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplicaReads {
+    Off,
+    Fresh,
+    Stale,
+}
+
+impl ReplicaReads {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReplicaReads::Off => "off",
+            ReplicaReads::Fresh => "fresh",
+            ReplicaReads::Stale => "stale",
+        }
     }
 }
 

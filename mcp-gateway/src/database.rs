@@ -64,6 +64,8 @@ pub struct DatabaseOptions {
     pub model_interpreter: bool,
     /// Base of signed file URLs (`neotoma.public_url`).
     pub public_url: Option<String>,
+    /// `neotoma.replica_reads` (a router's read replicas), when not off.
+    pub replica_reads: Option<&'static str>,
 }
 
 impl Database {
@@ -82,6 +84,9 @@ impl Database {
         );
         if opts.model_interpreter {
             options.push_str(" -c neotoma.model_interpreter=on");
+        }
+        if let Some(mode) = opts.replica_reads {
+            options.push_str(&format!(" -c neotoma.replica_reads={mode}"));
         }
         if let Some(url) = &opts.public_url {
             options.push_str(&format!(

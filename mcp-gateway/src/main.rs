@@ -260,6 +260,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         server_version: server::SERVER_VERSION.to_string(),
         model_interpreter: model.is_some(),
         public_url,
+        replica_reads: (args.replica_reads != cli::ReplicaReads::Off)
+            .then(|| args.replica_reads.as_str()),
     })?;
     let catalog_json = db
         .own_query_json("SELECT neotoma.action_catalog()")

@@ -260,9 +260,10 @@ def pid_alive(pid: int) -> bool:
 
 class PrivateCluster:
     """A throw-away Postgres cluster of one test: its own directory, Unix
-    socket and port, fsync on (unless asked otherwise)."""
+    socket and port, fsync on (unless asked otherwise); with `replica_of`, a
+    streaming replica of that (running) cluster instead of a new one."""
 
-    def __init__(self, *, fsync: bool = True):
+    def __init__(self, *, fsync: bool = True, replica_of: PrivateCluster | None = None):
         self.dir = Path(tempfile.mkdtemp(prefix="neotoma-rel-"))
         os.chmod(self.dir, 0o755)
         if os.geteuid() == 0:
@@ -272,11 +273,21 @@ class PrivateCluster:
         self.port = free_port()
         self.fsync = fsync
         self.proc: subprocess.Popen | None = None
-        subprocess.run(
-            as_pg_owner(str(PG_BIN / "initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust",
-                        "-E", "UTF8", "--locale=C", "--no-instructions"),
-            check=True, capture_output=True,
-        )  # fmt: skip
+        if replica_of is None:
+            subprocess.run(
+                as_pg_owner(str(PG_BIN / "initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust",
+                            "-E", "UTF8", "--locale=C", "--no-instructions"),
+                check=True, capture_output=True,
+            )  # fmt: skip
+        else:
+            # A base backup that streams the WAL it needs and configures
+            # itself as a standby of the primary (standby.signal,
+            # primary_conninfo).
+            subprocess.run(
+                as_pg_owner(str(PG_BIN / "pg_basebackup"), "-D", str(self.data), "-h", str(replica_of.dir),
+                            "-p", str(replica_of.port), "-U", "postgres", "-X", "stream", "-R", "-c", "fast"),
+                check=True, capture_output=True,
+            )  # fmt: skip
         self.dsn = f"host={self.dir} port={self.port} user=postgres"
 
     def pg_ctl(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:

@@ -606,3 +606,66 @@ async def test_the_gateway_hears_every_partition(layout: Layout) -> None:
     for p in layout.partitions:
         with p.admin() as conn:
             assert_verified(conn)
+
+
+async def test_read_replicas(layout: Layout, private_cluster: Callable[..., PrivateCluster]) -> None:
+    """A streaming replica of partition 0 serves read-only actions when the
+    caller asks: `fresh` once it has what the partition had when the call
+    began (else refused, retryable), `stale` as it is; by default reads stay
+    on the partition (read-after-write), and writes always go there. The
+    gateway's --replica-reads sets it; /readyz reports the replica's lag."""
+    replica = private_cluster(fsync=False, replica_of=layout.clusters[1])
+    replica.start()
+    with layout.router.admin() as conn:
+        with pytest.raises(psycopg.errors.RaiseException, match="one replica each"):
+            conn.execute("SELECT neotoma_router.set_replicas(%s)", ([replica.dsn],))
+        conn.execute("SELECT neotoma_router.set_replicas(%s)",
+                     ([with_params(replica.dsn, dbname=DATABASE, user=ROUTER_LINK), None],))  # fmt: skip
+        conn.execute("CREATE USER MAPPING FOR PUBLIC SERVER neotoma_replicas")
+    (user,) = layout.users_on(0)
+    (other,) = layout.users_on(1)
+
+    def session(mode: str, who: str = user) -> psycopg.Connection:
+        conn = connect_as(layout.router.agent_dsn, who)
+        conn.execute("SELECT set_config('neotoma.replica_reads', %s, false)", (mode,))
+        return conn
+
+    def title(mode: str, entity: str, who: str = user) -> str:
+        with session(mode, who) as conn:
+            return call(conn, "retrieve_entity_snapshot", {"entity_id": entity})["snapshot"]["title"]
+
+    with session("fresh") as conn:  # a write goes to the partition all the same
+        entity = call(conn, "store", note("kept"))["entities"][0]["entity_id"]
+    assert title("fresh", entity) == "kept"
+    with session("stale", other) as conn:  # a partition without a replica reads itself
+        theirs = call(conn, "store", note("theirs"))["entities"][0]["entity_id"]
+    assert title("stale", theirs, other) == "theirs"
+
+    with psycopg.connect(with_params(replica.dsn, dbname=DATABASE), autocommit=True) as on_replica:
+        on_replica.execute("SELECT pg_wal_replay_pause()")
+        with session("stale") as conn:
+            call(conn, "correct", {"entity_id": entity, "entity_type": "note", "field": "title", "value": "changed"})
+        assert title("off", entity) == "changed"  # the partition: read-after-write
+        assert title("stale", entity) == "kept"  # the replica, behind
+        with pytest.raises(ActionError) as behind:
+            title("fresh", entity)
+        assert behind.value.code == "SERVICE_UNAVAILABLE" and behind.value.envelope["details"]["retryable"] is True
+        assert "behind" in behind.value.envelope["message"]
+
+        gw = Gateway("--no-auth", "--user-id", user, "--database-url", layout.router.agent_dsn,
+                     "--replica-reads", "stale", log_dir=layout.clusters[0].dir)  # fmt: skip
+        try:
+            async with Client(gw.url) as c:
+                read = ok(await c.call_tool("retrieve_entity_snapshot", {"entity_id": entity}))
+                assert read["snapshot"]["title"] == "kept"
+            ready = httpx.get(f"{gw.base}/readyz", timeout=30).json()
+            assert ready["partitions"][0]["replica"]["ready"] is True, ready
+            assert ready["partitions"][0]["replica"]["lag_bytes"] > 0, ready
+            assert "replica" not in ready["partitions"][1], ready
+        finally:
+            gw.stop()
+        on_replica.execute("SELECT pg_wal_replay_resume()")
+    assert title("fresh", entity) == "changed"
+    for p in layout.partitions:
+        with p.admin() as conn:
+            assert_verified(conn)

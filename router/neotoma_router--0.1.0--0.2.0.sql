@@ -289,3 +289,28 @@ BEGIN
   END LOOP;
   RETURN states;
 END $$;
+
+-- The partitions' keys that sign file URLs, rotated on every partition (an
+-- operator's neotoma.rotate_signing_key on the router runs it): each
+-- partition's new key.
+CREATE FUNCTION neotoma_router.rotate_signing_keys(revoke_previous boolean) RETURNS SETOF uuid
+LANGUAGE plproxy AS $$
+  CLUSTER 'neotoma_partitions';
+  RUN ON ALL;
+  SELECT neotoma.rotate_signing_key(revoke_previous) AS rotate_signing_keys;
+$$;
+REVOKE ALL ON FUNCTION neotoma_router.rotate_signing_keys(boolean) FROM PUBLIC;
+
+-- The entities linked to nothing, on every partition (a gateway's
+-- /metrics: neotoma_graph_orphan_nodes_total), added up.
+CREATE FUNCTION neotoma_router.graph_orphan_counts() RETURNS SETOF bigint
+LANGUAGE plproxy AS $$
+  CLUSTER 'neotoma_partitions';
+  RUN ON ALL;
+  SELECT neotoma.graph_orphan_count() AS graph_orphan_counts;
+$$;
+CREATE FUNCTION neotoma_router.graph_orphan_count() RETURNS bigint
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  SELECT coalesce(sum(n), 0)::bigint FROM neotoma_router.graph_orphan_counts() n $$;
+REVOKE ALL ON FUNCTION neotoma_router.graph_orphan_counts(), neotoma_router.graph_orphan_count() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma_router.graph_orphan_count() TO neotoma_service;

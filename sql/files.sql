@@ -71,6 +71,11 @@ BEGIN
     UPDATE neotoma.signing_keys SET revoked_at = clock_timestamp() WHERE revoked_at IS NULL;
   END IF;
   INSERT INTO neotoma.signing_keys (user_id, id, secret) VALUES (neotoma.global_user_id(), k, neotoma._random_bytes(32));
+  -- On a router the files, and the keys that sign their URLs, are the
+  -- partitions': they rotate too (docs/scale-out.md).
+  IF EXISTS (SELECT FROM pg_extension WHERE extname = 'neotoma_router') THEN
+    EXECUTE 'SELECT neotoma_router.rotate_signing_keys($1)' USING revoke_previous;
+  END IF;
   RETURN k;
 END $$;
 CREATE FUNCTION neotoma.rotate_signing_key(revoke_previous boolean DEFAULT false) RETURNS uuid

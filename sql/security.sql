@@ -238,6 +238,9 @@ GRANT EXECUTE ON FUNCTION neotoma.rotate_signing_key(boolean), neotoma_private.r
   neotoma.revoke_api_token(uuid), neotoma_private.revoke_api_token(uuid),
   neotoma.list_api_tokens(), neotoma_private.list_api_tokens(), neotoma.erase_user(uuid, boolean),
   neotoma.drop_embeddings(text), neotoma_private.drop_embeddings(text) TO neotoma_operator;
+-- A router rotates its partitions' keys with its own (files.sql).
+GRANT EXECUTE ON FUNCTION neotoma.rotate_signing_key(boolean), neotoma_private.rotate_signing_key(boolean)
+  TO neotoma_router;
 -- A router deletes the old copy of a user it moved to another partition.
 GRANT EXECUTE ON FUNCTION neotoma.erase_user(uuid, boolean) TO neotoma_router;
 

@@ -29,15 +29,16 @@ COMMENT ON TABLE neotoma.workspaces IS
 
 -- The workspace an action without `workspace` uses (set_context): one per
 -- token of the user (token_id), and one for the user (token_id NULL). In
--- the database, so it holds across stateless requests and gateways.
+-- the database, so it holds across stateless requests and gateways. No
+-- foreign key to the token: on a router's partition the tokens are the
+-- router's (docs/scale-out.md); revoking a token deletes its context.
 CREATE TABLE neotoma.contexts (
   user_id           uuid        NOT NULL,
   token_id          uuid,
   workspace         text        NOT NULL CHECK (workspace ~ '^[a-z0-9][a-z0-9_-]{0,62}$'),
   -- The project entity the context was set from, if it was.
   project_entity_id text,
-  set_at            timestamptz NOT NULL DEFAULT now(),
-  FOREIGN KEY (user_id, token_id) REFERENCES neotoma.api_tokens (user_id, id) ON DELETE CASCADE
+  set_at            timestamptz NOT NULL DEFAULT now()
 );
 CREATE UNIQUE INDEX contexts_level ON neotoma.contexts (user_id, token_id) NULLS NOT DISTINCT;
 COMMENT ON TABLE neotoma.contexts IS

@@ -39,11 +39,13 @@ pub fn placement(id: ActionId, args: &Value) -> Placement {
 /// The `neotoma.*` settings of a call that the partition must see as the
 /// router saw them (the user and whether it acts as an operator travel
 /// apart): which token the call came with, what the gateway computed for
-/// it (the query's embedding, whether a model interprets files), and the
-/// base of the file URLs it signs (its public URL).
+/// it (the query's embedding, whether a model interprets files), the
+/// base of the file URLs it signs (its public URL) and its version
+/// (`get_version`'s `server_version`).
 pub const FORWARDED_SETTINGS: &[&str] = &[
     "neotoma.token_id",
     "neotoma.public_url",
+    "neotoma.server_version",
     "neotoma.model_interpreter",
     "neotoma.query_embedding_model",
     "neotoma.query_embedding",
@@ -61,6 +63,36 @@ pub fn forwarded_value_ok(name: &str, value: &str) -> bool {
         ),
         _ => !value.contains('\0'),
     }
+}
+
+/// The answer of a change made on every partition alike (a global schema),
+/// from each partition's envelope: theirs when they agree, the counts of
+/// each partition's own data (`entities_recomputed`: numbers that differ
+/// from one partition to the next) added up; None when they differ
+/// otherwise (one could not apply it, or had it already).
+pub fn agreed_answer(answers: &[Value]) -> Option<Value> {
+    let (first, rest) = answers.split_first()?;
+    let Some(first_ok) = first.get("ok").and_then(Value::as_object) else {
+        return rest.iter().all(|a| a == first).then(|| first.clone());
+    };
+    let mut agreed = first_ok.clone();
+    for answer in rest {
+        let ok = answer.get("ok").and_then(Value::as_object)?;
+        if ok.len() != agreed.len() {
+            return None;
+        }
+        for (key, value) in ok {
+            let mine = agreed.get_mut(key)?;
+            if mine == value {
+                continue;
+            }
+            match (mine.as_i64(), value.as_i64()) {
+                (Some(a), Some(b)) => *mine = Value::from(a + b),
+                _ => return None,
+            }
+        }
+    }
+    Some(serde_json::json!({ "ok": agreed }))
 }
 
 #[cfg(test)]
@@ -116,5 +148,21 @@ mod tests {
                 assert_eq!(placement(*id, &args), Placement::User, "{}", id.name());
             }
         }
+    }
+
+    #[test]
+    fn a_change_everywhere_agrees_when_only_the_counts_differ() {
+        let on = |n: i64| json!({"ok": {"entity_type": "probe", "schema_version": "2.0", "entities_recomputed": n}});
+        assert_eq!(agreed_answer(&[on(1), on(0), on(4)]), Some(on(5)));
+        let other = json!({"ok": {"entity_type": "probe", "schema_version": "2.1", "entities_recomputed": 0}});
+        assert_eq!(agreed_answer(&[on(1), other]), None);
+        let exists = json!({"error": {"code": "SCHEMA_EXISTS", "message": "m", "details": {}}});
+        assert_eq!(
+            agreed_answer(&[exists.clone(), exists.clone()]),
+            Some(exists.clone())
+        );
+        assert_eq!(agreed_answer(&[on(1), exists.clone()]), None);
+        assert_eq!(agreed_answer(&[exists, on(1)]), None);
+        assert_eq!(agreed_answer(&[]), None);
     }
 }

@@ -41,7 +41,13 @@ fn send(action: &str, args: &str) -> Result<String, NeotomaError> {
              (the gateway's), which names the user (neotoma.user_id)",
         ));
     }
-    let user = acting_for(&request)?.map(|u| u.to_string());
+    let acting = acting_for(&request)?;
+    // The partitions keep no tokens: the token a call came with is checked
+    // here to be the user's, and trusted there (a context is kept per token).
+    if let (Some(user), Some(token)) = (&acting, settings::token_id()) {
+        tenancy::check_token(user, &token)?;
+    }
+    let user = acting.map(|u| u.to_string());
     let forwarded = Value::Object(forwarded_settings());
     let replica = settings::REPLICA_READS.get();
     let call = match routing::placement(id, &request) {
@@ -51,7 +57,7 @@ fn send(action: &str, args: &str) -> Result<String, NeotomaError> {
             return on_replica(user.as_deref(), &forwarded, action, args, replica);
         }
         Placement::User => "SELECT neotoma_router.call($1::uuid, $2, $3, $4)",
-        Placement::Everywhere => "SELECT neotoma_router.call_everywhere($1::uuid, $2, $3, $4)",
+        Placement::Everywhere => return everywhere(user.as_deref(), &forwarded, action, args),
         Placement::Combined => return combined(user.as_deref(), &forwarded, action, &request),
     };
     // (Whether the caller acts as an operator, the router asks itself.)
@@ -65,6 +71,41 @@ fn send(action: &str, args: &str) -> Result<String, NeotomaError> {
         ],
     )?
     .ok_or_else(|| NeotomaError::new(ErrorCode::DbQueryFailed, "the partition gave no answer"))
+}
+
+/// An operator's change of a global schema, on every partition in turn:
+/// their answer when they agree (routing::agreed_answer: the counts of
+/// each one's own data added up); otherwise SERVICE_UNAVAILABLE, partially
+/// applied, with what each answered, so that the operator sees where it
+/// applied and retries once every partition is reachable.
+fn everywhere(
+    user: Option<&str>,
+    forwarded: &Value,
+    action: &str,
+    args: &str,
+) -> Result<String, NeotomaError> {
+    let answers = db::json(
+        "SELECT neotoma_router.call_on_all($1::uuid, $2, $3, $4)",
+        &[
+            Arg::OptText(user),
+            Arg::Json(forwarded),
+            Arg::Text(action),
+            Arg::Text(args),
+        ],
+    )?;
+    let each: Vec<Value> = (answers.as_array().into_iter().flatten())
+        .map(|a| a["answer"].clone())
+        .collect();
+    match routing::agreed_answer(&each) {
+        Some(answer) => Ok(answer.to_string()),
+        None => Err(NeotomaError::new(
+            ErrorCode::ServiceUnavailable,
+            "partially applied: the partitions answered differently (one unreachable, or already \
+             changed): see details.partitions, and retry once they are all reachable",
+        )
+        .with("partitions", answers)
+        .with("retryable", true)),
+    }
 }
 
 /// A read-only action on the replica of the user's partition

@@ -149,3 +149,34 @@ pub fn require_operator(what: &str) -> Result<(), NeotomaError> {
     )
     .with("field", "user_specific"))
 }
+
+/// The token a call came with (`neotoma.token_id`, which only the gateway's
+/// role may set) must be one of the user's: a context is kept per token.
+/// A router's call was checked on the router, which keeps the tokens
+/// (crate::routing).
+pub fn check_token(user: &Uuid, token: &str) -> Result<(), NeotomaError> {
+    if settings::routed_call() {
+        return Ok(());
+    }
+    let unknown = || {
+        NeotomaError::new(
+            ErrorCode::Forbidden,
+            "the token this call came with (neotoma.token_id) is not one of this user's tokens",
+        )
+        .with("field", "level")
+    };
+    if Uuid::parse_str(token).is_err() {
+        return Err(unknown());
+    }
+    // Users cannot read tokens; the extension's owner can, for this user only.
+    let known = crate::owner::as_owner(|| {
+        db::json(
+            "SELECT to_jsonb(EXISTS (SELECT 1 FROM neotoma.api_tokens WHERE user_id = $1::uuid AND id = $2::uuid))",
+            &[db::Arg::uuid(user), db::Arg::Text(token)],
+        )
+    })?;
+    if known != serde_json::Value::Bool(true) {
+        return Err(unknown());
+    }
+    Ok(())
+}

@@ -151,7 +151,7 @@ impl Database {
     /// pool of its own for the snapshot bounds the change feeds need
     /// (docs/scale-out.md). Read once, at start.
     pub async fn change_sources(&self) -> anyhow::Result<Vec<ChangeSource>> {
-        if !self.router.load(std::sync::atomic::Ordering::SeqCst) {
+        if !self.is_router() {
             return Ok(vec![ChangeSource {
                 partition: None,
                 db: self.clone(),
@@ -182,6 +182,12 @@ impl Database {
                 })
             })
             .collect()
+    }
+
+    /// The database is a router (docs/scale-out.md), as the last handshake
+    /// said.
+    pub fn is_router(&self) -> bool {
+        self.router.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Listens to `channel` for as long as the process runs, reconnecting
@@ -280,7 +286,7 @@ impl Database {
         sig: &str,
     ) -> Result<Option<(Option<String>, Option<String>, Vec<u8>)>, NeotomaError> {
         let client = self.pool.get().await.map_err(unavailable)?;
-        let sql = if self.router.load(std::sync::atomic::Ordering::SeqCst) {
+        let sql = if self.is_router() {
             "SELECT mime_type, original_filename, content FROM neotoma_router.signed_file($1, $2, $3, $4, $5)"
         } else {
             "SELECT mime_type, original_filename, content FROM neotoma.signed_file($1, $2, $3, $4, $5)"
@@ -310,7 +316,7 @@ impl Database {
         .await
         .map_err(read)?;
         // Through a router, on the user's partition (the user it names).
-        let row = if self.router.load(std::sync::atomic::Ordering::SeqCst) {
+        let row = if self.is_router() {
             tx.query_opt(
                 "SELECT neotoma_router.file_content($1, $2)",
                 &[&caller.user, &source],

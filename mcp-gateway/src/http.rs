@@ -409,11 +409,12 @@ async fn refresh_orphan_count(state: &AppState) {
         }
         *last = Some(std::time::Instant::now());
     }
-    match state
-        .db
-        .query_json("SELECT to_jsonb(neotoma.graph_orphan_count())")
-        .await
-    {
+    // On a router, every partition's added up.
+    let sql = match state.db.is_router() {
+        true => "SELECT to_jsonb(neotoma_router.graph_orphan_count())",
+        false => "SELECT to_jsonb(neotoma.graph_orphan_count())",
+    };
+    match state.db.query_json(sql).await {
         Ok(v) => state.metrics.orphan_nodes.set(v.as_i64().unwrap_or(0)),
         Err(e) => tracing::debug!(error = %e, "could not count orphan entities"),
     }

@@ -90,4 +90,30 @@ DROP INDEX neotoma.files_search;
 CREATE INDEX files_search ON neotoma.files USING gin (neotoma._user_words(user_id, search_vector) neotoma.tsvector_rls_ops)
   WITH (gin_pending_list_limit = 64);
 
+-- On a router, rotating the signing keys rotates the partitions' too (they
+-- sign the files' URLs), which the router's login may do.
+CREATE OR REPLACE FUNCTION neotoma_private.rotate_signing_key(revoke_previous boolean DEFAULT false) RETURNS uuid
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+DECLARE k uuid := gen_random_uuid();
+BEGIN
+  UPDATE neotoma.signing_keys SET retired_at = clock_timestamp() WHERE retired_at IS NULL;
+  IF revoke_previous THEN
+    UPDATE neotoma.signing_keys SET revoked_at = clock_timestamp() WHERE revoked_at IS NULL;
+  END IF;
+  INSERT INTO neotoma.signing_keys (user_id, id, secret) VALUES (neotoma.global_user_id(), k, neotoma._random_bytes(32));
+  -- On a router the files, and the keys that sign their URLs, are the
+  -- partitions': they rotate too (docs/scale-out.md).
+  IF EXISTS (SELECT FROM pg_extension WHERE extname = 'neotoma_router') THEN
+    EXECUTE 'SELECT neotoma_router.rotate_signing_keys($1)' USING revoke_previous;
+  END IF;
+  RETURN k;
+END $$;
+GRANT EXECUTE ON FUNCTION neotoma.rotate_signing_key(boolean), neotoma_private.rotate_signing_key(boolean)
+  TO neotoma_router;
+
+-- A token's context on a router's partition, where the tokens are not
+-- (they are the router's): no foreign key to them (revoking a token
+-- deletes its context, as it did).
+ALTER TABLE neotoma.contexts DROP CONSTRAINT contexts_user_id_token_id_fkey;
+
 SELECT neotoma_private.grant_platform_roles();

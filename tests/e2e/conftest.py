@@ -48,27 +48,62 @@ def admin_dsn(dbname: str = "postgres") -> str:
     return f"{base} dbname={dbname}"
 
 
+# NEOTOMA_E2E_ROUTER=1 (scripts/test runs the core files so): the test
+# database is a router (docs/scale-out.md) whose users live on two partition
+# databases of the same cluster, reached through PL/Proxy.
+THROUGH_ROUTER = os.environ.get("NEOTOMA_E2E_ROUTER") == "1"
+PARTITIONS = [f"{DATABASE}_p0", f"{DATABASE}_p1"]
+ROUTER_LINK = "neotoma_e2e_router_link"
+
+
+def fresh_database(name: str, *extensions: str) -> None:
+    with psycopg.connect(admin_dsn(), autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {name}")
+    with psycopg.connect(admin_dsn(name), autocommit=True) as conn:
+        for extension in extensions:
+            conn.execute(f"CREATE EXTENSION {extension} CASCADE")
+
+
 @pytest.fixture(scope="session")
 def database() -> str:
-    """A fresh database with the extension; answers the gateway's DSN (a
-    non-superuser role, so row level security applies)."""
+    """A fresh database with the extension (or a router and its partitions);
+    answers the gateway's DSN (a non-superuser role, so row level security
+    applies)."""
     with psycopg.connect(admin_dsn(), autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DATABASE}")
-        if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (APP_ROLE,)).fetchone():
-            conn.execute(f"CREATE ROLE {APP_ROLE} LOGIN NOSUPERUSER NOBYPASSRLS")
+        for role in (APP_ROLE, ROUTER_LINK):
+            if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
+                conn.execute(f"CREATE ROLE {role} LOGIN NOSUPERUSER NOBYPASSRLS")
+    if THROUGH_ROUTER:
+        for partition in PARTITIONS:
+            fresh_database(partition, "neotoma")
+        fresh_database(DATABASE, "neotoma", "neotoma_router")
+    else:
+        fresh_database(DATABASE, "neotoma")
     with psycopg.connect(admin_dsn(DATABASE), autocommit=True) as conn:
-        conn.execute("CREATE EXTENSION neotoma")
         # Like the embedded default: the gateway's role may name users and
         # act as an operator (for stdio and operator-scoped tokens).
         conn.execute(f"GRANT neotoma_operator TO {APP_ROLE}")
+        if THROUGH_ROUTER:
+            conn.execute(f"GRANT neotoma_router TO {ROUTER_LINK}")
+            base = os.environ["NEOTOMA_TEST_PG"].replace("user=postgres", f"user={ROUTER_LINK}")
+            conn.execute("SELECT neotoma_router.set_partitions(%s)", ([f"{base} dbname={p}" for p in PARTITIONS],))
+            conn.execute("CREATE USER MAPPING FOR PUBLIC SERVER neotoma_partitions")
     base = os.environ["NEOTOMA_TEST_PG"].replace("user=postgres", f"user={APP_ROLE}")
     return f"{base} dbname={DATABASE}"
 
 
+single_database = pytest.mark.skipif(
+    THROUGH_ROUTER, reason="reads or holds the rows of one database: through a router they are on the partitions"
+)
+
+
 @pytest.fixture
 def admin_db(database: str) -> Iterator[psycopg.Connection]:
-    """A superuser connection to the test database (sees every user's rows)."""
+    """A superuser connection to the test database (sees every user's rows;
+    a test that needs one runs on one server only)."""
+    if THROUGH_ROUTER:
+        pytest.skip("reads the rows of one database: through a router they are on the partitions")
     with psycopg.connect(admin_dsn(DATABASE), autocommit=True) as conn:
         yield conn
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from conftest import APP_ROLE, admin_dsn, new_user, ok, stdio_client
+from conftest import APP_ROLE, admin_dsn, new_user, ok, single_database, stdio_client
 from mcp_support import gateway_env, mcp_bin
 
 pytestmark = pytest.mark.anyio
@@ -41,6 +41,7 @@ def app_dsn(dbname: str) -> str:
     return os.environ["NEOTOMA_TEST_PG"].replace("user=postgres", f"user={APP_ROLE}") + f" dbname={dbname}"
 
 
+@single_database
 async def test_export_then_import_rebuilds_the_same_memory(start_gateway, database: str, tmp_path: Path) -> None:
     user, other = new_user(), new_user()
     gw = start_gateway("--user-id", user)
@@ -132,6 +133,7 @@ async def test_export_then_import_rebuilds_the_same_memory(start_gateway, databa
 MEMORY_SERVER = Path(__file__).resolve().parents[1] / "conformance" / "node_modules" / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
 
 
+@single_database
 async def test_import_from_the_memory_server(database: str, tmp_path: Path) -> None:
     """The reference MCP memory server (npm) writes its memory.jsonl through
     its own tools; `import --format memory-jsonl` brings it in through the

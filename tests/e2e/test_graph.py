@@ -8,7 +8,7 @@ import time
 
 import psycopg
 import pytest
-from conftest import DATABASE, Client, admin_dsn, error, new_user, ok
+from conftest import DATABASE, Client, admin_dsn, error, new_user, ok, single_database
 
 pytestmark = pytest.mark.anyio
 
@@ -111,6 +111,7 @@ async def test_graph_is_isolated_between_users(start_gateway) -> None:
         assert ok(await a.call_tool("list_timeline_events", {}))["total"] == 1
 
 
+@single_database
 def test_concurrent_inserts_cannot_close_a_cycle(database: str) -> None:
     """T1 adds A→B and holds its transaction open; T2 adds B→A meanwhile. T2
     waits for T1's cycle lock, then sees A→B and refuses: no cycle, ever."""

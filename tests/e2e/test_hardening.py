@@ -28,6 +28,7 @@ import httpx2 as httpx
 import psycopg
 import pytest
 from conftest import (
+    single_database,
     DATABASE,
     Client,
     admin_dsn,
@@ -401,6 +402,7 @@ def test_revoking_an_oauth_access_token_by_id_ends_its_grant(start_gateway, admi
 # --- 9: the inspector's answers to bad input --------------------------------------
 
 
+@single_database
 def test_inspector_answers_bad_input_with_4xx_pages(start_gateway) -> None:
     user = new_user()
     seed_candidate(user)

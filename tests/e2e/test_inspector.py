@@ -20,7 +20,7 @@ from typing import Any, Iterator
 import httpx2 as httpx
 import psycopg
 import pytest
-from conftest import DATABASE, admin_dsn, create_token, new_user
+from conftest import DATABASE, admin_dsn, create_token, new_user, single_database
 from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -61,6 +61,7 @@ def wait(driver: webdriver.Chrome) -> WebDriverWait:
     return WebDriverWait(driver, 20)
 
 
+@single_database
 def test_a_person_finds_inspects_and_corrects_an_entity(start_gateway: Any, browser: webdriver.Chrome) -> None:
     user = new_user()
     seed(user)
@@ -180,6 +181,7 @@ def test_a_person_finds_inspects_and_corrects_an_entity(start_gateway: Any, brow
     assert javascript_errors(d) == []
 
 
+@single_database
 def test_sign_in_and_isolation(start_gateway: Any, browser: webdriver.Chrome) -> None:
     alice, bob = new_user(), new_user()
     seed(alice)
@@ -245,6 +247,7 @@ def test_sign_in_and_isolation(start_gateway: Any, browser: webdriver.Chrome) ->
     assert javascript_errors(d) == []
 
 
+@single_database
 def test_schema_promotion_merge_delete_and_restore(start_gateway: Any, browser: webdriver.Chrome) -> None:
     user = new_user()
     with psycopg.connect(admin_dsn(DATABASE), autocommit=True) as conn:

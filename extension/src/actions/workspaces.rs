@@ -8,7 +8,7 @@ use crate::settings;
 use neotoma_core::actions::common;
 use neotoma_core::actions::workspaces::*;
 use neotoma_core::workspace::{self, WorkspaceName};
-use neotoma_core::{ErrorCode, NeotomaError};
+use neotoma_core::NeotomaError;
 use serde::Deserialize;
 use uuid::Uuid;
 
@@ -108,32 +108,6 @@ fn level_of(
     }
 }
 
-/// The token a call came with (`neotoma.token_id`, which only the gateway's
-/// role may set) must be one of the user's: a context is kept per token.
-fn check_token(user: &Uuid, token: &str) -> Result<(), NeotomaError> {
-    let unknown = || {
-        NeotomaError::new(
-            ErrorCode::Forbidden,
-            "the token this call came with (neotoma.token_id) is not one of this user's tokens",
-        )
-        .with("field", "level")
-    };
-    if Uuid::parse_str(token).is_err() {
-        return Err(unknown());
-    }
-    // Users cannot read tokens; the extension's owner can, for this user only.
-    let known = crate::owner::as_owner(|| {
-        db::json(
-            "SELECT to_jsonb(EXISTS (SELECT 1 FROM neotoma.api_tokens WHERE user_id = $1::uuid AND id = $2::uuid))",
-            &[Arg::uuid(user), Arg::Text(token)],
-        )
-    })?;
-    if known != serde_json::Value::Bool(true) {
-        return Err(unknown());
-    }
-    Ok(())
-}
-
 pub fn set_context(user: Uuid, req: SetContextRequest) -> Result<ContextResponse, NeotomaError> {
     let token = settings::token_id();
     let level = level_of(req.level, token.as_deref())?;
@@ -157,7 +131,7 @@ pub fn set_context(user: Uuid, req: SetContextRequest) -> Result<ContextResponse
         ContextLevel::User => None,
     };
     if let Some(t) = token_id {
-        check_token(&user, t)?;
+        crate::tenancy::check_token(&user, t)?;
     }
     db::run(
         "INSERT INTO neotoma.contexts (user_id, token_id, workspace, project_entity_id, set_at)

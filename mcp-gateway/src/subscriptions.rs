@@ -17,7 +17,8 @@
 //! the router, and waits for the horizon of the user's partition. A user
 //! heard of on another partition than its feed's may have been moved there:
 //! the hub asks the router where the user is, and a moved feed starts over
-//! on its new partition from the oldest transaction heard of there.
+//! on its new partition from the oldest transaction heard of there (the
+//! move's copy, when it was heard of: told twice rather than missed).
 
 use crate::database::{ChangeSource, Database, Listener};
 use crate::identity::Caller;
@@ -89,6 +90,10 @@ struct Feed {
     /// yet (the oldest and the newest): of any source before the first
     /// read; later of another source than the feed's (a move?).
     heard: BTreeMap<usize, (u64, u64)>,
+    /// The oldest transaction heard of, per other source, when the router
+    /// said the user was not there (a move's copy being made): where the
+    /// feed starts if the user turns out to have moved there.
+    copied: BTreeMap<usize, u64>,
     /// Read until the horizon of the feed's source has passed this
     /// transaction.
     pending: Option<u64>,
@@ -282,21 +287,34 @@ impl Hub {
                     cursor
                 }
                 // The first read, or the user was moved: the feed starts on
-                // `source` from the oldest transaction heard of there.
+                // `source` from the oldest transaction heard of there (its
+                // copy, when it was heard of before the switch: a change
+                // told twice rather than one missed).
                 _ => {
+                    let copied = feed.copied.remove(&source);
+                    let oldest = [here.map(|(oldest, _)| oldest), copied, Some(horizon)];
                     feed.source = Some(source);
                     feed.pending = here.map(|(_, newest)| newest);
+                    feed.copied.clear();
                     ChangeCursor {
-                        xid: here.map_or(horizon, |(oldest, _)| oldest.min(horizon)),
+                        xid: oldest.into_iter().flatten().min().unwrap_or(horizon),
                         seq: 0,
                     }
                 }
             };
             feed.cursor = Some(cursor);
             // What was heard of elsewhere when the router was asked is not
-            // where the user is (a move's copy or its erasure); anything
-            // heard since is asked about again.
-            feed.heard.retain(|k, seen| asked.get(k) != Some(seen));
+            // where the user is (a move's copy, or the erasure of the old
+            // one); anything heard since is asked about again.
+            let copied = &mut feed.copied;
+            feed.heard.retain(|k, seen| {
+                if asked.get(k) != Some(seen) {
+                    return true;
+                }
+                let oldest = copied.entry(*k).or_insert(seen.0);
+                *oldest = (*oldest).min(seen.0);
+                false
+            });
             cursor
         };
         let caller = Caller {

@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,7 @@ from conftest import (
     assert_verified,
     call,
     connect_as,
+    error,
     free_port,
     mcp_bin,
     new_user,
@@ -669,3 +671,101 @@ async def test_read_replicas(layout: Layout, private_cluster: Callable[..., Priv
     for p in layout.partitions:
         with p.admin() as conn:
             assert_verified(conn)
+
+
+def test_a_move_under_four_writers_loses_nothing(layout: Layout) -> None:
+    """Four connections store for a user while it is moved: each write is
+    either acknowledged or refused as retryable (SERVICE_UNAVAILABLE, while
+    the move runs), never lost; every acknowledged entity is on the new
+    partition, none is left on the old one, and both verify clean."""
+    (user,) = layout.users_on(0)
+    acknowledged: list[str] = []
+    refusals: list[dict[str, Any]] = []
+    failures: list[BaseException] = []
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def writer(k: int) -> None:
+        try:
+            with connect_as(layout.router.agent_dsn, user) as conn:
+                for i in range(400):  # bounded
+                    if stop.is_set():
+                        return
+                    while True:
+                        try:
+                            stored = call(conn, "store", note(f"writer {k}, note {i}"))
+                            break
+                        except ActionError as refused:
+                            with lock:
+                                refusals.append(refused.envelope)
+                            time.sleep(0.05)
+                    with lock:
+                        acknowledged.append(stored["entities"][0]["entity_id"])
+        except BaseException as e:  # noqa: BLE001 (reported below)
+            failures.append(e)
+
+    def wait_for(count: int) -> None:
+        for _ in range(600):
+            with lock:
+                if len(acknowledged) >= count or failures:
+                    return
+            time.sleep(0.05)
+
+    threads = [threading.Thread(target=writer, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        wait_for(40)
+        moved = subprocess.run([mcp_bin(), "partition", "move", "--user", user, "--to", "1",
+                                "--database-url", layout.router.admin_dsn], capture_output=True, text=True)  # fmt: skip
+        with lock:
+            after_move = len(acknowledged)
+        wait_for(after_move + 40)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=120)
+    assert not failures, failures
+    assert moved.returncode == 0, moved.stderr
+    # The writers were writing while the move ran: refused meanwhile, retried.
+    assert refusals and all(r["code"] == "SERVICE_UNAVAILABLE" and r["details"]["retryable"] for r in refusals)
+    assert len(acknowledged) > after_move > 0
+    with layout.partitions[1].admin() as conn:
+        held = {r[0] for r in conn.execute("SELECT id FROM neotoma.entities WHERE user_id = %s", (user,))}
+    assert set(acknowledged) <= held, len(set(acknowledged) - held)
+    assert len(held) == len(set(acknowledged))
+    assert entity_count(layout.partitions[0], user) == 0
+    for p in layout.partitions:
+        with p.admin() as conn:
+            assert_verified(conn)
+
+
+async def test_a_partition_down_and_back(layout: Layout) -> None:
+    """Through gateways on the router: with partition 1 down, its user's
+    calls answer SERVICE_UNAVAILABLE (retryable) while partition 0's user is
+    served; once it is back, its user is served again, no restart."""
+    (first,) = layout.users_on(0)
+    (second,) = layout.users_on(1)
+    gateways = [Gateway("--no-auth", "--user-id", u, "--database-url", layout.router.agent_dsn,
+                        log_dir=layout.clusters[0].dir) for u in (first, second)]  # fmt: skip
+    try:
+        async with Client(gateways[0].url) as c0, Client(gateways[1].url) as c1:
+            ok(await c0.call_tool("store", note("before, on 0")))
+            ok(await c1.call_tool("store", note("before, on 1")))
+            layout.clusters[2].stop("fast")
+            try:
+                down = error(await c1.call_tool("store", note("while down")))
+                assert down["code"] == "SERVICE_UNAVAILABLE" and down["details"]["retryable"] is True, down
+                ok(await c0.call_tool("store", note("while 1 is down")))
+            finally:
+                layout.clusters[2].start()
+            for _ in range(50):  # the router reconnects at the next call
+                back = await c1.call_tool("store", note("after"))
+                if not back.is_error:
+                    break
+                await anyio.sleep(0.1)
+            ok(back)
+    finally:
+        for gw in gateways:
+            gw.stop()
+    assert (entity_count(layout.partitions[0], first), entity_count(layout.partitions[1], second)) == (2, 2)

@@ -16,15 +16,44 @@ use crate::handshake;
 /// Lines per round trip (export) and per call of import_lines (import).
 const BATCH: usize = 500;
 
-/// A connection acting for `user`, to a database this gateway serves.
+/// A connection acting for `user`, to a database this gateway serves; on a
+/// router (docs/scale-out.md), to the user's partition, where its rows are
+/// (the router's superuser reads where that is, as `partition move` does).
 async fn connect(url: &str, user: Uuid) -> anyhow::Result<tokio_postgres::Client> {
-    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+    let (mut client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
         .await
         .context("could not connect to the database")?;
     tokio::spawn(connection);
-    let asked = handshake::ask_client(&client)
+    let mut asked = handshake::ask_client(&client)
         .await
         .map_err(|e| db_error(e, "could not ask the database its version"))?;
+    if asked.router {
+        let partition: String = client
+            .query_one(
+                "SELECT p.connection FROM neotoma_router.partitions p
+                 WHERE p.number = neotoma_router.partition_number($1)
+                   AND NOT EXISTS (SELECT FROM neotoma_router.moves m WHERE m.user_id = $1)",
+                &[&user],
+            )
+            .await
+            .map_err(|e| {
+                db_error(
+                    e,
+                    "on a router, export and import run on the user's partition: a superuser's \
+                     connection to the router finds it (and not while the user is being moved)",
+                )
+            })?
+            .get(0);
+        let (partition_client, connection) =
+            tokio_postgres::connect(&partition, tokio_postgres::NoTls)
+                .await
+                .context("could not connect to the user's partition")?;
+        tokio::spawn(connection);
+        client = partition_client;
+        asked = handshake::ask_client(&client)
+            .await
+            .map_err(|e| db_error(e, "could not ask the partition its version"))?;
+    }
     handshake::supports_extension(&asked.extension_version).map_err(anyhow::Error::msg)?;
     client
         .execute(

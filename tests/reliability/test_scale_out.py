@@ -769,3 +769,38 @@ async def test_a_partition_down_and_back(layout: Layout) -> None:
         for gw in gateways:
             gw.stop()
     assert (entity_count(layout.partitions[0], first), entity_count(layout.partitions[1], second)) == (2, 2)
+
+
+def test_export_and_import_through_the_router(layout: Layout, tmp_path: Path) -> None:
+    """`neotoma-mcp export` / `import` given the router (a superuser's URL)
+    work on the user's partition: a user's memory exported from partition
+    1 is imported as another user's, on that user's partition; both verify."""
+    (first,) = layout.users_on(1)
+    (second,) = layout.users_on(0)
+    with connect_as(layout.router.agent_dsn, first) as conn:
+        call(conn, "store", note("exported through the router"))
+    out = tmp_path / "memory.jsonl"
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([mcp_bin(), *args, "--database-url", layout.router.admin_dsn],
+                              capture_output=True, text=True)  # fmt: skip
+
+    exported = cli("export", "--user", first, "--out", str(out))
+    assert exported.returncode == 0, exported.stderr
+    assert "exported through the router" in out.read_text()
+    imported = cli("import", "--user", second, str(out))
+    assert imported.returncode == 0, imported.stderr
+    assert (entity_count(layout.partitions[0], second), entity_count(layout.partitions[1], second)) == (1, 0)
+    with connect_as(layout.router.agent_dsn, second) as conn:
+        found = call(conn, "retrieve_entities", {"entity_type": "note"})
+        assert [e["snapshot"]["title"] for e in found["entities"]] == ["exported through the router"]
+    # A user being moved is neither exported nor imported meanwhile.
+    with layout.router.admin() as conn:
+        conn.execute("SELECT neotoma_router.start_move(%s, 0)", (first,))
+    refused = cli("export", "--user", first, "--out", str(tmp_path / "again.jsonl"))
+    assert refused.returncode != 0 and "being moved" in refused.stderr, refused.stderr
+    with layout.router.admin() as conn:
+        conn.execute("SELECT neotoma_router.abort_move(%s)", (first,))
+    for p in layout.partitions:
+        with p.admin() as conn:
+            assert_verified(conn)

@@ -159,6 +159,7 @@ BEGIN
   IF partitions = 0 THEN
     RAISE EXCEPTION 'set the partitions first (neotoma_router.set_partitions)';
   END IF;
+  PERFORM neotoma_router.refuse_secrets(connections);
   IF coalesce(cardinality(connections), 0) <> partitions THEN
     RAISE EXCEPTION 'this router has % partitions: give one replica each (NULL for none), not %',
       partitions, coalesce(cardinality(connections), 0);
@@ -276,7 +277,8 @@ BEGIN
         replica := jsonb_build_object('ready', true, 'replaying', replayed IS NOT NULL);
         BEGIN
           position := neotoma_router.wal_position((s->>'partition')::integer);
-          replica := replica || jsonb_build_object('lag_bytes', greatest(position - replayed, 0));
+          replica := replica || jsonb_build_object('lag_bytes',
+            CASE WHEN replayed IS NOT NULL THEN greatest(position - replayed, 0) END);
         EXCEPTION WHEN OTHERS THEN
           NULL;  -- the partition is down: its own state says so
         END;
@@ -314,3 +316,48 @@ LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
   SELECT coalesce(sum(n), 0)::bigint FROM neotoma_router.graph_orphan_counts() n $$;
 REVOKE ALL ON FUNCTION neotoma_router.graph_orphan_counts(), neotoma_router.graph_orphan_count() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION neotoma_router.graph_orphan_count() TO neotoma_service;
+
+-- A connection string of the router's clusters never carries a password:
+-- the servers' options are readable by every role (pg_foreign_server), so
+-- a password there would let any caller log in as the router's login, which
+-- may act for any user. Passwords go in the user mappings, which only
+-- their owners and superusers read.
+CREATE FUNCTION neotoma_router.refuse_secrets(connections text[]) RETURNS void
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  c text;
+BEGIN
+  FOREACH c IN ARRAY coalesce(connections, '{}') LOOP
+    IF c ~* 'pass(word)?\s*=|pass%|password' OR c ~* '^postgres(ql)?://[^/@]*:[^/@]*@' THEN
+      RAISE EXCEPTION 'a connection string of the router carries no password (the servers'' options are readable by every role)'
+        USING HINT = 'put it in the user mapping: CREATE USER MAPPING FOR PUBLIC SERVER neotoma_partitions OPTIONS (user ''…'', password ''…'')';
+    END IF;
+  END LOOP;
+END $$;
+REVOKE ALL ON FUNCTION neotoma_router.refuse_secrets(text[]) FROM PUBLIC;
+
+-- set_partitions as in 0.1.0, refusing connection strings with a password.
+CREATE OR REPLACE FUNCTION neotoma_router.set_partitions(connections text[]) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  old integer[] := ARRAY(SELECT number FROM neotoma_router.partitions ORDER BY number);
+  n integer;
+  options text[] := '{}';
+BEGIN
+  PERFORM neotoma_router.refuse_secrets(connections);
+  IF coalesce(cardinality(connections), 0) = 0 THEN
+    RAISE EXCEPTION 'a router needs at least one partition';
+  END IF;
+  IF cardinality(old) > 0 AND cardinality(old) <> cardinality(connections) THEN
+    RAISE EXCEPTION 'this router has % partitions, not %', cardinality(old), cardinality(connections)
+      USING HINT = 'the hash of a user picks among the partitions: with another number it would pick '
+                   'one that does not hold the user (docs/scale-out.md)';
+  END IF;
+  FOR n IN 0 .. cardinality(connections) - 1 LOOP
+    INSERT INTO neotoma_router.partitions (number, connection) VALUES (n, connections[n + 1])
+    ON CONFLICT (number) DO UPDATE SET connection = excluded.connection;
+    options := options || format('%s p%s %L', CASE WHEN n = 0 OR n = ANY (old) THEN 'SET' ELSE 'ADD' END,
+                                 n, connections[n + 1]);
+  END LOOP;
+  EXECUTE format('ALTER SERVER neotoma_partitions OPTIONS (%s)', array_to_string(options, ', '));
+END $$;

@@ -67,10 +67,12 @@ pub fn forwarded_value_ok(name: &str, value: &str) -> bool {
 
 /// The answer of a change made on every partition alike (a global schema),
 /// from each partition's envelope: theirs when they agree, the counts of
-/// each partition's own data (`entities_recomputed`: numbers that differ
-/// from one partition to the next) added up; None when they differ
+/// each partition's own data (`entities_recomputed`, `fragments_migrated`)
+/// added up; None when they differ
 /// otherwise (one could not apply it, or had it already).
 pub fn agreed_answer(answers: &[Value]) -> Option<Value> {
+    /// What a schema change counts of the partition's own data.
+    const PARTITION_COUNTS: &[&str] = &["entities_recomputed", "fragments_migrated"];
     let (first, rest) = answers.split_first()?;
     let Some(first_ok) = first.get("ok").and_then(Value::as_object) else {
         return rest.iter().all(|a| a == first).then(|| first.clone());
@@ -87,7 +89,9 @@ pub fn agreed_answer(answers: &[Value]) -> Option<Value> {
                 continue;
             }
             match (mine.as_i64(), value.as_i64()) {
-                (Some(a), Some(b)) => *mine = Value::from(a + b),
+                (Some(a), Some(b)) if PARTITION_COUNTS.contains(&key.as_str()) => {
+                    *mine = Value::from(a + b)
+                }
                 _ => return None,
             }
         }

@@ -53,7 +53,13 @@ fn send(action: &str, args: &str) -> Result<String, NeotomaError> {
     let call = match routing::placement(id, &request) {
         // The caller accepts a replica's answer (as of the call's start, or
         // as it is) for what only reads.
-        Placement::User if replica != ReplicaReads::Off && catalog::spec(id).read_only => {
+        // (Not the change feed: its reader waits for the partition's
+        // horizon, and a replica behind it would skip changes for good.)
+        Placement::User
+            if replica != ReplicaReads::Off
+                && catalog::spec(id).read_only
+                && id != catalog::ActionId::ListRecentChanges =>
+        {
             return on_replica(user.as_deref(), &forwarded, action, args, replica);
         }
         Placement::User => "SELECT neotoma_router.call($1::uuid, $2, $3, $4)",

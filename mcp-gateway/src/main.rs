@@ -318,12 +318,22 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         db.listen(auth::TOKEN_CHANNEL, tokens.clone());
     }
     let file_roots = files::FileRoots::new(&args.file_roots)?;
-    let sources = db.change_sources().await.unwrap_or_else(|e| {
+    let sources = match db.change_sources().await {
+        Ok(sources) => sources,
         // A router not yet updated (neotoma_router 0.1.0): served as before,
         // without hearing the partitions' changes.
-        tracing::warn!(error = %e, "subscriptions and the embeddings worker hear no partition: ALTER EXTENSION neotoma_router UPDATE");
-        vec![database::ChangeSource { partition: None, db: db.clone() }]
-    });
+        Err(e)
+            if e.to_string()
+                .contains("partition_connections() does not exist") =>
+        {
+            tracing::warn!(error = %e, "subscriptions and the embeddings worker hear no partition: ALTER EXTENSION neotoma_router UPDATE");
+            vec![database::ChangeSource {
+                partition: None,
+                db: db.clone(),
+            }]
+        }
+        Err(e) => return Err(e),
+    };
     let hub = subscriptions::Hub::new(db.clone(), sources.clone());
     hub.start();
     if let Some(embedder) = &embedder {

@@ -44,11 +44,25 @@ async fn connect(url: &str, user: Uuid) -> anyhow::Result<tokio_postgres::Client
                 )
             })?
             .get(0);
+        // The user's move lock, shared, for as long as the transfer runs:
+        // a move begins only once it has ended (start_move takes it
+        // exclusively), so no move copies a memory half imported.
+        client
+            .execute(
+                "SELECT pg_advisory_lock_shared(1852797549, hashtext($1::text))",
+                &[&user.to_string()],
+            )
+            .await
+            .context("could not hold the user's move lock on the router")?;
         let (partition_client, connection) =
             tokio_postgres::connect(&partition, tokio_postgres::NoTls)
                 .await
                 .context("could not connect to the user's partition")?;
-        tokio::spawn(connection);
+        let router = client;
+        tokio::spawn(async move {
+            let _held = router; // the lock's session lives as long as the transfer's
+            connection.await
+        });
         client = partition_client;
         asked = handshake::ask_client(&client)
             .await

@@ -804,3 +804,19 @@ def test_export_and_import_through_the_router(layout: Layout, tmp_path: Path) ->
     for p in layout.partitions:
         with p.admin() as conn:
             assert_verified(conn)
+
+
+def test_connection_strings_carry_no_password(layout: Layout) -> None:
+    """Every role can read a foreign server's options: the router refuses
+    a connection string with a password (it belongs in the user mapping),
+    in both forms, and keeps the partitions it had."""
+    with layout.router.admin() as conn:
+        before = conn.execute("SELECT array_agg(connection ORDER BY number) FROM neotoma_router.partitions").fetchone()[0]
+        for secret in ["host=h dbname=d user=u password=s3cret", "host=h sslpassword=s3cret dbname=d",
+                       "postgresql://u:s3cret@h/d", "postgres://h/d?password=s3cret"]:  # fmt: skip
+            with pytest.raises(psycopg.errors.RaiseException, match="carries no password"):
+                conn.execute("SELECT neotoma_router.set_partitions(%s)", ([secret, before[1]],))
+            with pytest.raises(psycopg.errors.RaiseException, match="carries no password"):
+                conn.execute("SELECT neotoma_router.set_replicas(%s)", ([secret, None],))
+        after = conn.execute("SELECT array_agg(connection ORDER BY number) FROM neotoma_router.partitions").fetchone()[0]
+        assert after == before

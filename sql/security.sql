@@ -14,7 +14,7 @@ BEGIN
                            'observation_moves', 'entity_name_trigrams', 'entity_embeddings', 'annotations',
                            'observation_contests', 'workspaces', 'contexts', 'graph_ids', 'logins', 'login_codes',
                            'oauth_grants', 'oauth_refresh_tokens', 'inspector_sessions', 'embedding_lists',
-                           'embedding_list_builds', 'common_lexemes'] LOOP
+                           'embedding_list_builds', 'common_lexemes', 'timeline_counts'] LOOP
     EXECUTE format('ALTER TABLE neotoma.%I ENABLE ROW LEVEL SECURITY', t);
     EXECUTE format('ALTER TABLE neotoma.%I FORCE ROW LEVEL SECURITY', t);
     EXECUTE format('CREATE POLICY %I ON neotoma.%I USING (user_id = (SELECT neotoma.current_user_id())) '
@@ -211,7 +211,7 @@ REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA neotoma, neotoma_private FROM PUBLIC;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA neotoma TO neotoma_user;
 GRANT EXECUTE ON FUNCTION neotoma_private._recompute(uuid, text[]), neotoma_private._recompute_type(text, uuid),
   neotoma_private._sign_file(uuid, bigint), neotoma_private._recount_entities(),
-  neotoma_private._refresh_statistics() TO neotoma_user;
+  neotoma_private._recount_events(), neotoma_private._refresh_statistics() TO neotoma_user;
 REVOKE EXECUTE ON FUNCTION neotoma._apply_observations(text), neotoma._changes_notify(),
   neotoma.authenticate_token(text),
   neotoma.signed_file(uuid, uuid, bigint, uuid, text), neotoma.rotate_signing_key(boolean),

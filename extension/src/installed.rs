@@ -74,6 +74,12 @@ fn unserved(installed: &str) -> NeotomaError {
     )
 }
 
+/// Whether the database has this library's own SQL (not the previous
+/// release's, nor an older one that an upgrade script passes through).
+pub fn is_current() -> bool {
+    matches!(sql(), Ok(Sql::Current))
+}
+
 /// `query` as the installed SQL can run it: on a database at the previous
 /// version, without its lines ending `-- new` (they read objects only the
 /// current version's SQL has). Actions refuse an unserved version before
@@ -81,7 +87,7 @@ fn unserved(installed: &str) -> NeotomaError {
 /// call on the way through older versions (0.22.0's runs `verify`) run the
 /// query without those lines too.
 pub fn adapt(query: &str) -> Result<Cow<'_, str>, NeotomaError> {
-    if query.contains("-- new") && !matches!(sql(), Ok(Sql::Current)) {
+    if query.contains("-- new") && !is_current() {
         return Ok(Cow::Owned(without_lines(query, |l| {
             l.trim_end().ends_with("-- new")
         })));

@@ -75,7 +75,7 @@ extension_sql_file!(
 extension_sql_file!(
     "../../sql/timeline.sql",
     name = "timeline",
-    requires = ["entities"]
+    requires = ["entities", tenancy::current_user_id]
 );
 extension_sql_file!(
     "../../sql/files.sql",

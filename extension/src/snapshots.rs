@@ -1003,6 +1003,35 @@ fn verify_relationships() -> Result<(u64, Vec<Value>), NeotomaError> {
     Ok((checked, mismatches))
 }
 
+/// Compares the timeline counts (`neotoma.timeline_counts`, summed) with
+/// the events of every (user, workspace, day, type) the session can see;
+/// with `repair`, rebuilds the count rows. Not on an older release's SQL,
+/// which keeps no such counts.
+fn verify_timeline_counts(repair: bool) -> Result<Vec<Value>, NeotomaError> {
+    if !crate::installed::is_current() {
+        return Ok(vec![]);
+    }
+    let v = db::json(
+        "SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', user_id, 'workspace', workspace,
+                   'day', day, 'event_type', event_type, 'what', 'timeline_counts',
+                   'expected', coalesce(a.events, 0), 'stored', coalesce(c.events, 0))
+                 ORDER BY user_id, workspace, day, event_type), '[]')
+         FROM (SELECT user_id, workspace, (event_timestamp AT TIME ZONE 'UTC')::date AS day, event_type,
+                      count(*) AS events
+               FROM neotoma.timeline_events GROUP BY 1, 2, 3, 4) a
+         FULL JOIN (SELECT user_id, workspace, day, event_type, sum(events) AS events
+                    FROM neotoma.timeline_counts GROUP BY 1, 2, 3, 4) c
+           USING (user_id, workspace, day, event_type)
+         WHERE coalesce(a.events, 0) <> coalesce(c.events, 0)",
+        &[],
+    )?;
+    let mismatches: Vec<Value> = db::from_json(v, "timeline counts")?;
+    if repair && !mismatches.is_empty() {
+        db::run("SELECT neotoma_private._recount_events()", &[])?;
+    }
+    Ok(mismatches)
+}
+
 /// Compares the entity counts (`neotoma.entity_counts`, summed) with the
 /// entities of every (user, type) the session can see; with `repair`,
 /// replaces the count rows of those that differ.
@@ -1239,6 +1268,9 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
     let count_mismatches = verify_counts(repair)?;
     mismatch_count += count_mismatches.len() as u64;
     mismatches.extend(count_mismatches.into_iter().take(100));
+    let timeline_count_mismatches = verify_timeline_counts(repair)?;
+    mismatch_count += timeline_count_mismatches.len() as u64;
+    mismatches.extend(timeline_count_mismatches.into_iter().take(100));
     let name_mismatches = verify_name_trigrams(repair)?;
     mismatch_count += name_mismatches.len() as u64;
     mismatches.extend(name_mismatches.into_iter().take(100));

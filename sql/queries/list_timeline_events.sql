@@ -1,7 +1,10 @@
 -- list_timeline_events: a page of events, newest first. $1 user, $2 event
 -- type or NULL, $3 from (microseconds, inclusive) or NULL, $4 before
 -- (microseconds, exclusive) or NULL, $5 source id or NULL, $6 entity id or
--- NULL, $7 limit, $8 offset, $9 the workspaces (text[]). Answers JSON text.
+-- NULL, $7 limit, $8 offset, $9 the workspaces (text[]), $10 how many events
+-- to count at most for the total (NULL: all; past it, the library reads a
+-- long range's total from the counts of its days: timeline_total.sql).
+-- Answers JSON text.
 WITH t AS NOT MATERIALIZED (
   SELECT * FROM neotoma.timeline_events t
   WHERE t.user_id = $1::uuid
@@ -28,4 +31,4 @@ SELECT json_build_object(
       'entity_ids', p.entity_ids, 'properties', p.properties)
     ORDER BY p.event_timestamp DESC, p.id)
     FROM (SELECT * FROM t ORDER BY event_timestamp DESC, id LIMIT $7 OFFSET $8) p), '[]'),
-  'total', (SELECT count(*) FROM t), 'limit', $7, 'offset', $8)::text
+  'total', (SELECT count(*) FROM (SELECT 1 FROM t LIMIT $10) c), 'limit', $7, 'offset', $8)::text

@@ -8,7 +8,8 @@
 -- snapshots stored before are written here (about 12 per name: minutes per
 -- million entities). The trigger on updates now compares the names, not
 -- their trigrams ("abab" and "ababab" have the same trigrams, not the same
--- variants).
+-- variants). And a timeline listing's total over a long range is read
+-- from counts per day (neotoma.timeline_counts).
 \echo Use "ALTER EXTENSION neotoma UPDATE" to load this file. \quit
 
 CREATE FUNCTION neotoma."_name_variants"(
@@ -115,5 +116,162 @@ GRANT EXECUTE ON FUNCTION neotoma.rotate_signing_key(boolean), neotoma_private.r
 -- (they are the router's): no foreign key to them (revoking a token
 -- deletes its context, as it did).
 ALTER TABLE neotoma.contexts DROP CONSTRAINT contexts_user_id_token_id_fkey;
+
+-- A listing's total over a long range from the counts of each day
+-- (neotoma.timeline_counts, kept by triggers on the events; filled here
+-- from the events stored before: seconds per million events).
+-- How many events each user has per workspace, day (UTC) and type, so that
+-- a listing's total over a long range is read from a few rows per day
+-- instead of counted event by event (a month of a million-entity memory:
+-- 16,000 events). Events of deleted entities are counted here; a listing
+-- subtracts them (list_timeline_events.sql). Rows are deltas appended by
+-- the triggers below, as in neotoma.entity_counts (counts.sql): concurrent
+-- writers never wait on a shared counter, and a writer now and then folds
+-- the rows of a day that no other transaction holds into one. verify()
+-- checks the sums against the events.
+CREATE TABLE neotoma.timeline_counts (
+  user_id    uuid   NOT NULL,
+  workspace  text   NOT NULL,
+  day        date   NOT NULL,
+  event_type text   NOT NULL,
+  events     bigint NOT NULL
+);
+CREATE INDEX timeline_counts_day ON neotoma.timeline_counts (user_id, workspace, day)
+  INCLUDE (event_type, events);
+
+-- Trigger body: the deltas of a statement's inserted, updated or deleted
+-- events, then, one statement in 8, the fold of the days it touched that
+-- have more than 8 rows. Runs as the extension's owner: users read the
+-- counts, never write them.
+CREATE FUNCTION neotoma_private._count_events() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+DECLARE
+  look boolean := random() < 0.125;
+  users uuid[];
+  spaces text[];
+  days date[];
+BEGIN
+  IF TG_OP = 'TRUNCATE' THEN
+    TRUNCATE neotoma.timeline_counts;
+    RETURN NULL;
+  ELSIF TG_OP = 'INSERT' THEN
+    WITH d AS (
+      INSERT INTO neotoma.timeline_counts (user_id, workspace, day, event_type, events)
+      SELECT user_id, workspace, (event_timestamp AT TIME ZONE 'UTC')::date, event_type, count(*)
+      FROM new_events GROUP BY 1, 2, 3, 4
+      RETURNING user_id, workspace, day)
+    SELECT array_agg(user_id), array_agg(workspace), array_agg(day) INTO users, spaces, days
+    FROM d WHERE look;
+  ELSIF TG_OP = 'UPDATE' THEN
+    WITH d AS (
+      INSERT INTO neotoma.timeline_counts (user_id, workspace, day, event_type, events)
+      SELECT user_id, workspace, day, event_type, sum(n)
+      FROM (SELECT user_id, workspace, (event_timestamp AT TIME ZONE 'UTC')::date AS day, event_type, 1 AS n
+            FROM new_events
+            UNION ALL
+            SELECT user_id, workspace, (event_timestamp AT TIME ZONE 'UTC')::date, event_type, -1
+            FROM old_events) x
+      GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0
+      RETURNING user_id, workspace, day)
+    SELECT array_agg(user_id), array_agg(workspace), array_agg(day) INTO users, spaces, days
+    FROM d WHERE look;
+  ELSE
+    WITH d AS (
+      INSERT INTO neotoma.timeline_counts (user_id, workspace, day, event_type, events)
+      SELECT user_id, workspace, (event_timestamp AT TIME ZONE 'UTC')::date, event_type, -count(*)
+      FROM old_events GROUP BY 1, 2, 3, 4
+      RETURNING user_id, workspace, day)
+    SELECT array_agg(user_id), array_agg(workspace), array_agg(day) INTO users, spaces, days
+    FROM d WHERE look;
+  END IF;
+  -- The rows of a day stay few (their number does not change the sums); a
+  -- day's rows another transaction holds are left to it (SKIP LOCKED).
+  IF users IS NOT NULL THEN
+    WITH busy AS (
+      SELECT c.user_id, c.workspace, c.day
+      FROM neotoma.timeline_counts c
+      JOIN (SELECT DISTINCT * FROM unnest(users, spaces, days)) AS k(user_id, workspace, day)
+        ON k.user_id = c.user_id AND k.workspace = c.workspace AND k.day = c.day
+      GROUP BY c.user_id, c.workspace, c.day HAVING count(*) > 8),
+    folded AS (
+      DELETE FROM neotoma.timeline_counts c
+      WHERE c.ctid IN (SELECT x.ctid FROM neotoma.timeline_counts x
+                       JOIN busy b ON b.user_id = x.user_id AND b.workspace = x.workspace AND b.day = x.day
+                       FOR UPDATE OF x SKIP LOCKED)
+      RETURNING c.user_id, c.workspace, c.day, c.event_type, c.events)
+    INSERT INTO neotoma.timeline_counts (user_id, workspace, day, event_type, events)
+    SELECT user_id, workspace, day, event_type, sum(events) FROM folded
+    GROUP BY user_id, workspace, day, event_type HAVING sum(events) <> 0;
+  END IF;
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER timeline_events_counted_insert AFTER INSERT ON neotoma.timeline_events
+  REFERENCING NEW TABLE AS new_events
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma_private._count_events();
+CREATE TRIGGER timeline_events_counted_update AFTER UPDATE ON neotoma.timeline_events
+  REFERENCING OLD TABLE AS old_events NEW TABLE AS new_events
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma_private._count_events();
+CREATE TRIGGER timeline_events_counted_delete AFTER DELETE ON neotoma.timeline_events
+  REFERENCING OLD TABLE AS old_events
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma_private._count_events();
+CREATE TRIGGER timeline_events_counted_truncate AFTER TRUNCATE ON neotoma.timeline_events
+  FOR EACH STATEMENT EXECUTE FUNCTION neotoma_private._count_events();
+
+-- Rebuilds the count rows from the events (verify(repair => true)): the
+-- session's user's, or, for a superuser session without a user, every
+-- user's; one statement, as neotoma_private._recount_entities.
+CREATE FUNCTION neotoma_private._recount_events() RETURNS void
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+  WITH scope AS (
+    SELECT (SELECT neotoma.current_user_id()) AS user_id,
+           (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = session_user) AS everyone),
+  cleared AS (
+    DELETE FROM neotoma.timeline_counts c USING scope s
+    WHERE c.user_id = s.user_id OR (s.user_id IS NULL AND s.everyone))
+  INSERT INTO neotoma.timeline_counts (user_id, workspace, day, event_type, events)
+  SELECT t.user_id, t.workspace, (t.event_timestamp AT TIME ZONE 'UTC')::date, t.event_type, count(*)
+  FROM neotoma.timeline_events t, scope s
+  WHERE t.user_id = s.user_id OR (s.user_id IS NULL AND s.everyone)
+  GROUP BY 1, 2, 3, 4;
+$$;
+
+-- Filled after the triggers exist (they hold off writers until the update
+-- commits), so no event is counted twice or missed.
+INSERT INTO neotoma.timeline_counts (user_id, workspace, day, event_type, events)
+SELECT t.user_id, t.workspace, (t.event_timestamp AT TIME ZONE 'UTC')::date, t.event_type, count(*)
+FROM neotoma.timeline_events t GROUP BY 1, 2, 3, 4;
+ALTER TABLE neotoma.timeline_counts ENABLE ROW LEVEL SECURITY;
+ALTER TABLE neotoma.timeline_counts FORCE ROW LEVEL SECURITY;
+CREATE POLICY timeline_counts_own_rows ON neotoma.timeline_counts USING (user_id = (SELECT neotoma.current_user_id()))
+  WITH CHECK (user_id = (SELECT neotoma.current_user_id()));
+REVOKE ALL ON neotoma.timeline_counts FROM PUBLIC;
+GRANT SELECT ON neotoma.timeline_counts TO neotoma_user;
+REVOKE ALL ON FUNCTION neotoma_private._count_events(), neotoma_private._recount_events() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma_private._recount_events() TO neotoma_user;
+-- Its statistics are kept current like the other tables'.
+CREATE OR REPLACE FUNCTION neotoma_private._refresh_statistics() RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, neotoma, pg_temp SET client_min_messages = error AS $$
+DECLARE
+  t regclass;
+  n integer := 0;
+BEGIN
+  FOR t IN
+    SELECT c.oid::regclass FROM pg_class c
+    WHERE c.oid = ANY (ARRAY['neotoma.sources', 'neotoma.interpretation_runs', 'neotoma.entities',
+                             'neotoma.observations', 'neotoma.entity_snapshots', 'neotoma.entity_identifiers',
+                             'neotoma.raw_fragments', 'neotoma.relationships', 'neotoma.relationship_observations',
+                             'neotoma.timeline_events', 'neotoma.entity_merges', 'neotoma.files',
+                             'neotoma.entity_counts', 'neotoma.entity_embeddings',
+                             'neotoma.entity_name_trigrams', 'neotoma.embedding_lists', 'neotoma.timeline_counts']::regclass[])
+      AND pg_relation_size(c.oid) >= 8192::bigint * greatest(2 * c.relpages, 1)
+    ORDER BY c.oid
+  LOOP
+    EXECUTE format('ANALYZE (SKIP_LOCKED) %s', t);
+    n := n + 1;
+  END LOOP;
+  RETURN n;
+END $$;
 
 SELECT neotoma_private.grant_platform_roles();

@@ -388,6 +388,11 @@ pub fn erase_user_rows(user: &Uuid) -> Result<ErasedCounts, NeotomaError> {
         )
     };
     c.timeline_events = del("timeline_events")?;
+    // Their counts (the deletion above appended its deltas); the previous
+    // release's SQL keeps none.
+    if crate::installed::is_current() {
+        del("timeline_counts")?;
+    }
     del("entity_identifiers")?;
     del("entity_snapshots")?;
     c.raw_fragments = del("raw_fragments")?;

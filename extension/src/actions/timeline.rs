@@ -42,11 +42,15 @@ pub fn list_timeline_events(
         None => None,
     };
     let scope = crate::scope::current();
+    // A total past COUNTED_AT MOST is read from the counts of each day,
+    // when the database keeps them and no source or entity is asked for
+    // (those lists are short, and the counts do not know them).
+    let from_day_counts = source.is_none() && entity.is_none() && crate::installed::is_current();
     // Planned for its values: a generic plan, not knowing the page's LIMIT
     // nor the range, sorted every event of a month to answer 20 of them
     // (8 ms for 3,215 events) where the ordered index reads 20 (1.9 ms
     // with the total).
-    db::with_custom_plans(|| {
+    let mut page: ListTimelineEventsResponse = db::with_custom_plans(|| {
         db::parsed(
             &scope.adapt(LIST_TIMELINE_EVENTS)?,
             &[
@@ -59,10 +63,31 @@ pub fn list_timeline_events(
                 Arg::Int(limit),
                 Arg::Int(offset),
                 scope.arg(),
+                Arg::OptInt(from_day_counts.then_some(COUNTED_AT_MOST + 1)),
             ],
             "timeline events",
         )
-    })
+    })?;
+    if from_day_counts && page.total > COUNTED_AT_MOST {
+        let total = db::json(
+            TIMELINE_TOTAL,
+            &[
+                Arg::uuid(user),
+                Arg::OptText(req.event_type.as_deref()),
+                Arg::OptInt(after),
+                Arg::OptInt(before),
+                scope.arg(),
+            ],
+        )?;
+        page.total = db::from_json(total, "timeline total")?;
+    }
+    Ok(page)
 }
 
+/// Events a listing counts one by one for its total; past them, the total
+/// comes from the counts of each day (a month of a million-entity memory
+/// is 16,000 events: 2.4 ms counted, 0.1 ms from its 30 days).
+const COUNTED_AT_MOST: i64 = 1000;
+
 const LIST_TIMELINE_EVENTS: &str = include_str!("../../../sql/queries/list_timeline_events.sql");
+const TIMELINE_TOTAL: &str = include_str!("../../../sql/queries/timeline_total.sql");

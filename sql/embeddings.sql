@@ -20,9 +20,20 @@ CREATE TABLE neotoma.entity_embeddings (
   -- The list it falls in (embedding_lists, below); NULL while the user has
   -- no lists of the model.
   list_no     integer,
+  -- Its compact copy (8 bits a component: neotoma._embedding_code; NULL
+  -- past 2,048 components), which a search scans from the index below.
+  code        bytea GENERATED ALWAYS AS (neotoma._embedding_code(embedding)) STORED,
   PRIMARY KEY (user_id, entity_id, model)
 );
-CREATE INDEX entity_embeddings_lists ON neotoma.entity_embeddings (user_id, model, list_no);
+-- A list's codes, read from the index alone (a quarter of the bytes of the
+-- embeddings, which a search then reads only for the best few).
+CREATE INDEX entity_embeddings_lists ON neotoma.entity_embeddings (user_id, model, list_no)
+  INCLUDE (entity_id, entity_type, code);
+-- Those a search compares exactly whatever their codes say: in no list
+-- (read all) or without a code (read by list). Few once a user has lists
+-- of a model that has codes, and found without reading the others.
+CREATE INDEX entity_embeddings_exact ON neotoma.entity_embeddings (user_id, model, list_no)
+  WHERE list_no IS NULL OR code IS NULL;
 
 -- A snapshot written or changed: every embedding of it dropped, the server
 -- model's recomputed (when it can be); a snapshot deleted: its embeddings
@@ -175,8 +186,8 @@ LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
 -- embeddings by a model, they fall into about √n lists, each around a
 -- centroid (spherical k-means over a sample: neotoma_embed::lists), and a
 -- semantic search compares its query with the centroids and reads only the
--- embeddings of the nearest (neotoma.semantic_probes of them), ranked
--- exactly. An embedding written later falls in its nearest list at once
+-- embeddings of the nearest (neotoma.semantic_probes of them): their codes
+-- from the lists' index, the likest then ranked exactly. An embedding written later falls in its nearest list at once
 -- (the trigger below); neotoma.index_embeddings() builds a user's lists
 -- anew, and the MCP gateway rebuilds them in the background whenever a
 -- user's entities have doubled since (maintain_embedding_lists). `build`

@@ -8,6 +8,7 @@
 
 use std::path::Path;
 
+pub mod codes;
 pub mod lists;
 
 /// Tokens of a text that count (model2vec's default `max_length`).

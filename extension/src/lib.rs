@@ -157,6 +157,7 @@ extension_sql_file!(
         embeddings::entity_embedding,
         embeddings::embedding_model,
         embeddings::embedding_text,
+        embeddings::embedding_code,
         embedding_lists::embedding_list,
         embedding_lists::build_embedding_lists
     ]

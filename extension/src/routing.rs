@@ -90,15 +90,7 @@ fn everywhere(
     action: &str,
     args: &str,
 ) -> Result<String, NeotomaError> {
-    let answers = db::json(
-        "SELECT neotoma_router.call_on_all($1::uuid, $2, $3, $4)",
-        &[
-            Arg::OptText(user),
-            Arg::Json(forwarded),
-            Arg::Text(action),
-            Arg::Text(args),
-        ],
-    )?;
+    let answers = on_all(user, forwarded, action, args)?;
     let each: Vec<Value> = (answers.as_array().into_iter().flatten())
         .map(|a| a["answer"].clone())
         .collect();
@@ -112,6 +104,25 @@ fn everywhere(
         .with("partitions", answers)
         .with("retryable", true)),
     }
+}
+
+/// What every partition answered to the action, in partition order
+/// (`neotoma_router.call_on_all`: [{partition, answer}]).
+fn on_all(
+    user: Option<&str>,
+    forwarded: &Value,
+    action: &str,
+    args: &str,
+) -> Result<Value, NeotomaError> {
+    db::json(
+        "SELECT neotoma_router.call_on_all($1::uuid, $2, $3, $4)",
+        &[
+            Arg::OptText(user),
+            Arg::Json(forwarded),
+            Arg::Text(action),
+            Arg::Text(args),
+        ],
+    )
 }
 
 /// A read-only action on the replica of the user's partition
@@ -147,15 +158,7 @@ fn combined(
     request: &Value,
 ) -> Result<String, NeotomaError> {
     let (asked, sent) = crate::actions::analytics::for_partitions(request)?;
-    let answers = db::json(
-        "SELECT neotoma_router.call_on_all($1::uuid, $2, $3, $4)",
-        &[
-            Arg::OptText(user),
-            Arg::Json(forwarded),
-            Arg::Text(action),
-            Arg::Text(&sent.to_string()),
-        ],
-    )?;
+    let answers = on_all(user, forwarded, action, &sent.to_string())?;
     let answers = answers.as_array().cloned().unwrap_or_default();
     let oks: Vec<Value> = answers
         .iter()

@@ -9,6 +9,7 @@
 use crate::settings;
 use neotoma_embed::StaticModel;
 use pgrx::prelude::*;
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::ffi::CStr;
 use std::path::PathBuf;
@@ -104,35 +105,30 @@ fn embedding_model() -> Option<String> {
 /// Cosine similarity of two embeddings (0 when their sizes differ).
 #[pg_extern(immutable, parallel_safe, strict, name = "_cosine")]
 fn cosine(a: pgrx::Array<f32>, b: pgrx::Array<f32>) -> f64 {
-    match (a.as_slice(), b.as_slice()) {
-        (Ok(a), Ok(b)) => neotoma_embed::cosine(a, b),
-        _ => neotoma_embed::cosine(&with_zeros(&a), &with_zeros(&b)),
-    }
+    neotoma_embed::cosine(&values(&a), &values(&b))
 }
 
 /// The compact copy of an embedding a search scans (neotoma_embed::codes);
 /// NULL for one that cannot have one (more than 2,048 components, zero).
 #[pg_extern(immutable, parallel_safe, strict, name = "_embedding_code")]
 fn embedding_code(embedding: pgrx::Array<f32>) -> Option<Vec<u8>> {
-    match embedding.as_slice() {
-        Ok(v) => neotoma_embed::codes::encode(v),
-        Err(_) => neotoma_embed::codes::encode(&with_zeros(&embedding)),
-    }
+    neotoma_embed::codes::encode(&values(&embedding))
 }
 
 /// The cosine of a query with the embedding a code was made of, within
 /// the code's rounding: how a search picks what it compares exactly.
 #[pg_extern(immutable, parallel_safe, strict, name = "_code_similarity")]
 fn code_similarity(code: &[u8], query: pgrx::Array<f32>) -> f64 {
-    match query.as_slice() {
-        Ok(q) => neotoma_embed::codes::similarity(code, q),
-        Err(_) => neotoma_embed::codes::similarity(code, &with_zeros(&query)),
-    }
+    neotoma_embed::codes::similarity(code, &values(&query))
 }
 
-/// An array's values, its NULLs as zeros.
-fn with_zeros(a: &pgrx::Array<f32>) -> Vec<f32> {
-    a.iter().map(|x| x.unwrap_or(0.0)).collect()
+/// An array's values, in place when it has no NULLs, else copied with
+/// its NULLs as zeros.
+fn values<'a>(a: &'a pgrx::Array<f32>) -> Cow<'a, [f32]> {
+    match a.as_slice() {
+        Ok(v) => Cow::Borrowed(v),
+        Err(_) => Cow::Owned(a.iter().map(|x| x.unwrap_or(0.0)).collect()),
+    }
 }
 
 /// A query's embedding and the model's name, or why there is none: the

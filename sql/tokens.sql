@@ -20,6 +20,14 @@ CREATE TABLE neotoma.api_tokens (
   -- gateway's /mcp URL), and the grant it belongs to (oauth.sql).
   resource   text,
   grant_id   uuid,
+  -- Limits (0.24.0): an agent trusted with less than everything its user
+  -- may do calls only actions that write nothing (read_only), only the
+  -- tools a `--tools` list names (tools; NULL: all). The extension checks
+  -- each call that comes with the token (core's token_limits). When the
+  -- token was last used, to the minute (the gateway says: touch_api_token).
+  read_only  boolean     NOT NULL DEFAULT false,
+  tools      text,
+  last_used_at timestamptz,
   PRIMARY KEY (user_id, id)
 );
 -- Authentication looks tokens up by hash before any user is known.
@@ -40,7 +48,8 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
   SELECT * FROM neotoma_private.authenticate_token(token_hash) $$;
 
 CREATE FUNCTION neotoma_private.create_api_token(user_id uuid, token_hash text, name text DEFAULT NULL,
-                                         scope text DEFAULT 'user', expires_in_seconds double precision DEFAULT NULL)
+                                         scope text DEFAULT 'user', expires_in_seconds double precision DEFAULT NULL,
+                                         read_only boolean DEFAULT false, tools text DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 DECLARE
@@ -49,19 +58,25 @@ BEGIN
   IF expires_in_seconds IS NOT NULL AND NOT expires_in_seconds > 0 THEN
     RAISE EXCEPTION 'expires_in_seconds must be positive';
   END IF;
-  INSERT INTO neotoma.api_tokens (user_id, id, token_hash, name, scope, expires_at)
+  -- An operator's token changes what all users share: it cannot be limited.
+  IF create_api_token.scope = 'operator' AND (create_api_token.read_only OR create_api_token.tools IS NOT NULL) THEN
+    RAISE EXCEPTION 'an operator token cannot be limited (read_only, tools)';
+  END IF;
+  INSERT INTO neotoma.api_tokens (user_id, id, token_hash, name, scope, expires_at, read_only, tools)
   VALUES (create_api_token.user_id, gen_random_uuid(), create_api_token.token_hash, create_api_token.name,
-          create_api_token.scope, now() + expires_in_seconds * interval '1 second')
+          create_api_token.scope, now() + expires_in_seconds * interval '1 second',
+          coalesce(create_api_token.read_only, false), nullif(btrim(create_api_token.tools), ''))
   RETURNING * INTO t;
   PERFORM pg_notify('neotoma_tokens', t.token_hash);
   RETURN jsonb_build_object('id', t.id, 'user_id', t.user_id, 'scope', t.scope,
-                            'expires_at', neotoma._iso(t.expires_at));
+                            'expires_at', neotoma._iso(t.expires_at), 'read_only', t.read_only, 'tools', t.tools);
 END $$;
 CREATE FUNCTION neotoma.create_api_token(user_id uuid, token_hash text, name text DEFAULT NULL,
-                                         scope text DEFAULT 'user', expires_in_seconds double precision DEFAULT NULL)
+                                         scope text DEFAULT 'user', expires_in_seconds double precision DEFAULT NULL,
+                                         read_only boolean DEFAULT false, tools text DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
-  SELECT neotoma_private.create_api_token(user_id, token_hash, name, scope, expires_in_seconds) $$;
+  SELECT neotoma_private.create_api_token(user_id, token_hash, name, scope, expires_in_seconds, read_only, tools) $$;
 
 -- Revoking an OAuth access token ends its grant (oauth.sql): the grant's
 -- other tokens and its refresh tokens, so the client cannot mint another.
@@ -93,9 +108,21 @@ LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
 CREATE FUNCTION neotoma_private.list_api_tokens() RETURNS jsonb
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
   SELECT coalesce(jsonb_agg(jsonb_build_object('id', id, 'user_id', user_id, 'name', name, 'scope', scope,
-           'created_at', created_at, 'expires_at', expires_at, 'revoked_at', revoked_at)
+           'created_at', created_at, 'expires_at', expires_at, 'revoked_at', revoked_at,
+           'read_only', read_only, 'tools', tools, 'last_used_at', last_used_at)
            ORDER BY created_at, id), '[]')
   FROM neotoma.api_tokens $$;
 CREATE FUNCTION neotoma.list_api_tokens() RETURNS jsonb
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
   SELECT neotoma_private.list_api_tokens() $$;
+
+-- The gateway says a token was used (at most once a minute per token and
+-- gateway, so a read stays a read): `token list` shows when.
+CREATE FUNCTION neotoma_private.touch_api_token(token_hash text) RETURNS void
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+  UPDATE neotoma.api_tokens t SET last_used_at = date_trunc('minute', now())
+  WHERE t.token_hash = touch_api_token.token_hash
+    AND (t.last_used_at IS NULL OR t.last_used_at < date_trunc('minute', now())) $$;
+CREATE FUNCTION neotoma.touch_api_token(token_hash text) RETURNS void
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+  SELECT neotoma_private.touch_api_token(token_hash) $$;

@@ -26,6 +26,7 @@ pub mod schema;
 pub mod search;
 pub mod similarity;
 pub mod time;
+pub mod token_limits;
 pub mod tool_sets;
 pub mod typesearch;
 pub mod workspace;

@@ -149,6 +149,24 @@ impl Selection {
     pub fn lists(&self, set: ToolSet, group: ToolGroup) -> bool {
         self.sets.contains(&set) && (set != ToolSet::Neotoma || self.groups.contains(&group))
     }
+
+    /// The selection as `--tools` reads it: its sets in order, Neotoma's
+    /// groups beside `neotoma`'s core.
+    pub fn describe(&self) -> String {
+        let mut names = Vec::new();
+        for set in &self.sets {
+            names.push(set.name());
+            if *set == ToolSet::Neotoma {
+                names.extend(
+                    self.groups
+                        .iter()
+                        .filter(|g| **g != ToolGroup::Core)
+                        .map(|g| g.name()),
+                );
+            }
+        }
+        names.join(",")
+    }
 }
 
 /// Reads `--tools`: comma-separated names of tool sets (`neotoma`: its

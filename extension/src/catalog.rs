@@ -41,7 +41,9 @@ pub(crate) fn invoke_text(action: &str, args: &str) -> JsonbText {
 /// Runs `action` with the request text `args` here.
 fn run(action: &str, args: &str) -> Result<String, NeotomaError> {
     let args = neotoma_core::limits::parse_input(args)?;
-    actions::dispatch(catalog::action_named(action)?, &args)
+    let id = catalog::action_named(action)?;
+    crate::tenancy::permit_call(id)?;
+    actions::dispatch(id, &args)
 }
 
 /// The partition's side of a router (the `neotoma_router` extension,

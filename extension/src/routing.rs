@@ -45,7 +45,7 @@ fn send(action: &str, args: &str) -> Result<String, NeotomaError> {
     // The partitions keep no tokens: the token a call came with is checked
     // here to be the user's, and trusted there (a context is kept per token).
     if let (Some(user), Some(token)) = (&acting, settings::token_id()) {
-        tenancy::check_token(user, &token)?;
+        tenancy::check_token(user, &token)?.permit(id)?;
     }
     let user = acting.map(|u| u.to_string());
     let forwarded = Value::Object(forwarded_settings());

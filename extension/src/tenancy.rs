@@ -17,6 +17,8 @@
 
 use crate::db;
 use crate::settings;
+use neotoma_core::catalog::ActionId;
+use neotoma_core::token_limits::TokenLimits;
 use neotoma_core::{ErrorCode, NeotomaError};
 use pgrx::prelude::*;
 use uuid::Uuid;
@@ -151,12 +153,13 @@ pub fn require_operator(what: &str) -> Result<(), NeotomaError> {
 }
 
 /// The token a call came with (`neotoma.token_id`, which only the gateway's
-/// role may set) must be one of the user's: a context is kept per token.
+/// role may set) must be one of the user's: a context is kept per token,
+/// and its limits (read-only, some tools) bound what the call may do.
 /// A router's call was checked on the router, which keeps the tokens
-/// (crate::routing).
-pub fn check_token(user: &Uuid, token: &str) -> Result<(), NeotomaError> {
+/// (crate::routing): no limits here.
+pub fn check_token(user: &Uuid, token: &str) -> Result<TokenLimits, NeotomaError> {
     if settings::routed_call() {
-        return Ok(());
+        return Ok(TokenLimits::default());
     }
     let unknown = || {
         NeotomaError::new(
@@ -168,15 +171,37 @@ pub fn check_token(user: &Uuid, token: &str) -> Result<(), NeotomaError> {
     if Uuid::parse_str(token).is_err() {
         return Err(unknown());
     }
-    // Users cannot read tokens; the extension's owner can, for this user only.
-    let known = crate::owner::as_owner(|| {
+    // Users cannot read tokens; the extension's owner can, for this user
+    // only. (Read as jsonb: a database not yet updated to 0.24.0 has no
+    // limits.)
+    let row = crate::owner::as_owner(|| {
         db::json(
-            "SELECT to_jsonb(EXISTS (SELECT 1 FROM neotoma.api_tokens WHERE user_id = $1::uuid AND id = $2::uuid))",
+            "SELECT jsonb_build_object('read_only', coalesce((to_jsonb(t) ->> 'read_only')::boolean, false),
+                                       'tools', to_jsonb(t) ->> 'tools')
+             FROM neotoma.api_tokens t WHERE t.user_id = $1::uuid AND t.id = $2::uuid",
             &[db::Arg::uuid(user), db::Arg::Text(token)],
         )
     })?;
-    if known != serde_json::Value::Bool(true) {
+    if row.is_null() {
         return Err(unknown());
     }
-    Ok(())
+    Ok(TokenLimits::new(
+        row["read_only"].as_bool().unwrap_or(false),
+        row["tools"].as_str(),
+    ))
+}
+
+/// Whether the call of `id` this session makes is within the limits of the
+/// token it came with (none: no token, as over SQL and stdio).
+pub fn permit_call(id: ActionId) -> Result<(), NeotomaError> {
+    let Some(token) = settings::token_id() else {
+        return Ok(());
+    };
+    if settings::routed_call() {
+        return Ok(());
+    }
+    let Some(user) = established_user()? else {
+        return Ok(());
+    };
+    check_token(&user, &token)?.permit(id)
 }

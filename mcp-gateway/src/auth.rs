@@ -159,6 +159,12 @@ impl TokenCache {
             None => {
                 let generation = self.generation.load(Ordering::SeqCst);
                 let found = db.authenticate(&hash).await?;
+                // Looked up at most once a minute while cached: when it was
+                // last used, noted beside the call, not before it.
+                if found.is_some() {
+                    let (db, hash) = (db.clone(), hash.clone());
+                    tokio::spawn(async move { db.touch_token(&hash).await });
+                }
                 self.remember(hash, found.clone(), generation);
                 found
             }

@@ -116,6 +116,15 @@ pub enum TokenCommand {
         /// 30d (default: never).
         #[arg(long, value_parser = parse_duration)]
         expires_in: Option<std::time::Duration>,
+        /// The token calls only actions that write nothing: an agent that
+        /// reads (a write answers FORBIDDEN).
+        #[arg(long)]
+        read_only: bool,
+        /// The token calls only these tools: a list as `serve --tools`
+        /// reads it (tool sets, groups of Neotoma's tools, or all), e.g.
+        /// `memory` or `neotoma,review` (default: every tool).
+        #[arg(long, value_name = "LIST", value_parser = parse_token_tools)]
+        tools: Option<String>,
         #[command(flatten)]
         db: DbArgs,
     },
@@ -125,7 +134,7 @@ pub enum TokenCommand {
         #[command(flatten)]
         db: DbArgs,
     },
-    /// List tokens (ids, users, names; never the tokens).
+    /// List tokens (ids, users, names, limits, last use; never the tokens).
     List {
         #[command(flatten)]
         db: DbArgs,
@@ -445,6 +454,12 @@ impl TokenScope {
 }
 
 /// `90`, `90s`, `15m`, `12h`, `30d`: a duration of at least a second.
+/// A token's `--tools`: read as `serve --tools` reads it, kept in the
+/// form it reads back as.
+fn parse_token_tools(s: &str) -> Result<String, String> {
+    neotoma_core::tool_sets::parse_selection(s).map(|selection| selection.describe())
+}
+
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     let s = s.trim();
     let (number, unit) = match s.find(|c: char| !c.is_ascii_digit()) {

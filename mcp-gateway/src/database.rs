@@ -376,6 +376,23 @@ impl Database {
     }
 
     #[cfg(feature = "http")]
+    /// Notes that a token (by its hash) was used, for `token list` (the
+    /// database keeps the minute). A database before 0.24.0 cannot: its
+    /// refusal is only logged.
+    pub async fn touch_token(&self, token_hash: &str) {
+        let touched = async {
+            let client = self.pool.get().await.map_err(unavailable)?;
+            client
+                .execute("SELECT neotoma.touch_api_token($1)", &[&token_hash])
+                .await
+                .map_err(|e| map_pg_error(e, ErrorCode::DbQueryFailed))
+        };
+        if let Err(e) = touched.await {
+            tracing::debug!(error = %e, "could not note a token's use");
+        }
+    }
+
+    #[cfg(feature = "http")]
     /// Connections in use and idle, and the pool's size, for metrics.
     pub fn pool_status(&self) -> (usize, usize, usize) {
         let s = self.pool.status();

@@ -168,25 +168,47 @@ async fn token(command: TokenCommand) -> anyhow::Result<()> {
             name,
             scope,
             expires_in,
+            read_only,
+            tools,
             ..
         } => {
             let token = identity::new_token()?;
             let seconds = expires_in.map(|d| d.as_secs() as f64);
-            let row = client
-                .query_one(
-                    "SELECT neotoma.create_api_token($1, $2, $3, $4, $5)",
-                    &[&user, &identity::hash_token(&token), &name, &scope.as_str(), &seconds],
-                )
-                .await
-                .context("could not create the token (token management needs an operator's or administrator's connection)")?;
+            let hash = identity::hash_token(&token);
+            // Limits need 0.24.0's function; without them, any version's.
+            let limited = read_only || tools.is_some();
+            let row = if limited {
+                client
+                    .query_one(
+                        "SELECT neotoma.create_api_token($1, $2, $3, $4, $5, $6, $7)",
+                        &[&user, &hash, &name, &scope.as_str(), &seconds, &read_only, &tools],
+                    )
+                    .await
+            } else {
+                client
+                    .query_one(
+                        "SELECT neotoma.create_api_token($1, $2, $3, $4, $5)",
+                        &[&user, &hash, &name, &scope.as_str(), &seconds],
+                    )
+                    .await
+            }
+            .context("could not create the token (token management needs an operator's or administrator's connection; limits need the extension 0.24.0; an operator token cannot be limited)")?;
             let created: serde_json::Value = row.get(0);
             let expires = created["expires_at"]
                 .as_str()
                 .map_or("never expires".to_string(), |e| format!("expires {e}"));
+            let mut limits = Vec::new();
+            if read_only {
+                limits.push("read-only".to_string());
+            }
+            if let Some(t) = &tools {
+                limits.push(format!("tools {t}"));
+            }
             eprintln!(
-                "token {} for user {user}, scope {}, {expires} (shown once; store it safely):",
+                "token {} for user {user}, scope {}{}, {expires} (shown once; store it safely):",
                 created["id"].as_str().unwrap_or_default(),
                 scope.as_str(),
+                limits.iter().map(|l| format!(", {l}")).collect::<String>(),
             );
             println!("{token}");
         }

@@ -10,7 +10,8 @@
 -- their trigrams ("abab" and "ababab" have the same trigrams, not the same
 -- variants). And a timeline listing's total over a long range is read
 -- from counts per day (neotoma.timeline_counts), and semantic search scans
--- compact copies of the embeddings (entity_embeddings.code).
+-- compact copies of the embeddings (entity_embeddings.code). Tokens can
+-- be limited: read-only, or to some tools (issue 43).
 \echo Use "ALTER EXTENSION neotoma UPDATE" to load this file. \quit
 
 CREATE FUNCTION neotoma."_name_variants"(
@@ -301,5 +302,72 @@ CREATE INDEX entity_embeddings_lists ON neotoma.entity_embeddings (user_id, mode
   INCLUDE (entity_id, entity_type, code);
 CREATE INDEX entity_embeddings_exact ON neotoma.entity_embeddings (user_id, model, list_no)
   WHERE list_no IS NULL OR code IS NULL;
+
+-- Limited tokens (issue 43): read-only, or only some tools, and when each
+-- was last used.
+ALTER TABLE neotoma.api_tokens
+  ADD COLUMN read_only boolean NOT NULL DEFAULT false,
+  ADD COLUMN tools text,
+  ADD COLUMN last_used_at timestamptz;
+DROP FUNCTION neotoma.create_api_token(uuid, text, text, text, double precision);
+DROP FUNCTION neotoma_private.create_api_token(uuid, text, text, text, double precision);
+CREATE FUNCTION neotoma_private.create_api_token(user_id uuid, token_hash text, name text DEFAULT NULL,
+                                         scope text DEFAULT 'user', expires_in_seconds double precision DEFAULT NULL,
+                                         read_only boolean DEFAULT false, tools text DEFAULT NULL)
+RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+DECLARE
+  t neotoma.api_tokens;
+BEGIN
+  IF expires_in_seconds IS NOT NULL AND NOT expires_in_seconds > 0 THEN
+    RAISE EXCEPTION 'expires_in_seconds must be positive';
+  END IF;
+  -- An operator's token changes what all users share: it cannot be limited.
+  IF create_api_token.scope = 'operator' AND (create_api_token.read_only OR create_api_token.tools IS NOT NULL) THEN
+    RAISE EXCEPTION 'an operator token cannot be limited (read_only, tools)';
+  END IF;
+  INSERT INTO neotoma.api_tokens (user_id, id, token_hash, name, scope, expires_at, read_only, tools)
+  VALUES (create_api_token.user_id, gen_random_uuid(), create_api_token.token_hash, create_api_token.name,
+          create_api_token.scope, now() + expires_in_seconds * interval '1 second',
+          coalesce(create_api_token.read_only, false), nullif(btrim(create_api_token.tools), ''))
+  RETURNING * INTO t;
+  PERFORM pg_notify('neotoma_tokens', t.token_hash);
+  RETURN jsonb_build_object('id', t.id, 'user_id', t.user_id, 'scope', t.scope,
+                            'expires_at', neotoma._iso(t.expires_at), 'read_only', t.read_only, 'tools', t.tools);
+END $$;
+CREATE FUNCTION neotoma.create_api_token(user_id uuid, token_hash text, name text DEFAULT NULL,
+                                         scope text DEFAULT 'user', expires_in_seconds double precision DEFAULT NULL,
+                                         read_only boolean DEFAULT false, tools text DEFAULT NULL)
+RETURNS jsonb
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+  SELECT neotoma_private.create_api_token(user_id, token_hash, name, scope, expires_in_seconds, read_only, tools) $$;
+
+CREATE OR REPLACE FUNCTION neotoma_private.list_api_tokens() RETURNS jsonb
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+  SELECT coalesce(jsonb_agg(jsonb_build_object('id', id, 'user_id', user_id, 'name', name, 'scope', scope,
+           'created_at', created_at, 'expires_at', expires_at, 'revoked_at', revoked_at,
+           'read_only', read_only, 'tools', tools, 'last_used_at', last_used_at)
+           ORDER BY created_at, id), '[]')
+  FROM neotoma.api_tokens $$;
+CREATE OR REPLACE FUNCTION neotoma.list_api_tokens() RETURNS jsonb
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT neotoma_private.list_api_tokens() $$;
+
+-- The gateway says a token was used (at most once a minute per token and
+-- gateway, so a read stays a read): `token list` shows when.
+CREATE FUNCTION neotoma_private.touch_api_token(token_hash text) RETURNS void
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+  UPDATE neotoma.api_tokens t SET last_used_at = date_trunc('minute', now())
+  WHERE t.token_hash = touch_api_token.token_hash
+    AND (t.last_used_at IS NULL OR t.last_used_at < date_trunc('minute', now())) $$;
+CREATE FUNCTION neotoma.touch_api_token(token_hash text) RETURNS void
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+  SELECT neotoma_private.touch_api_token(token_hash) $$;
+REVOKE ALL ON FUNCTION neotoma.create_api_token(uuid, text, text, text, double precision, boolean, text),
+  neotoma_private.create_api_token(uuid, text, text, text, double precision, boolean, text),
+  neotoma.touch_api_token(text), neotoma_private.touch_api_token(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma.create_api_token(uuid, text, text, text, double precision, boolean, text),
+  neotoma_private.create_api_token(uuid, text, text, text, double precision, boolean, text) TO neotoma_operator;
+GRANT EXECUTE ON FUNCTION neotoma.touch_api_token(text), neotoma_private.touch_api_token(text) TO neotoma_service;
 
 SELECT neotoma_private.grant_platform_roles();

@@ -22,6 +22,7 @@ from conftest import (
     ok,
     token_cli,
 )
+from anyio import sleep as anyio_sleep
 from mcp.shared.exceptions import MCPError
 
 pytestmark = pytest.mark.anyio
@@ -99,6 +100,50 @@ async def test_two_tokens_two_users(start_gateway) -> None:
     assert r.status_code == 401
     async with authed_client(gw2.url, ta) as a:
         ok(await a.call_tool("get_version", {}))
+
+
+async def test_limited_tokens(start_gateway) -> None:
+    """A read-only token reads and cannot write through any tool (bulk, the
+    memory server's tools); a token made for some tools calls only those;
+    `token list` shows the limits and when each token was last used."""
+    user = new_user()
+    gw = start_gateway("--tools", "memory,neotoma", auth=True)
+    writer = create_token(user)
+    reader = token_cli("create", "--user", user, "--read-only", "--name", "reader agent").stdout.strip()
+    memory = token_cli("create", "--user", user, "--tools", "memory").stdout.strip()
+    with pytest.raises(subprocess.CalledProcessError) as bad:
+        token_cli("create", "--user", user, "--tools", "nonsense")
+    assert "unknown tool set or group" in bad.value.stderr
+    async with authed_client(gw.url, writer) as w:
+        ok(await w.call_tool("store", {"entities": [{"entity_type": "note", "title": "shared plan", "content": "x"}]}))
+    async with authed_client(gw.url, reader) as r:
+        assert ok(await r.call_tool("retrieve_entities", {"search": "shared plan"}))["total"] == 1
+        for tool, args in [
+            ("store", {"entities": [{"entity_type": "note", "title": "no"}]}),
+            ("bulk", {"operations": [{"action": "store", "args": {"entities": [{"entity_type": "note", "title": "no"}]}}]}),
+        ]:
+            refused = error(await r.call_tool(tool, args))
+            assert (refused["code"], refused["details"]["limit"]) == ("FORBIDDEN", "read_only"), tool
+        # The memory server's tools answer its way: the refusal as text.
+        created = await r.call_tool("create_entities", {"entities": [{"name": "No", "entityType": "person", "observations": []}]})
+        assert created.is_error and "read-only" in created.content[0].text
+        assert not (await r.call_tool("read_graph", {})).is_error
+    async with authed_client(gw.url, memory) as m:
+        graph = await m.call_tool("read_graph", {})
+        assert not graph.is_error and "shared plan" in graph.content[0].text
+        refused = error(await m.call_tool("retrieve_entities", {}))
+        assert (refused["code"], refused["details"]["limit"]) == ("FORBIDDEN", "tools")
+    async with authed_client(gw.url, writer) as w:
+        # Nothing the refused calls asked for was written.
+        assert ok(await w.call_tool("retrieve_entities", {}))["total"] == 1
+    # The use is noted beside the call (at most once a minute per token).
+    for _ in range(100):
+        listed = {t["name"]: t for t in json.loads(token_cli("list").stdout) if t["user_id"] == user}
+        if listed["reader agent"]["last_used_at"] is not None:
+            break
+        await anyio_sleep(0.05)
+    assert listed["reader agent"]["read_only"] is True and listed["reader agent"]["last_used_at"] is not None
+    assert next(t for t in listed.values() if t["tools"] == "memory")["read_only"] is False
 
 
 async def test_rate_limits_per_user(start_gateway) -> None:

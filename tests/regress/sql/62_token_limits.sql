@@ -1,0 +1,94 @@
+-- Limited tokens (issue 43): a call that comes with a read-only token
+-- (neotoma.token_id, set by the gateway's role) runs only actions that
+-- write nothing, through every tool set, bulk included; a token made for
+-- some tools calls only those; a token of another user is refused; nothing
+-- a refused call asked for is written. token list shows the limits and the
+-- last use (touch_api_token, at most once a minute). As a non-superuser.
+\ir include/setup.sql
+BEGIN;
+\set SHOW_CONTEXT never
+-- Tokens are made by an operator (neotoma-mcp token create).
+SELECT neotoma.create_api_token('62000000-0000-0000-0000-00000000000a', 'h62-full', 'writer')->>'read_only' AS full_read_only;
+SELECT neotoma.create_api_token('62000000-0000-0000-0000-00000000000a', 'h62-reader', 'reader agent', 'user', NULL, true)
+       - 'id' - 'expires_at' AS reader;
+SELECT neotoma.create_api_token('62000000-0000-0000-0000-00000000000a', 'h62-memory', 'memory agent', 'user', NULL, false, 'memory')
+       - 'id' - 'expires_at' AS memory_only;
+SELECT neotoma.create_api_token('62000000-0000-0000-0000-00000000000b', 'h62-other', 'another user''s') ->> 'scope' AS other;
+-- An operator's token cannot be limited.
+SELECT neotoma.create_api_token('62000000-0000-0000-0000-00000000000a', 'h62-op', NULL, 'operator', NULL, true);
+ROLLBACK;
+BEGIN;
+SELECT neotoma.create_api_token('62000000-0000-0000-0000-00000000000a', 'h62-full', 'writer') IS NOT NULL AS full;
+SELECT neotoma.create_api_token('62000000-0000-0000-0000-00000000000a', 'h62-reader', 'reader agent', 'user', NULL, true) IS NOT NULL AS reader;
+SELECT neotoma.create_api_token('62000000-0000-0000-0000-00000000000a', 'h62-memory', 'memory agent', 'user', NULL, false, 'memory') IS NOT NULL AS memory_only;
+SELECT neotoma.create_api_token('62000000-0000-0000-0000-00000000000b', 'h62-other', 'another user''s') IS NOT NULL AS other;
+SELECT id AS full_token FROM neotoma.api_tokens WHERE token_hash = 'h62-full' \gset
+SELECT id AS reader_token FROM neotoma.api_tokens WHERE token_hash = 'h62-reader' \gset
+SELECT id AS memory_token FROM neotoma.api_tokens WHERE token_hash = 'h62-memory' \gset
+SELECT id AS other_token FROM neotoma.api_tokens WHERE token_hash = 'h62-other' \gset
+
+SET ROLE neotoma_regress_agent;
+SET neotoma.user_id = '62000000-0000-0000-0000-00000000000a';
+-- The full token writes.
+SELECT set_config('neotoma.token_id', :'full_token', true) IS NOT NULL AS with_full_token;
+SELECT jsonb_array_length(neotoma.store('{"entities": [{"entity_type": "note", "title": "kept", "content": "by the writer"}]}')->'entities') AS stored;
+SELECT id AS note FROM neotoma.entities WHERE entity_type = 'note' \gset
+
+-- The read-only token reads, and every write is refused with its limit named.
+SELECT set_config('neotoma.token_id', :'reader_token', true) IS NOT NULL AS with_reader_token;
+SELECT neotoma.retrieve_entities('{"search": "kept"}')->'total' AS reader_finds;
+SELECT neotoma.retrieve_entity_snapshot(jsonb_build_object('entity_id', :'note'))->'snapshot'->>'title' AS reader_reads;
+SELECT a AS action, error_code(try_action(a, x::jsonb)) AS code,
+       try_action(a, x::jsonb)->'error'->'details'->>'limit' AS "limit"
+FROM (VALUES
+  ('store', '{"entities": [{"entity_type": "note", "title": "no"}]}'),
+  ('correct', jsonb_build_object('entity_id', :'note', 'field', 'title', 'value', 'changed')::text),
+  ('delete_entity', jsonb_build_object('entity_id', :'note')::text),
+  ('bulk', '{"operations": [{"action": "store", "args": {"entities": [{"entity_type": "note", "title": "no"}]}}]}'),
+  ('memory_create_entities', '{"entities": [{"name": "No", "entityType": "person", "observations": ["x"]}]}'),
+  ('graphmem_create_entity', '{"name": "No", "entity_type": "person"}'),
+  ('engram_send_memory', '{"content": "no"}'),
+  ('set_context', '{"workspace": "elsewhere"}'),
+  ('erase', jsonb_build_object('entity_id', :'note')::text)) v(a, x);
+-- Reads of the other tool sets answer.
+SELECT jsonb_array_length(neotoma.memory_read_graph('{}')->'entities') AS memory_graph_reads;
+SELECT error_code(try_action('get_version', '{}')) IS NULL AS version_reads;
+
+-- The memory token calls the memory server's tools, nothing else.
+SELECT set_config('neotoma.token_id', :'memory_token', true) IS NOT NULL AS with_memory_token;
+SELECT jsonb_array_length(neotoma.memory_create_entities('{"entities": [{"name": "Mem", "entityType": "person", "observations": ["via memory"]}]}')->'entities') AS memory_writes;
+SELECT error_code(try_action('retrieve_entities', '{}')) AS neotoma_tool,
+       try_action('retrieve_entities', '{}')->'error'->'details'->>'limit' AS "limit",
+       error_code(try_action('graphmem_list_entities', '{}')) AS graphmem_tool;
+
+-- Another user's token, or none of the user's, is refused before anything runs.
+SELECT set_config('neotoma.token_id', :'other_token', true) IS NOT NULL AS with_other_users_token;
+SELECT error_code(try_action('retrieve_entities', '{}')) AS other_users_token;
+SELECT set_config('neotoma.token_id', '62000000-0000-0000-0000-0000000000ff', true) IS NOT NULL AS with_unknown_token;
+SELECT error_code(try_action('store', '{"entities": [{"entity_type": "note", "title": "no"}]}')) AS unknown_token;
+
+-- Without a token (SQL, stdio) nothing is limited.
+SELECT set_config('neotoma.token_id', '', true) IS NOT NULL AS without_token;
+SELECT jsonb_array_length(neotoma.store('{"entities": [{"entity_type": "note", "title": "also kept"}]}')->'entities') AS stored_without_token;
+
+-- Nothing the refused calls asked for was written.
+SELECT entity_type, count(*) FROM neotoma.entities GROUP BY 1 ORDER BY 1;
+SELECT count(*) AS corrections FROM neotoma.observations WHERE fields ? 'title' AND fields->>'title' = 'changed';
+SELECT count(*) AS contexts FROM neotoma.contexts;
+SELECT (neotoma.verify())->'ok' AS verify_ok;
+
+-- Users cannot read tokens, nor note their use; the gateway's role notes it.
+SELECT error_code(try_action('list_workspaces', '{}')) IS NULL AS reads_still_work;
+RESET ROLE;
+SET ROLE neotoma_user;
+SELECT has_function_privilege('neotoma.touch_api_token(text)', 'EXECUTE') AS user_may_touch,
+       has_table_privilege('neotoma.api_tokens', 'SELECT') AS user_may_read_tokens;
+RESET ROLE;
+SET ROLE neotoma_regress_agent;
+SELECT neotoma.touch_api_token('h62-reader');
+SELECT neotoma.touch_api_token('h62-reader');
+RESET ROLE;
+SELECT t->>'name' AS name, t->'read_only' AS read_only, t->'tools' AS tools, t->'last_used_at' <> 'null' AS used
+FROM jsonb_array_elements(neotoma.list_api_tokens()) t
+WHERE t->>'user_id' LIKE '62000000-%' ORDER BY 1;
+ROLLBACK;

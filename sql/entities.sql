@@ -54,6 +54,10 @@ CREATE TABLE neotoma.observations (
   -- correction, F3 otherwise). Contests lower it (observation_contests).
   confidence            text        CHECK (confidence ~ '^[A-F][1-6]$'),
   write_order           bigint      NOT NULL DEFAULT nextval('neotoma.observation_write_order'),
+  -- The token it was written with (0.24.0; neotoma._calling_token: the
+  -- gateway's neotoma.token_id, NULL over SQL and stdio): the agent, for
+  -- provenance (list_observations' written_with).
+  token_id              uuid        DEFAULT neotoma._calling_token(),
   PRIMARY KEY (user_id, id),
   FOREIGN KEY (user_id, entity_id) REFERENCES neotoma.entities (user_id, id),
   FOREIGN KEY (user_id, source_id) REFERENCES neotoma.sources (user_id, id),

@@ -144,15 +144,18 @@ BEGIN
                        WHERE t.user_id = _oauth_revoke_grant.user_id AND t.grant_id = _oauth_revoke_grant.grant_id);
 END $$;
 
--- An access token and a refresh token for a grant.
+-- An access token and a refresh token for a grant; a grant of `memory:read`
+-- (the client asked to read only, or the owner allowed only that) issues
+-- read-only tokens.
 CREATE FUNCTION neotoma_private._oauth_issue(g neotoma.oauth_grants, access_hash text, access_seconds double precision,
                                              refresh_hash text, refresh_seconds double precision, token_name text)
 RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 BEGIN
-  INSERT INTO neotoma.api_tokens (user_id, id, token_hash, name, scope, expires_at, resource, grant_id)
+  INSERT INTO neotoma.api_tokens (user_id, id, token_hash, name, scope, expires_at, resource, grant_id, read_only)
   VALUES (g.user_id, gen_random_uuid(), access_hash, token_name, 'user',
-          now() + access_seconds * interval '1 second', g.resource, g.id);
+          now() + access_seconds * interval '1 second', g.resource, g.id,
+          'memory:read' = ANY (regexp_split_to_array(g.scope, '\s+')));
   INSERT INTO neotoma.oauth_refresh_tokens (token_hash, user_id, grant_id, expires_at)
   VALUES (refresh_hash, g.user_id, g.id, now() + refresh_seconds * interval '1 second');
   PERFORM pg_notify('neotoma_tokens', access_hash);

@@ -219,13 +219,15 @@ pub fn migrate(user: &Uuid, schema: &EntitySchema, fields: &[String]) -> Result<
                  interpretation_run_id, kind, observed_at, specificity_score, source_priority, fields
                  , confidence
                  , write_order
+                 , token_id -- new
                  )
              SELECT $1::uuid, r.id, r.entity_id, $2, $3, r.source_id, r.run_id, 'migration',
                     neotoma._from_micros(r.observed_at), r.specificity_score, r.source_priority, r.fields
-                    -- What is migrated keeps the rating and the write order of the
-                    -- observation it came with.
+                    -- What is migrated keeps the rating, the write order and
+                    -- the token of the observation it came with.
                     , (SELECT o.confidence FROM neotoma.observations o WHERE o.user_id = $1::uuid AND o.id = r.original)
                     , (SELECT o.write_order FROM neotoma.observations o WHERE o.user_id = $1::uuid AND o.id = r.original)
+                    , (SELECT o.token_id FROM neotoma.observations o WHERE o.user_id = $1::uuid AND o.id = r.original) -- new
              FROM jsonb_to_recordset($4) AS r(id uuid, original uuid, entity_id text, source_id uuid, run_id uuid, observed_at bigint,
                   source_priority int, specificity_score double precision, fields jsonb)
              ON CONFLICT DO NOTHING",

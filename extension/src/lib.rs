@@ -49,7 +49,8 @@ extension_sql_file!(
     requires = [
         "sources",
         snapshots::apply_observation_batch,
-        snapshots::store_folding
+        snapshots::store_folding,
+        tenancy::calling_token
     ]
 );
 extension_sql_file!(
@@ -88,7 +89,11 @@ extension_sql_file!(
         crypto::random_bytes
     ]
 );
-extension_sql_file!("../../sql/tokens.sql", name = "tokens", requires = ["base"]);
+extension_sql_file!(
+    "../../sql/tokens.sql",
+    name = "tokens",
+    requires = ["base", tenancy::current_user_id]
+);
 extension_sql_file!(
     "../../sql/connectors.sql",
     name = "connectors",

@@ -60,6 +60,16 @@ pub fn current_user_id() -> Option<pgrx::datum::Uuid> {
     }
 }
 
+/// The token the call came with (`neotoma.token_id`, which only the
+/// gateway's role sets; a call with one was checked to be the user's token
+/// before it ran), else NULL (SQL, stdio): each observation keeps it (its
+/// column's default), so provenance says which agent wrote it.
+#[pg_extern(stable, parallel_safe, name = "_calling_token")]
+pub fn calling_token() -> Option<pgrx::datum::Uuid> {
+    let token = Uuid::parse_str(settings::token_id()?.trim()).ok()?;
+    Some(pgrx::datum::Uuid::from_bytes(*token.as_bytes()))
+}
+
 /// Whether this session acts as an operator (may change global schemas and
 /// other shared settings): `neotoma.operator` when set, else membership of
 /// `neotoma_operator`.

@@ -370,4 +370,44 @@ GRANT EXECUTE ON FUNCTION neotoma.create_api_token(uuid, text, text, text, doubl
   neotoma_private.create_api_token(uuid, text, text, text, double precision, boolean, text) TO neotoma_operator;
 GRANT EXECUTE ON FUNCTION neotoma.touch_api_token(text), neotoma_private.touch_api_token(text) TO neotoma_service;
 
+-- OAuth grants can read only (scope memory:read): their tokens are read-only.
+-- An access token and a refresh token for a grant; a grant of `memory:read`
+-- (the client asked to read only, or the owner allowed only that) issues
+-- read-only tokens.
+CREATE OR REPLACE FUNCTION neotoma_private._oauth_issue(g neotoma.oauth_grants, access_hash text, access_seconds double precision,
+                                             refresh_hash text, refresh_seconds double precision, token_name text)
+RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+BEGIN
+  INSERT INTO neotoma.api_tokens (user_id, id, token_hash, name, scope, expires_at, resource, grant_id, read_only)
+  VALUES (g.user_id, gen_random_uuid(), access_hash, token_name, 'user',
+          now() + access_seconds * interval '1 second', g.resource, g.id,
+          'memory:read' = ANY (regexp_split_to_array(g.scope, '\s+')));
+  INSERT INTO neotoma.oauth_refresh_tokens (token_hash, user_id, grant_id, expires_at)
+  VALUES (refresh_hash, g.user_id, g.id, now() + refresh_seconds * interval '1 second');
+  PERFORM pg_notify('neotoma_tokens', access_hash);
+  RETURN jsonb_build_object('user_id', g.user_id, 'scope', g.scope, 'resource', g.resource);
+END $$;
+
+-- Who said what (issue 43): each observation keeps the token it was
+-- written with; list_observations and retrieve_field_provenance show it
+-- (written_with). Existing observations have none.
+CREATE FUNCTION neotoma."_calling_token"() RETURNS uuid /* Option < pgrx :: datum :: Uuid > */
+STRICT STABLE PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'calling_token_wrapper';
+REVOKE ALL ON FUNCTION neotoma._calling_token() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma._calling_token() TO neotoma_user;
+ALTER TABLE neotoma.observations ADD COLUMN token_id uuid;
+ALTER TABLE neotoma.observations ALTER COLUMN token_id SET DEFAULT neotoma._calling_token();
+-- The name of one of the session's user's tokens (the agent that wrote an
+-- observation, for provenance); NULL for a token that is not the user's
+-- (or no longer exists). Users cannot read tokens otherwise.
+CREATE FUNCTION neotoma_private._token_name(token_id uuid) RETURNS text
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+  SELECT t.name FROM neotoma.api_tokens t
+  WHERE t.user_id = neotoma.current_user_id() AND t.id = _token_name.token_id $$;
+REVOKE ALL ON FUNCTION neotoma_private._token_name(uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma_private._token_name(uuid) TO neotoma_user;
+
 SELECT neotoma_private.grant_platform_roles();

@@ -11,6 +11,7 @@ import pytest
 import psycopg
 from conftest import (
     DATABASE,
+    THROUGH_ROUTER,
     Client,
     admin_dsn,
     authed_client,
@@ -105,17 +106,25 @@ async def test_two_tokens_two_users(start_gateway) -> None:
 async def test_limited_tokens(start_gateway) -> None:
     """A read-only token reads and cannot write through any tool (bulk, the
     memory server's tools); a token made for some tools calls only those;
-    `token list` shows the limits and when each token was last used."""
+    `token list` shows the limits and when each token was last used; each
+    observation names the agent (token) that wrote it."""
     user = new_user()
     gw = start_gateway("--tools", "memory,neotoma", auth=True)
-    writer = create_token(user)
+    writer = token_cli("create", "--user", user, "--name", "writer agent").stdout.strip()
     reader = token_cli("create", "--user", user, "--read-only", "--name", "reader agent").stdout.strip()
     memory = token_cli("create", "--user", user, "--tools", "memory").stdout.strip()
     with pytest.raises(subprocess.CalledProcessError) as bad:
         token_cli("create", "--user", user, "--tools", "nonsense")
     assert "unknown tool set or group" in bad.value.stderr
     async with authed_client(gw.url, writer) as w:
-        ok(await w.call_tool("store", {"entities": [{"entity_type": "note", "title": "shared plan", "content": "x"}]}))
+        stored = ok(await w.call_tool("store", {"entities": [{"entity_type": "note", "title": "shared plan", "content": "x"}]}))
+        note = stored["entities"][0]["entity_id"]
+        # Who said what: the observation names the agent it came with.
+        [seen] = ok(await w.call_tool("list_observations", {"entity_id": note}))["observations"]
+        # (Through a router the partitions keep no tokens: the id, not the name.)
+        assert seen["written_with"]["name"] == (None if THROUGH_ROUTER else "writer agent")
+        provenance = ok(await w.call_tool("retrieve_field_provenance", {"entity_id": note, "field": "title"}))
+        assert provenance["source_observation"]["written_with"] == seen["written_with"]
     async with authed_client(gw.url, reader) as r:
         assert ok(await r.call_tool("retrieve_entities", {"search": "shared plan"}))["total"] == 1
         for tool, args in [

@@ -157,7 +157,7 @@ def issued(r: httpx.Response) -> dict[str, Any]:
     assert body["token_type"] == "Bearer"
     assert body["access_token"].startswith("nta_") and body["refresh_token"].startswith("ntr_")
     assert isinstance(body["expires_in"], int) and body["expires_in"] > 0
-    assert "memory" in body["scope"].split()
+    assert {"memory", "memory:read"} & set(body["scope"].split())
     assert "operator" not in body["scope"].split()
     return body
 
@@ -372,7 +372,7 @@ def test_discovery(start_gateway) -> None:
         assert prm.status_code == 200, path
         doc = prm.json()
         assert doc["resource"] == f"{gw.base}/mcp" and doc["authorization_servers"] == [gw.base], doc
-        assert doc["scopes_supported"] == ["memory"], doc
+        assert doc["scopes_supported"] == ["memory", "memory:read"], doc
 
     asm = httpx.get(f"{gw.base}/.well-known/oauth-authorization-server")
     assert asm.status_code == 200
@@ -545,6 +545,48 @@ async def test_tokens_are_bound_to_their_gateway(start_gateway) -> None:
     client = tokens["client"]
     code, verifier = allow(a.base, client, login)
     assert oauth_error(exchange(a.base, client, code, verifier, resource=f"{b.base}/mcp")) == "invalid_target"
+
+
+async def test_read_only_grants(start_gateway) -> None:
+    """A client that asks for `memory:read`, or an owner who ticks "Read
+    only" on the consent page, gets read-only tokens, refreshed ones too:
+    reads answer, every write is FORBIDDEN; `token list` shows them
+    read-only. The owner can narrow a grant, never widen it."""
+    user = new_user()
+    gw = start_gateway(auth=True)
+    login = password_login(user)
+    full = grant(gw.base, login)
+    async with authed_client(gw.url, full["access_token"]) as c:
+        ok(await c.call_tool("store", NOTE))
+
+    # The client asks to read only: the page says so and offers nothing more.
+    client = register(gw.base)
+    verifier, challenge = pkce()
+    params = authorize_params(gw.base, client, challenge, "s1", scope="memory:read offline_access")
+    page = ConsentPage(f"{gw.base}/authorize?{urlencode(params)}")
+    assert "not to change it" in page.text and 'name="read_only"' not in page.response.text
+    q = redirected(page.submit(login), client["redirect_uris"][0])
+    asked = issued(exchange(gw.base, client, q["code"], verifier))
+    assert asked["scope"] == "memory:read offline_access"
+
+    # The owner narrows a client that asked for everything.
+    client2 = register(gw.base)
+    verifier2, challenge2 = pkce()
+    page = ConsentPage(f"{gw.base}/authorize?{urlencode(authorize_params(gw.base, client2, challenge2, 's2'))}")
+    assert "read and write" in page.text
+    f = page.form(login)
+    r = page.http.post(urljoin(page.url, f["action"]), data={**f["fields"], **login, "read_only": "on", "decision": "allow"})
+    narrowed = issued(exchange(gw.base, client2, redirected(r, client2["redirect_uris"][0])["code"], verifier2))
+    assert narrowed["scope"] == "memory:read"
+
+    for tokens in (asked, narrowed, issued(refresh(gw.base, client, asked["refresh_token"]))):
+        async with authed_client(gw.url, tokens["access_token"]) as c:
+            assert ok(await c.call_tool("retrieve_entities", {}))["total"] == 1
+            refused = error(await c.call_tool("store", NOTE))
+            assert (refused["code"], refused["details"]["limit"]) == ("FORBIDDEN", "read_only")
+            assert error(await c.call_tool("delete_entity", {"entity_id": "ent_x"}))["code"] == "FORBIDDEN"
+    listed = [t for t in json.loads(token_cli("list").stdout) if t["user_id"] == user]
+    assert sorted(t["read_only"] for t in listed) == [False, True, True, True], listed
 
 
 def test_expiry_refresh_rotation_and_reuse_detection(start_gateway) -> None:

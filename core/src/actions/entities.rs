@@ -110,6 +110,17 @@ pub struct ObservationOut {
     /// How many times it was contested.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contests: Option<u32>,
+    /// The token (agent) it was written with, when it came through one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_with: Option<WrittenWith>,
+}
+
+/// The token an observation was written with: its id, and its name (the
+/// agent's label) while the token exists.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct WrittenWith {
+    pub token_id: String,
+    pub name: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -142,6 +153,9 @@ pub struct SourceObservationOut {
     pub source_priority: i32,
     pub kind: String,
     pub interpretation_run_id: Option<String>,
+    /// The token (agent) it was written with, when it came through one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_with: Option<WrittenWith>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]

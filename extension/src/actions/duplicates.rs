@@ -288,11 +288,13 @@ pub fn split_entity(
                  interpretation_run_id, kind, observed_at, specificity_score, source_priority, fields
                  , confidence
                  , write_order
+                 , token_id -- new
                  )
              SELECT o.user_id, m.copy_id, $2, o.entity_type, o.schema_version, o.source_id,
                     o.interpretation_run_id, o.kind, o.observed_at, o.specificity_score, o.source_priority, o.fields
                     , o.confidence
                     , o.write_order
+                    , o.token_id -- new
              FROM neotoma.observation_moves m
              JOIN neotoma.observations o ON o.user_id = m.user_id AND o.id = m.observation_id
              WHERE m.user_id = $1::uuid AND m.split_id = $3::uuid

@@ -261,7 +261,7 @@ pub fn retrieve_field_provenance(
         .with("available_fields", found["fields"].clone()));
     };
     let v = db::json(
-        FIELD_PROVENANCE,
+        &crate::installed::adapt(FIELD_PROVENANCE)?,
         &[
             Arg::uuid(user),
             Arg::Text(observation_id),

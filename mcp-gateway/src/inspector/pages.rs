@@ -283,8 +283,14 @@ pub fn entity_page(v: &EntityView, who: Option<&str>) -> String {
         .flatten()
         .map(|o| {
             let when = o["observed_at"].as_str().unwrap_or_default();
+            // The agent that wrote it: its token's name, else the token's id.
+            let by = o["written_with"]["name"]
+                .as_str()
+                .or_else(|| o["written_with"]["token_id"].as_str())
+                .map(|w| format!(" <span class=\"agent\">by {}</span>", escape(w)))
+                .unwrap_or_default();
             format!(
-                "<li><time>{}</time> <span class=\"kind\">{}</span> <code>{}</code> \
+                "<li><time>{}</time> <span class=\"kind\">{}</span>{by} <code>{}</code> \
                  <a href=\"/inspector/entities/{}?at={}\">as of this</a></li>",
                 escape(when),
                 escape(o["kind"].as_str().unwrap_or_default()),
@@ -749,6 +755,32 @@ mod tests {
         assert!(html.contains("<span class=\"competing\">Ada Lovelace</span>"));
         assert!(html.contains("/inspector/sources/30f870dd-7f1c"));
         assert!(html.contains("F3"));
+    }
+
+    #[test]
+    fn the_history_says_which_agent_wrote_each_observation() {
+        let observations = json!({"observations": [
+            {"observed_at": "2026-01-03T00:00:00Z", "kind": "store", "fields": {"name": "A"},
+             "written_with": {"token_id": "7c0d…", "name": "<reader> agent"}},
+            {"observed_at": "2026-01-02T00:00:00Z", "kind": "store", "fields": {"name": "B"},
+             "written_with": {"token_id": "5e1f-token", "name": null}},
+            {"observed_at": "2026-01-01T00:00:00Z", "kind": "store", "fields": {"name": "C"}}
+        ]});
+        let html = entity_page(
+            &EntityView {
+                snapshot: &json!({"entity_id": "ent_1", "snapshot": {}}),
+                observations: &observations,
+                relationships: &json!({"relationships": []}),
+                related: &json!({}),
+                at: None,
+                notice: None,
+                error: None,
+            },
+            None,
+        );
+        assert!(html.contains("by &lt;reader&gt; agent"));
+        assert!(html.contains("by 5e1f-token"));
+        assert_eq!(html.matches("class=\"agent\"").count(), 2);
     }
 
     #[test]

@@ -30,6 +30,8 @@ pub struct ConsentForm {
     pub code: Option<String>,
     /// `allow` or `deny`.
     pub decision: Option<String>,
+    /// `on`: the owner allows reading only (the checkbox).
+    pub read_only: Option<String>,
 }
 
 const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#222}\
@@ -47,8 +49,14 @@ fn page(title: &str, body: &str) -> String {
 }
 
 /// The login and consent form for `client_name`, which will be sent to
-/// `redirect_uri`; `error` says why the last attempt failed.
-pub fn consent_page(params: &AuthorizeParams, client_name: &str, error: Option<&str>) -> String {
+/// `redirect_uri`; `read_only`: the client asked to read only; `error`
+/// says why the last attempt failed.
+pub fn consent_page(
+    params: &AuthorizeParams,
+    client_name: &str,
+    read_only: bool,
+    error: Option<&str>,
+) -> String {
     let hidden = [
         ("response_type", &params.response_type),
         ("client_id", &params.client_id),
@@ -72,10 +80,22 @@ pub fn consent_page(params: &AuthorizeParams, client_name: &str, error: Option<&
     let error = error
         .map(|e| format!("<p class=\"error\" role=\"alert\">{}</p>", escape(e)))
         .unwrap_or_default();
+    // What the client may do, and the owner's choice to let it read only.
+    let (asks, narrow) =
+        if read_only {
+            (
+                "to read your memory (entities, observations, relationships, files) as you, \
+          not to change it",
+                String::new(),
+            )
+        } else {
+            ("to read and write your memory (entities, observations, relationships, files) as you",
+         "<label><input type=\"checkbox\" name=\"read_only\" value=\"on\"> Read only: it may \
+          read my memory, not change it</label>".to_string())
+        };
     let body = format!(
         "<h1>Allow {client} to use your Neotoma memory?</h1>\
-         <p><strong>{client}</strong> asks to read and write your memory (entities, observations, \
-         relationships, files) as you. It will be sent back to:</p>\
+         <p><strong>{client}</strong> asks {asks}. It will be sent back to:</p>\
          <p class=\"where\">{redirect}</p>{error}\
          <form method=\"post\" action=\"/authorize\">{hidden}\
          <fieldset><legend>Log in with your username and password</legend>\
@@ -88,6 +108,7 @@ pub fn consent_page(params: &AuthorizeParams, client_name: &str, error: Option<&
          <label for=\"code\">One-time code</label>\
          <input type=\"text\" id=\"code\" name=\"code\" autocomplete=\"one-time-code\">\
          </fieldset>\
+         {narrow}\
          <button type=\"submit\" name=\"decision\" value=\"allow\">Allow</button>\
          <button type=\"submit\" name=\"decision\" value=\"deny\">Deny</button>\
          </form>",
@@ -121,7 +142,7 @@ mod tests {
             state: Some("s'1".into()),
             ..Default::default()
         };
-        let html = consent_page(&params, "<img src=x onerror=y>", Some("<bad>"));
+        let html = consent_page(&params, "<img src=x onerror=y>", false, Some("<bad>"));
         assert!(!html.contains("<script>"));
         assert!(!html.contains("<img"));
         assert!(!html.contains("<bad>"));
@@ -131,5 +152,14 @@ mod tests {
             !html.contains("name=\"resource\""),
             "absent parameters are not carried"
         );
+    }
+
+    #[test]
+    fn the_page_says_what_the_client_may_do() {
+        let params = AuthorizeParams::default();
+        let full = consent_page(&params, "Agent", false, None);
+        assert!(full.contains("read and write") && full.contains("name=\"read_only\""));
+        let reader = consent_page(&params, "Agent", true, None);
+        assert!(reader.contains("not to change it") && !reader.contains("name=\"read_only\""));
     }
 }

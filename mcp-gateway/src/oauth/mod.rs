@@ -53,8 +53,12 @@ pub struct OAuth {
     registrations: SlidingWindow<IpAddr>,
 }
 
-/// The scopes a client may ask for: its user's memory, and refresh tokens.
-const SCOPES: [&str; 2] = ["memory", "offline_access"];
+/// The scopes a client may ask for: its user's memory (`memory:read`: to
+/// read it only), and refresh tokens.
+const SCOPES: [&str; 3] = ["memory", "memory:read", "offline_access"];
+/// The scope of a read-only grant: its tokens are read-only
+/// (docs/security.md, limited tokens).
+const READ_ONLY: &str = "memory:read";
 const LOGIN_FAILURES_PER_MINUTE: u32 = 10;
 const REGISTRATIONS_PER_HOUR: u32 = 20;
 const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
@@ -159,7 +163,7 @@ async fn protected_resource(State(state): State<Arc<OAuthState>>) -> Response {
     Json(json!({
         "resource": o.resource,
         "authorization_servers": [o.issuer],
-        "scopes_supported": ["memory"],
+        "scopes_supported": ["memory", READ_ONLY],
         "bearer_methods_supported": ["header"],
         "resource_name": "Neotoma",
     }))
@@ -418,18 +422,42 @@ async fn check_request(
     })
 }
 
-/// The scope granted for a requested one: `memory`, plus `offline_access`
-/// when asked; an unknown scope is refused (its name).
+/// The scope granted for a requested one: `memory` (or `memory:read` when
+/// that alone is asked), plus `offline_access` when asked; an unknown
+/// scope is refused (its name).
 fn granted_scope(requested: Option<&str>) -> Result<String, String> {
     let asked: Vec<&str> = requested.unwrap_or_default().split_whitespace().collect();
     if let Some(unknown) = asked.iter().find(|s| !SCOPES.contains(s)) {
         return Err(unknown.to_string());
     }
-    Ok(if asked.contains(&"offline_access") {
-        "memory offline_access".into()
+    let memory = if asked.contains(&READ_ONLY) && !asked.contains(&"memory") {
+        READ_ONLY
     } else {
-        "memory".into()
+        "memory"
+    };
+    Ok(if asked.contains(&"offline_access") {
+        format!("{memory} offline_access")
+    } else {
+        memory.into()
     })
+}
+
+/// Whether a granted scope reads only.
+fn reads_only(scope: &str) -> bool {
+    scope.split_whitespace().any(|s| s == READ_ONLY)
+}
+
+/// The scope the owner allowed: the one granted, read-only when they
+/// chose so on the consent page (they can narrow it, never widen it).
+fn allowed_scope(granted: &str, read_only_chosen: bool) -> String {
+    if !read_only_chosen || reads_only(granted) {
+        return granted.to_string();
+    }
+    granted
+        .split_whitespace()
+        .map(|s| if s == "memory" { READ_ONLY } else { s })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// A PKCE code verifier or challenge: 43 to 128 unreserved characters.
@@ -462,7 +490,12 @@ async fn authorize_page(
     match check_request(&state, o, &params).await {
         Ok(req) => page(
             StatusCode::OK,
-            consent::consent_page(&params, req.client.display_name(), None),
+            consent::consent_page(
+                &params,
+                req.client.display_name(),
+                reads_only(&req.scope),
+                None,
+            ),
         ),
         Err(r) => r,
     }
@@ -535,6 +568,7 @@ async fn authorize_decision(
         let page_html = consent::consent_page(
             &form.params,
             req.client.display_name(),
+            reads_only(&req.scope),
             Some(&format!(
                 "Too many failed logins from this address: try again in {} seconds.",
                 retry_after_seconds(wait)
@@ -558,6 +592,7 @@ async fn authorize_decision(
                 consent::consent_page(
                     &form.params,
                     req.client.display_name(),
+                    reads_only(&req.scope),
                     Some("The username and password, or the one-time code, are not right."),
                 ),
             );
@@ -576,13 +611,14 @@ async fn authorize_decision(
         return consent_error(StatusCode::INTERNAL_SERVER_ERROR, "no randomness");
     };
     let code_hash = hash_token(&code);
+    let scope = allowed_scope(&req.scope, form.read_only.as_deref() == Some("on"));
     let authorization = store::Authorization {
         user,
         client_id: &req.client.client_id,
         redirect_uri: &req.redirect_uri,
         code_challenge: &req.code_challenge,
         resource: &o.resource,
-        scope: &req.scope,
+        scope: &scope,
         code_hash: &code_hash,
     };
     if let Err(e) = store::authorize(&state.db, &authorization).await {
@@ -860,6 +896,25 @@ mod tests {
             "memory offline_access"
         );
         assert_eq!(granted_scope(Some("memory admin")).unwrap_err(), "admin");
+        assert_eq!(granted_scope(Some("memory:read")).unwrap(), "memory:read");
+        assert_eq!(
+            granted_scope(Some("offline_access memory:read")).unwrap(),
+            "memory:read offline_access"
+        );
+        // Asking for both is asking for all.
+        assert_eq!(granted_scope(Some("memory:read memory")).unwrap(), "memory");
+    }
+
+    #[test]
+    fn the_owner_may_narrow_a_grant_to_reading_never_widen_it() {
+        assert_eq!(
+            allowed_scope("memory offline_access", true),
+            "memory:read offline_access"
+        );
+        assert_eq!(allowed_scope("memory", false), "memory");
+        assert_eq!(allowed_scope("memory:read", false), "memory:read");
+        assert_eq!(allowed_scope("memory:read", true), "memory:read");
+        assert!(reads_only("memory:read offline_access") && !reads_only("memory"));
     }
 
     #[test]

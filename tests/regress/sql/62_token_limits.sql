@@ -1,9 +1,11 @@
--- Limited tokens (issue 43): a call that comes with a read-only token
+-- Limited tokens and who said what (issue 43): a call that comes with a read-only token
 -- (neotoma.token_id, set by the gateway's role) runs only actions that
 -- write nothing, through every tool set, bulk included; a token made for
 -- some tools calls only those; a token of another user is refused; nothing
 -- a refused call asked for is written. token list shows the limits and the
--- last use (touch_api_token, at most once a minute). As a non-superuser.
+-- last use (touch_api_token, at most once a minute); each observation
+-- keeps the token it was written with, which list_observations and
+-- retrieve_field_provenance name (written_with). As a non-superuser.
 \ir include/setup.sql
 BEGIN;
 \set SHOW_CONTEXT never
@@ -33,6 +35,16 @@ SET neotoma.user_id = '62000000-0000-0000-0000-00000000000a';
 SELECT set_config('neotoma.token_id', :'full_token', true) IS NOT NULL AS with_full_token;
 SELECT jsonb_array_length(neotoma.store('{"entities": [{"entity_type": "note", "title": "kept", "content": "by the writer"}]}')->'entities') AS stored;
 SELECT id AS note FROM neotoma.entities WHERE entity_type = 'note' \gset
+-- Who said what: the observation keeps the token it came with, and the
+-- provenance names the agent (the token's name).
+SELECT count(*) FILTER (WHERE token_id = :'full_token') AS written_with_the_token, count(*) AS observations
+FROM neotoma.observations;
+SELECT o->'written_with'->>'name' AS agent, o->'written_with'->>'token_id' = :'full_token' AS same_token
+FROM jsonb_array_elements(neotoma.list_observations(jsonb_build_object('entity_id', :'note'))->'observations') o;
+SELECT neotoma.retrieve_field_provenance(jsonb_build_object('entity_id', :'note', 'field', 'title'))
+         ->'source_observation'->'written_with'->>'name' AS provenance_agent;
+-- Another user's token names nothing.
+SELECT neotoma_private._token_name(:'other_token') IS NULL AS other_users_token_unnamed;
 
 -- The read-only token reads, and every write is refused with its limit named.
 SELECT set_config('neotoma.token_id', :'reader_token', true) IS NOT NULL AS with_reader_token;
@@ -70,12 +82,26 @@ SELECT error_code(try_action('store', '{"entities": [{"entity_type": "note", "ti
 -- Without a token (SQL, stdio) nothing is limited.
 SELECT set_config('neotoma.token_id', '', true) IS NOT NULL AS without_token;
 SELECT jsonb_array_length(neotoma.store('{"entities": [{"entity_type": "note", "title": "also kept"}]}')->'entities') AS stored_without_token;
+SELECT o ? 'written_with' AS has_writer
+FROM jsonb_array_elements(neotoma.list_observations(jsonb_build_object('entity_id',
+       (SELECT id FROM neotoma.entities WHERE canonical_name = 'also kept')))->'observations') o;
 
 -- Nothing the refused calls asked for was written.
 SELECT entity_type, count(*) FROM neotoma.entities GROUP BY 1 ORDER BY 1;
 SELECT count(*) AS corrections FROM neotoma.observations WHERE fields ? 'title' AND fields->>'title' = 'changed';
 SELECT count(*) AS contexts FROM neotoma.contexts;
 SELECT (neotoma.verify())->'ok' AS verify_ok;
+
+-- A split's copies keep the token of the observations they copy, whoever splits.
+SELECT set_config('neotoma.token_id', :'full_token', true) IS NOT NULL AS with_full_token_again;
+SELECT neotoma.store('{"entities": [{"entity_type": "person", "name": "Ada", "email": "ada@example.com"}]}')->>'source_id' AS ada_source \gset
+SELECT set_config('neotoma.token_id', '', true) IS NOT NULL AS without_token_again;
+SELECT neotoma.store('{"entities": [{"entity_type": "person", "name": "Ada", "email": "ada@example.com", "phone": "555"}]}')->'entities'->0->>'entity_id' AS ada \gset
+SELECT r->'observations_moved' AS moved
+FROM neotoma.split_entity(jsonb_build_object('entity_id', :'ada', 'source_ids', jsonb_build_array(:'ada_source'), 'reason', 'test')) r;
+SELECT o.entity_id = :'ada' AS stayed, o.token_id = :'full_token' AS with_the_writers_token
+FROM neotoma.observations o WHERE o.fields->>'name' = 'Ada' AND o.kind = 'store' ORDER BY 1, 2;
+SELECT (neotoma.verify())->'ok' AS verify_ok_after_split;
 
 -- Users cannot read tokens, nor note their use; the gateway's role notes it.
 SELECT error_code(try_action('list_workspaces', '{}')) IS NULL AS reads_still_work;

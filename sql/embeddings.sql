@@ -20,12 +20,12 @@ CREATE TABLE neotoma.entity_embeddings (
   -- The list it falls in (embedding_lists, below); NULL while the user has
   -- no lists of the model.
   list_no     integer,
-  -- Its compact copy (8 bits a component: neotoma._embedding_code; NULL
-  -- past 2,048 components), which a search scans from the index below.
+  -- Its compact copy (4 bits a component: neotoma._embedding_code; NULL
+  -- past 3,072 components), which a search scans from the index below.
   code        bytea GENERATED ALWAYS AS (neotoma._embedding_code(embedding)) STORED,
   PRIMARY KEY (user_id, entity_id, model)
 );
--- A list's codes, read from the index alone (a quarter of the bytes of the
+-- A list's codes, read from the index alone (an eighth of the bytes of the
 -- embeddings, which a search then reads only for the best few).
 CREATE INDEX entity_embeddings_lists ON neotoma.entity_embeddings (user_id, model, list_no)
   INCLUDE (entity_id, entity_type, code);

@@ -109,7 +109,7 @@ fn cosine(a: pgrx::Array<f32>, b: pgrx::Array<f32>) -> f64 {
 }
 
 /// The compact copy of an embedding a search scans (neotoma_embed::codes);
-/// NULL for one that cannot have one (more than 2,048 components, zero).
+/// NULL for one that cannot have one (more than 3,072 components, zero).
 #[pg_extern(immutable, parallel_safe, strict, name = "_embedding_code")]
 fn embedding_code(embedding: pgrx::Array<f32>) -> Option<Vec<u8>> {
     neotoma_embed::codes::encode(&values(&embedding))

@@ -276,7 +276,7 @@ BEGIN
   RETURN n;
 END $$;
 
--- Semantic search scans compact copies of the embeddings (8 bits a
+-- Semantic search scans compact copies of the embeddings (4 bits a
 -- component) from the lists' index and ranks the likest exactly
 -- (docs/decisions.md): the column is generated, so every embedding written
 -- has it; adding it rewrites the table (23 s for 2,034,610 embeddings).

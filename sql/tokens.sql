@@ -35,15 +35,18 @@ CREATE UNIQUE INDEX api_tokens_hash ON neotoma.api_tokens (token_hash);
 CREATE INDEX api_tokens_grant ON neotoma.api_tokens (user_id, grant_id) WHERE grant_id IS NOT NULL;
 
 -- The token's id (from 0.12.0) names its context (set_context); a token
--- with a resource (from 0.15.0) is good for that resource only.
+-- with a resource (from 0.15.0) is good for that resource only; its limits
+-- (from 0.24.0) decide which tools its session lists.
 CREATE FUNCTION neotoma_private.authenticate_token(token_hash text)
-RETURNS TABLE (user_id uuid, scope text, expires_at timestamptz, id uuid, resource text)
+RETURNS TABLE (user_id uuid, scope text, expires_at timestamptz, id uuid, resource text,
+               read_only boolean, tools text)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
-  SELECT t.user_id, t.scope, t.expires_at, t.id, t.resource FROM neotoma.api_tokens t
+  SELECT t.user_id, t.scope, t.expires_at, t.id, t.resource, t.read_only, t.tools FROM neotoma.api_tokens t
   WHERE t.token_hash = authenticate_token.token_hash AND t.revoked_at IS NULL
     AND (t.expires_at IS NULL OR t.expires_at > now()) $$;
 CREATE FUNCTION neotoma.authenticate_token(token_hash text)
-RETURNS TABLE (user_id uuid, scope text, expires_at timestamptz, id uuid, resource text)
+RETURNS TABLE (user_id uuid, scope text, expires_at timestamptz, id uuid, resource text,
+               read_only boolean, tools text)
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
   SELECT * FROM neotoma_private.authenticate_token(token_hash) $$;
 

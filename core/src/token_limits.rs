@@ -4,7 +4,7 @@
 //! (`neotoma.token_id`) against its token's limits before the action runs.
 
 use crate::catalog::{self, ActionId};
-use crate::tool_sets::{self, Selection};
+use crate::tool_sets::{self, Selection, ToolGroup, ToolSet};
 use crate::{ErrorCode, NeotomaError};
 
 /// A token's limits, as stored with it (`neotoma.api_tokens`).
@@ -61,6 +61,12 @@ impl TokenLimits {
         Ok(())
     }
 
+    /// Whether a tool that writes (or not), of `set` and `group`, is
+    /// within the limits: what `tools/list` shows a token's session.
+    pub fn permits(&self, read_only: bool, set: ToolSet, group: ToolGroup) -> bool {
+        (read_only || !self.read_only) && self.tools.as_ref().is_none_or(|t| t.lists(set, group))
+    }
+
     /// Whether the token is limited at all.
     pub fn limited(&self) -> bool {
         self.read_only || self.tools.is_some()
@@ -99,6 +105,24 @@ mod tests {
             Some(ErrorCode::Forbidden)
         );
         assert!(reader.permit(ActionId::RetrieveEntities).is_ok());
+    }
+
+    #[test]
+    fn what_a_token_is_shown_is_what_it_may_call() {
+        for limits in [
+            TokenLimits::new(true, None),
+            TokenLimits::new(false, Some("memory,neotoma,review")),
+            TokenLimits::new(true, Some("all")),
+        ] {
+            for a in catalog::actions() {
+                assert_eq!(
+                    limits.permits(a.read_only, a.tool_set, catalog::group_of(a.id)),
+                    limits.permit(a.id).is_ok(),
+                    "{}",
+                    a.name()
+                );
+            }
+        }
     }
 
     #[test]

@@ -279,6 +279,8 @@ pub async fn require_token(
                 remote: true,
                 token: identity.id,
             });
+            // What tools/list shows this session.
+            request.extensions_mut().insert(identity.limits);
             next.run(request).await
         }
         Ok(None) => {
@@ -338,6 +340,7 @@ mod tests {
             expires_at: None,
             id: None,
             resource: None,
+            limits: Default::default(),
         };
         let generation = |c: &TokenCache| c.generation.load(Ordering::SeqCst);
         cache.remember("h".into(), Some(id.clone()), generation(&cache));
@@ -365,6 +368,7 @@ mod tests {
             expires_at: Some(SystemTime::now() - Duration::from_secs(1)),
             id: None,
             resource: None,
+            limits: Default::default(),
         };
         assert!(!past.valid_now());
         let later = TokenIdentity {

@@ -27,6 +27,10 @@ pub struct Action {
     pub measured_as: Option<String>,
     /// The set listing it; its failures answer the way that set's server does.
     pub tool_set: ToolSet,
+    /// Its group among Neotoma's tools (`--tools`): what a limited token's
+    /// session lists (HTTP only: tokens are HTTP's).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub group: ToolGroup,
     /// Its tool, named as its set names it.
     pub tool: Tool,
 }
@@ -184,6 +188,11 @@ impl Catalog {
                     None => continue,
                 },
             };
+            // A catalog from before groups has every tool in `core`.
+            let group = e["tool_group"]
+                .as_str()
+                .and_then(ToolGroup::parse)
+                .unwrap_or(ToolGroup::Core);
             let action = Action {
                 sql_function,
                 name: name.clone(),
@@ -193,14 +202,10 @@ impl Catalog {
                 read_files,
                 measured_as: e["measured_as"].as_str().map(str::to_string),
                 tool_set,
+                group,
                 tool,
             };
             let served = tool_sets.contains(&tool_set);
-            // A catalog from before groups has every tool in `core`.
-            let group = e["tool_group"]
-                .as_str()
-                .and_then(ToolGroup::parse)
-                .unwrap_or(ToolGroup::Core);
             if served && action.listable() && selection.lists(tool_set, group) {
                 let mut listed = action.clone();
                 listed.tool.name = e["tool_name"].as_str().unwrap_or(&name).to_string().into();
@@ -289,6 +294,17 @@ impl Catalog {
     pub fn tools(&self) -> Vec<Tool> {
         self.listed.iter().map(|a| a.tool.clone()).collect()
     }
+
+    /// The tools to list for a session whose token has `limits`: those it
+    /// may call (a read-only agent is not shown tools it cannot use).
+    #[cfg(feature = "http")]
+    pub fn tools_within(&self, limits: &neotoma_core::token_limits::TokenLimits) -> Vec<Tool> {
+        self.listed
+            .iter()
+            .filter(|a| limits.permits(a.read_only, a.tool_set, a.group))
+            .map(|a| a.tool.clone())
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -301,6 +317,42 @@ mod tests {
             sets: sets.to_vec(),
             groups: ToolGroup::ALL.iter().copied().collect(),
         }
+    }
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn a_limited_token_is_shown_only_what_it_may_call() {
+        use neotoma_core::token_limits::TokenLimits;
+        let json = neotoma_core::catalog::catalog_json("9.9.9");
+        let served = Catalog::from_json(
+            &json,
+            &neotoma_core::tool_sets::parse_selection("memory,all").unwrap(),
+        )
+        .unwrap();
+        let names = |tools: Vec<Tool>| -> Vec<String> {
+            tools.iter().map(|t| t.name.to_string()).collect()
+        };
+        let everything = names(served.tools());
+        assert_eq!(
+            names(served.tools_within(&TokenLimits::default())),
+            everything
+        );
+        let reader = names(served.tools_within(&TokenLimits::new(true, None)));
+        assert!(
+            reader.contains(&"retrieve_entities".to_string())
+                && reader.contains(&"read_graph".to_string())
+        );
+        assert!(
+            !reader
+                .iter()
+                .any(|n| ["store", "bulk", "erase", "create_entities"].contains(&n.as_str()))
+        );
+        assert!(reader.len() < everything.len(), "{reader:?}");
+        let memory = names(served.tools_within(&TokenLimits::new(false, Some("memory"))));
+        assert!(
+            memory.contains(&"create_entities".to_string())
+                && !memory.contains(&"store".to_string())
+        );
     }
 
     #[test]

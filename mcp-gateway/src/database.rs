@@ -349,7 +349,8 @@ impl Database {
         let statement = client
             .prepare_cached(
                 "SELECT t.user_id, t.scope, extract(epoch FROM t.expires_at)::float8, \
-                        (to_jsonb(t) ->> 'id')::uuid, to_jsonb(t) ->> 'resource' \
+                        (to_jsonb(t) ->> 'id')::uuid, to_jsonb(t) ->> 'resource', \
+                        coalesce((to_jsonb(t) ->> 'read_only')::boolean, false), to_jsonb(t) ->> 'tools' \
                  FROM neotoma.authenticate_token($1) t",
             )
             .await
@@ -365,10 +366,13 @@ impl Database {
         let expires: Option<f64> = row.try_get(2).map_err(read)?;
         let id: Option<Uuid> = row.try_get(3).map_err(read)?;
         let resource: Option<String> = row.try_get(4).map_err(read)?;
+        let read_only: bool = row.try_get(5).map_err(read)?;
+        let tools: Option<String> = row.try_get(6).map_err(read)?;
         Ok(Some(TokenIdentity {
             user,
             id,
             resource,
+            limits: neotoma_core::token_limits::TokenLimits::new(read_only, tools.as_deref()),
             operator: scope == "operator",
             expires_at: expires
                 .map(|s| SystemTime::UNIX_EPOCH + Duration::from_secs_f64(s.max(0.0))),

@@ -59,6 +59,9 @@ pub struct TokenIdentity {
     /// The resource an OAuth access token is bound to (None: a static
     /// token, good for any gateway of the database).
     pub resource: Option<String>,
+    /// What it may call (the extension checks each call; `tools/list`
+    /// shows only those).
+    pub limits: neotoma_core::token_limits::TokenLimits,
 }
 
 #[cfg(feature = "http")]

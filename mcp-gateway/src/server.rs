@@ -432,8 +432,25 @@ impl ServerHandler for Gateway {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _cx: RequestContext<RoleServer>,
+        cx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        // A limited token's session sees the tools it may call.
+        #[cfg(feature = "http")]
+        if let Some(limits) = cx
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|p| {
+                p.extensions
+                    .get::<neotoma_core::token_limits::TokenLimits>()
+            })
+            .filter(|l| l.limited())
+        {
+            return Ok(ListToolsResult::with_all_items(
+                self.state.catalog.tools_within(limits),
+            ));
+        }
+        #[cfg(not(feature = "http"))]
+        let _ = cx;
         Ok(ListToolsResult::with_all_items(self.state.catalog.tools()))
     }
 

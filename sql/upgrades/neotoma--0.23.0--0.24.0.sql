@@ -309,6 +309,24 @@ ALTER TABLE neotoma.api_tokens
   ADD COLUMN read_only boolean NOT NULL DEFAULT false,
   ADD COLUMN tools text,
   ADD COLUMN last_used_at timestamptz;
+DROP FUNCTION neotoma.authenticate_token(text);
+DROP FUNCTION neotoma_private.authenticate_token(text);
+-- The token's id (from 0.12.0) names its context (set_context); a token
+-- with a resource (from 0.15.0) is good for that resource only; its limits
+-- (from 0.24.0) decide which tools its session lists.
+CREATE FUNCTION neotoma_private.authenticate_token(token_hash text)
+RETURNS TABLE (user_id uuid, scope text, expires_at timestamptz, id uuid, resource text,
+               read_only boolean, tools text)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+  SELECT t.user_id, t.scope, t.expires_at, t.id, t.resource, t.read_only, t.tools FROM neotoma.api_tokens t
+  WHERE t.token_hash = authenticate_token.token_hash AND t.revoked_at IS NULL
+    AND (t.expires_at IS NULL OR t.expires_at > now()) $$;
+CREATE FUNCTION neotoma.authenticate_token(token_hash text)
+RETURNS TABLE (user_id uuid, scope text, expires_at timestamptz, id uuid, resource text,
+               read_only boolean, tools text)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT * FROM neotoma_private.authenticate_token(token_hash) $$;
+
 DROP FUNCTION neotoma.create_api_token(uuid, text, text, text, double precision);
 DROP FUNCTION neotoma_private.create_api_token(uuid, text, text, text, double precision);
 CREATE FUNCTION neotoma_private.create_api_token(user_id uuid, token_hash text, name text DEFAULT NULL,
@@ -368,7 +386,9 @@ REVOKE ALL ON FUNCTION neotoma.create_api_token(uuid, text, text, text, double p
   neotoma.touch_api_token(text), neotoma_private.touch_api_token(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION neotoma.create_api_token(uuid, text, text, text, double precision, boolean, text),
   neotoma_private.create_api_token(uuid, text, text, text, double precision, boolean, text) TO neotoma_operator;
-GRANT EXECUTE ON FUNCTION neotoma.touch_api_token(text), neotoma_private.touch_api_token(text) TO neotoma_service;
+REVOKE ALL ON FUNCTION neotoma.authenticate_token(text), neotoma_private.authenticate_token(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma.touch_api_token(text), neotoma_private.touch_api_token(text),
+  neotoma.authenticate_token(text), neotoma_private.authenticate_token(text) TO neotoma_service;
 
 -- OAuth grants can read only (scope memory:read): their tokens are read-only.
 -- An access token and a refresh token for a grant; a grant of `memory:read`

@@ -125,7 +125,13 @@ async def test_limited_tokens(start_gateway) -> None:
         assert seen["written_with"]["name"] == (None if THROUGH_ROUTER else "writer agent")
         provenance = ok(await w.call_tool("retrieve_field_provenance", {"entity_id": note, "field": "title"}))
         assert provenance["source_observation"]["written_with"] == seen["written_with"]
+    async with authed_client(gw.url, writer) as w:
+        everything = {t.name for t in (await w.list_tools()).tools}
     async with authed_client(gw.url, reader) as r:
+        # Its session lists only what it may call.
+        listed = {t.name for t in (await r.list_tools()).tools}
+        assert {"retrieve_entities", "read_graph", "list_observations"} <= listed < everything
+        assert not listed & {"store", "correct", "create_entities", "delete_entity"}
         assert ok(await r.call_tool("retrieve_entities", {"search": "shared plan"}))["total"] == 1
         for tool, args in [
             ("store", {"entities": [{"entity_type": "note", "title": "no"}]}),
@@ -138,6 +144,8 @@ async def test_limited_tokens(start_gateway) -> None:
         assert created.is_error and "read-only" in created.content[0].text
         assert not (await r.call_tool("read_graph", {})).is_error
     async with authed_client(gw.url, memory) as m:
+        listed = {t.name for t in (await m.list_tools()).tools}
+        assert "create_entities" in listed and "retrieve_entities" not in listed and "store" not in listed
         graph = await m.call_tool("read_graph", {})
         assert not graph.is_error and "shared plan" in graph.content[0].text
         refused = error(await m.call_tool("retrieve_entities", {}))

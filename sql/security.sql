@@ -212,7 +212,7 @@ GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA neotoma TO neotoma_user;
 GRANT EXECUTE ON FUNCTION neotoma_private._recompute(uuid, text[]), neotoma_private._recompute_type(text, uuid),
   neotoma_private._sign_file(uuid, bigint), neotoma_private._recount_entities(),
   neotoma_private._recount_events(), neotoma_private._refresh_statistics(),
-  neotoma_private._token_name(uuid) TO neotoma_user;
+  neotoma_private._written_with(uuid) TO neotoma_user;
 REVOKE EXECUTE ON FUNCTION neotoma._apply_observations(text), neotoma._changes_notify(),
   neotoma.authenticate_token(text), neotoma.touch_api_token(text),
   neotoma.signed_file(uuid, uuid, bigint, uuid, text), neotoma.rotate_signing_key(boolean),

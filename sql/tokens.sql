@@ -119,13 +119,15 @@ CREATE FUNCTION neotoma.list_api_tokens() RETURNS jsonb
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
   SELECT neotoma_private.list_api_tokens() $$;
 
--- The name of one of the session's user's tokens (the agent that wrote an
--- observation, for provenance); NULL for a token that is not the user's
--- (or no longer exists). Users cannot read tokens otherwise.
-CREATE FUNCTION neotoma_private._token_name(token_id uuid) RETURNS text
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
-  SELECT t.name FROM neotoma.api_tokens t
-  WHERE t.user_id = neotoma.current_user_id() AND t.id = _token_name.token_id $$;
+-- What provenance says of the token an observation was written with
+-- (`written_with`): its id, and its name (the agent's) when it is one of
+-- the session's user's tokens (NULL for another's, or one that no longer
+-- exists); NULL for no token. Users cannot read tokens otherwise.
+CREATE FUNCTION neotoma_private._written_with(token_id uuid) RETURNS jsonb
+LANGUAGE sql STABLE STRICT SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+  SELECT jsonb_build_object('token_id', _written_with.token_id, 'name', (
+    SELECT t.name FROM neotoma.api_tokens t
+    WHERE t.user_id = neotoma.current_user_id() AND t.id = _written_with.token_id)) $$;
 
 -- The gateway says a token was used (at most once a minute per token and
 -- gateway, so a read stays a read): `token list` shows when.

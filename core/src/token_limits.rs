@@ -7,6 +7,22 @@ use crate::catalog::{self, ActionId};
 use crate::tool_sets::{self, Selection, ToolGroup, ToolSet};
 use crate::{ErrorCode, NeotomaError};
 
+/// A limit a call can be beyond (`details.limit` of its refusal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Limit {
+    ReadOnly,
+    Tools,
+}
+
+impl Limit {
+    fn name(self) -> &'static str {
+        match self {
+            Limit::ReadOnly => "read_only",
+            Limit::Tools => "tools",
+        }
+    }
+}
+
 /// A token's limits, as stored with it (`neotoma.api_tokens`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TokenLimits {
@@ -33,38 +49,45 @@ impl TokenLimits {
     /// limit, when it is not.
     pub fn permit(&self, id: ActionId) -> Result<(), NeotomaError> {
         let spec = catalog::spec(id);
-        if self.read_only && !spec.read_only {
-            return Err(NeotomaError::new(
-                ErrorCode::Forbidden,
-                format!(
-                    "this token is read-only: {} writes (use a token made without --read-only)",
-                    spec.name()
-                ),
-            )
-            .with("limit", "read_only")
-            .with("action", spec.name()));
-        }
-        if let Some(tools) = &self.tools {
-            if !tools.lists(spec.tool_set, catalog::group_of(id)) {
-                return Err(NeotomaError::new(
-                    ErrorCode::Forbidden,
-                    format!(
-                        "this token may call only the tools of --tools {}: not {}",
-                        tools.describe(),
-                        spec.name()
-                    ),
-                )
-                .with("limit", "tools")
-                .with("action", spec.name()));
-            }
-        }
-        Ok(())
+        let Some(limit) = self.broken(spec.read_only, spec.tool_set, catalog::group_of(id)) else {
+            return Ok(());
+        };
+        let message = match limit {
+            Limit::ReadOnly => format!(
+                "this token is read-only: {} writes (use a token made without --read-only)",
+                spec.name()
+            ),
+            Limit::Tools => format!(
+                "this token may call only the tools of --tools {}: not {}",
+                self.tools
+                    .as_ref()
+                    .map(Selection::describe)
+                    .unwrap_or_default(),
+                spec.name()
+            ),
+        };
+        Err(NeotomaError::new(ErrorCode::Forbidden, message)
+            .with("limit", limit.name())
+            .with("action", spec.name()))
     }
 
     /// Whether a tool that writes (or not), of `set` and `group`, is
     /// within the limits: what `tools/list` shows a token's session.
     pub fn permits(&self, read_only: bool, set: ToolSet, group: ToolGroup) -> bool {
-        (read_only || !self.read_only) && self.tools.as_ref().is_none_or(|t| t.lists(set, group))
+        self.broken(read_only, set, group).is_none()
+    }
+
+    /// The limit a tool that writes (or not), of `set` and `group`, is
+    /// beyond; None when it is within them all. The one rule both
+    /// [`Self::permit`] and [`Self::permits`] apply.
+    fn broken(&self, read_only: bool, set: ToolSet, group: ToolGroup) -> Option<Limit> {
+        if self.read_only && !read_only {
+            return Some(Limit::ReadOnly);
+        }
+        if self.tools.as_ref().is_some_and(|t| !t.lists(set, group)) {
+            return Some(Limit::Tools);
+        }
+        None
     }
 
     /// Whether the token is limited at all.

@@ -453,13 +453,13 @@ impl TokenScope {
     }
 }
 
-/// `90`, `90s`, `15m`, `12h`, `30d`: a duration of at least a second.
 /// A token's `--tools`: read as `serve --tools` reads it, kept in the
 /// form it reads back as.
 fn parse_token_tools(s: &str) -> Result<String, String> {
     neotoma_core::tool_sets::parse_selection(s).map(|selection| selection.describe())
 }
 
+/// `90`, `90s`, `15m`, `12h`, `30d`: a duration of at least a second.
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     let s = s.trim();
     let (number, unit) = match s.find(|c: char| !c.is_ascii_digit()) {

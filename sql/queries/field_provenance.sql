@@ -6,7 +6,7 @@ SELECT jsonb_build_object(
      'id', o.id, 'source_id', o.source_id, 'observed_at', neotoma._iso(o.observed_at),
      'specificity_score', o.specificity_score, 'source_priority', o.source_priority,
      'kind', o.kind, 'interpretation_run_id', o.interpretation_run_id
-     , 'written_with', CASE WHEN o.token_id IS NOT NULL THEN jsonb_build_object('token_id', o.token_id, 'name', neotoma_private._token_name(o.token_id)) END -- new
+     , 'written_with', neotoma_private._written_with(o.token_id) -- new
      ),
   'source_material', jsonb_build_object(
      'id', s.id, 'source_type', s.source_type, 'mime_type', s.mime_type,

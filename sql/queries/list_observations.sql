@@ -14,7 +14,7 @@ SELECT jsonb_build_object(
              'observed_at', neotoma._iso(p.observed_at),
              'specificity_score', p.specificity_score, 'source_priority', p.source_priority,
              'fields', p.fields, 'created_at', neotoma._iso(p.created_at)
-             , 'written_with', CASE WHEN p.token_id IS NOT NULL THEN jsonb_build_object('token_id', p.token_id, 'name', neotoma_private._token_name(p.token_id)) END -- new
+             , 'written_with', neotoma_private._written_with(p.token_id) -- new
              , 'confidence', neotoma.observation_confidence(p.confidence, p.source_priority, c.n), 'contests', c.n
              )
            ORDER BY p.observed_at DESC, p.id)

@@ -420,14 +420,16 @@ REVOKE ALL ON FUNCTION neotoma._calling_token() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION neotoma._calling_token() TO neotoma_user;
 ALTER TABLE neotoma.observations ADD COLUMN token_id uuid;
 ALTER TABLE neotoma.observations ALTER COLUMN token_id SET DEFAULT neotoma._calling_token();
--- The name of one of the session's user's tokens (the agent that wrote an
--- observation, for provenance); NULL for a token that is not the user's
--- (or no longer exists). Users cannot read tokens otherwise.
-CREATE FUNCTION neotoma_private._token_name(token_id uuid) RETURNS text
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
-  SELECT t.name FROM neotoma.api_tokens t
-  WHERE t.user_id = neotoma.current_user_id() AND t.id = _token_name.token_id $$;
-REVOKE ALL ON FUNCTION neotoma_private._token_name(uuid) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION neotoma_private._token_name(uuid) TO neotoma_user;
+-- What provenance says of the token an observation was written with
+-- (`written_with`): its id, and its name (the agent's) when it is one of
+-- the session's user's tokens (NULL for another's, or one that no longer
+-- exists); NULL for no token. Users cannot read tokens otherwise.
+CREATE FUNCTION neotoma_private._written_with(token_id uuid) RETURNS jsonb
+LANGUAGE sql STABLE STRICT SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+  SELECT jsonb_build_object('token_id', _written_with.token_id, 'name', (
+    SELECT t.name FROM neotoma.api_tokens t
+    WHERE t.user_id = neotoma.current_user_id() AND t.id = _written_with.token_id)) $$;
+REVOKE ALL ON FUNCTION neotoma_private._written_with(uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma_private._written_with(uuid) TO neotoma_user;
 
 SELECT neotoma_private.grant_platform_roles();

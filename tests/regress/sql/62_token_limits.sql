@@ -44,7 +44,7 @@ FROM jsonb_array_elements(neotoma.list_observations(jsonb_build_object('entity_i
 SELECT neotoma.retrieve_field_provenance(jsonb_build_object('entity_id', :'note', 'field', 'title'))
          ->'source_observation'->'written_with'->>'name' AS provenance_agent;
 -- Another user's token names nothing.
-SELECT neotoma_private._token_name(:'other_token') IS NULL AS other_users_token_unnamed;
+SELECT neotoma_private._written_with(:'other_token') ->> 'name' IS NULL AS other_users_token_unnamed;
 
 -- The read-only token reads, and every write is refused with its limit named.
 SELECT set_config('neotoma.token_id', :'reader_token', true) IS NOT NULL AS with_reader_token;

@@ -1,13 +1,14 @@
 """What a call that comes with a token pays for its limits (issue 43): the
-extension reads the token's limits (`read_only`, `tools`) before every call
+extension reads the token's limits (`read_only`, `tools`, `workspaces`) before every call
 that names one (`neotoma.token_id`, as the gateway sets it), and each
 observation keeps the token it was written with.
 
 As an ordinary role (a neotoma_service member, row level security applies),
 a user of 10,000 entities × BENCH_SCALE (at least 1,000):
 `retrieve_entity_snapshot`, `retrieve_entities` first page and `store` of
-one entity without a token, with a token without limits and with a
-read-only one; four alternating rounds, p50 of each. Goal: within 1.2× of
+one entity without a token, with a token without limits, with a
+read-only one and with one limited to the workspace the data is in (whose
+scope is bounded by it); four alternating rounds, p50 of each. Goal: within 1.2× of
 the call without a token (the issue's budget for the grant check).
 """
 
@@ -37,6 +38,9 @@ def main() -> None:
         reader = admin.execute(
             "SELECT (neotoma.create_api_token(%s, 'bench-reader', 'bench reader', 'user', NULL, true))->>'id'",
             (USER,)).fetchone()[0]  # fmt: skip
+        in_default = admin.execute(
+            "SELECT (neotoma.create_api_token(%s, 'bench-ws', 'bench workspace', 'user', NULL, false, NULL,"
+            " '{default}'))->>'id'", (USER,)).fetchone()[0]  # fmt: skip
     with connect_as(dsn, ROLE, USER) as conn:
         for b in range(0, ENTITIES, 500):
             people = [{"entity_type": "person", "name": f"Person {i}", "email": f"p{i}@tokens.example"}
@@ -54,8 +58,9 @@ def main() -> None:
             "store one entity": lambda i: call("store", {"entities": [{"entity_type": "person", "name": f"N {uuid.uuid4()}",
                                                                       "email": f"{uuid.uuid4()}@tokens.example"}]}),
         }
-        tokens = {"no token": "", "token without limits": full, "read-only token": reader}
-        rows = [("operation", "no token", "token without limits", "read-only token", "goal", "")]
+        tokens = {"no token": "", "token without limits": full, "read-only token": reader,
+                  "workspace-limited token": in_default}  # fmt: skip
+        rows = [("operation", *tokens, "goal", "")]
         for label, fn in ops.items():
             kinds = [k for k in tokens if not (label.startswith("store") and k == "read-only token")]
             rounds: dict[str, list[float]] = {k: [] for k in kinds}

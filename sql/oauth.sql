@@ -146,16 +146,21 @@ END $$;
 
 -- An access token and a refresh token for a grant; a grant of `memory:read`
 -- (the client asked to read only, or the owner allowed only that) issues
--- read-only tokens.
+-- read-only tokens, one with `workspace:<name>` scopes tokens limited to
+-- those workspaces.
 CREATE FUNCTION neotoma_private._oauth_issue(g neotoma.oauth_grants, access_hash text, access_seconds double precision,
                                              refresh_hash text, refresh_seconds double precision, token_name text)
 RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 BEGIN
-  INSERT INTO neotoma.api_tokens (user_id, id, token_hash, name, scope, expires_at, resource, grant_id, read_only)
+  INSERT INTO neotoma.api_tokens (user_id, id, token_hash, name, scope, expires_at, resource, grant_id, read_only,
+                                  workspaces)
   VALUES (g.user_id, gen_random_uuid(), access_hash, token_name, 'user',
           now() + access_seconds * interval '1 second', g.resource, g.id,
-          'memory:read' = ANY (regexp_split_to_array(g.scope, '\s+')));
+          'memory:read' = ANY (regexp_split_to_array(g.scope, '\s+')),
+          -- `workspace:<name>` scopes (the gateway checked the names).
+          (SELECT array_agg(DISTINCT substr(s, 11) ORDER BY substr(s, 11))
+           FROM regexp_split_to_table(g.scope, '\s+') s WHERE s LIKE 'workspace:%'));
   INSERT INTO neotoma.oauth_refresh_tokens (token_hash, user_id, grant_id, expires_at)
   VALUES (refresh_hash, g.user_id, g.id, now() + refresh_seconds * interval '1 second');
   PERFORM pg_notify('neotoma_tokens', access_hash);

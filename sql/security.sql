@@ -216,7 +216,7 @@ GRANT EXECUTE ON FUNCTION neotoma_private._recompute(uuid, text[]), neotoma_priv
 REVOKE EXECUTE ON FUNCTION neotoma._apply_observations(text), neotoma._changes_notify(),
   neotoma.authenticate_token(text), neotoma.touch_api_token(text),
   neotoma.signed_file(uuid, uuid, bigint, uuid, text), neotoma.rotate_signing_key(boolean),
-  neotoma.create_api_token(uuid, text, text, text, double precision, boolean, text), neotoma.revoke_api_token(uuid),
+  neotoma.create_api_token(uuid, text, text, text, double precision, boolean, text, text[]), neotoma.revoke_api_token(uuid),
   neotoma.list_api_tokens(), neotoma.graph_orphan_count(), neotoma.erase_user(uuid, boolean), neotoma.import_lines(jsonb[]),
   neotoma.pending_embeddings(text, integer, text[]), neotoma.put_embeddings(text, jsonb),
   neotoma.pending_embeddings_of(text, uuid, xid8, integer, text[]), neotoma.drop_embeddings(text),
@@ -235,8 +235,8 @@ GRANT EXECUTE ON FUNCTION neotoma.authenticate_token(text), neotoma_private.auth
   TO neotoma_service;
 GRANT EXECUTE ON FUNCTION neotoma_private.index_embeddings(integer) TO neotoma_user;
 GRANT EXECUTE ON FUNCTION neotoma.rotate_signing_key(boolean), neotoma_private.rotate_signing_key(boolean),
-  neotoma.create_api_token(uuid, text, text, text, double precision, boolean, text),
-  neotoma_private.create_api_token(uuid, text, text, text, double precision, boolean, text),
+  neotoma.create_api_token(uuid, text, text, text, double precision, boolean, text, text[]),
+  neotoma_private.create_api_token(uuid, text, text, text, double precision, boolean, text, text[]),
   neotoma.revoke_api_token(uuid), neotoma_private.revoke_api_token(uuid),
   neotoma.list_api_tokens(), neotoma_private.list_api_tokens(), neotoma.erase_user(uuid, boolean),
   neotoma.drop_embeddings(text), neotoma_private.drop_embeddings(text) TO neotoma_operator;

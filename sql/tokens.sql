@@ -27,6 +27,8 @@ CREATE TABLE neotoma.api_tokens (
   -- token was last used, to the minute (the gateway says: touch_api_token).
   read_only  boolean     NOT NULL DEFAULT false,
   tools      text,
+  -- Only these workspaces (NULL: all), sorted (core's token_limits).
+  workspaces text[],
   last_used_at timestamptz,
   PRIMARY KEY (user_id, id)
 );
@@ -39,20 +41,22 @@ CREATE INDEX api_tokens_grant ON neotoma.api_tokens (user_id, grant_id) WHERE gr
 -- (from 0.24.0) decide which tools its session lists.
 CREATE FUNCTION neotoma_private.authenticate_token(token_hash text)
 RETURNS TABLE (user_id uuid, scope text, expires_at timestamptz, id uuid, resource text,
-               read_only boolean, tools text)
+               read_only boolean, tools text, workspaces text[])
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
-  SELECT t.user_id, t.scope, t.expires_at, t.id, t.resource, t.read_only, t.tools FROM neotoma.api_tokens t
+  SELECT t.user_id, t.scope, t.expires_at, t.id, t.resource, t.read_only, t.tools, t.workspaces
+  FROM neotoma.api_tokens t
   WHERE t.token_hash = authenticate_token.token_hash AND t.revoked_at IS NULL
     AND (t.expires_at IS NULL OR t.expires_at > now()) $$;
 CREATE FUNCTION neotoma.authenticate_token(token_hash text)
 RETURNS TABLE (user_id uuid, scope text, expires_at timestamptz, id uuid, resource text,
-               read_only boolean, tools text)
+               read_only boolean, tools text, workspaces text[])
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
   SELECT * FROM neotoma_private.authenticate_token(token_hash) $$;
 
 CREATE FUNCTION neotoma_private.create_api_token(user_id uuid, token_hash text, name text DEFAULT NULL,
                                          scope text DEFAULT 'user', expires_in_seconds double precision DEFAULT NULL,
-                                         read_only boolean DEFAULT false, tools text DEFAULT NULL)
+                                         read_only boolean DEFAULT false, tools text DEFAULT NULL,
+                                         workspaces text[] DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 DECLARE
@@ -62,24 +66,32 @@ BEGIN
     RAISE EXCEPTION 'expires_in_seconds must be positive';
   END IF;
   -- An operator's token changes what all users share: it cannot be limited.
-  IF create_api_token.scope = 'operator' AND (create_api_token.read_only OR create_api_token.tools IS NOT NULL) THEN
-    RAISE EXCEPTION 'an operator token cannot be limited (read_only, tools)';
+  IF create_api_token.scope = 'operator' AND (create_api_token.read_only OR create_api_token.tools IS NOT NULL
+                                              OR create_api_token.workspaces IS NOT NULL) THEN
+    RAISE EXCEPTION 'an operator token cannot be limited (read_only, tools, workspaces)';
   END IF;
-  INSERT INTO neotoma.api_tokens (user_id, id, token_hash, name, scope, expires_at, read_only, tools)
+  IF cardinality(create_api_token.workspaces) = 0 THEN
+    RAISE EXCEPTION 'workspaces: name at least one (NULL: all)';
+  END IF;
+  INSERT INTO neotoma.api_tokens (user_id, id, token_hash, name, scope, expires_at, read_only, tools, workspaces)
   VALUES (create_api_token.user_id, gen_random_uuid(), create_api_token.token_hash, create_api_token.name,
           create_api_token.scope, now() + expires_in_seconds * interval '1 second',
-          coalesce(create_api_token.read_only, false), nullif(btrim(create_api_token.tools), ''))
+          coalesce(create_api_token.read_only, false), nullif(btrim(create_api_token.tools), ''),
+          (SELECT array_agg(DISTINCT w ORDER BY w) FROM unnest(create_api_token.workspaces) w))
   RETURNING * INTO t;
   PERFORM pg_notify('neotoma_tokens', t.token_hash);
   RETURN jsonb_build_object('id', t.id, 'user_id', t.user_id, 'scope', t.scope,
-                            'expires_at', neotoma._iso(t.expires_at), 'read_only', t.read_only, 'tools', t.tools);
+                            'expires_at', neotoma._iso(t.expires_at), 'read_only', t.read_only, 'tools', t.tools,
+                            'workspaces', t.workspaces);
 END $$;
 CREATE FUNCTION neotoma.create_api_token(user_id uuid, token_hash text, name text DEFAULT NULL,
                                          scope text DEFAULT 'user', expires_in_seconds double precision DEFAULT NULL,
-                                         read_only boolean DEFAULT false, tools text DEFAULT NULL)
+                                         read_only boolean DEFAULT false, tools text DEFAULT NULL,
+                                         workspaces text[] DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
-  SELECT neotoma_private.create_api_token(user_id, token_hash, name, scope, expires_in_seconds, read_only, tools) $$;
+  SELECT neotoma_private.create_api_token(user_id, token_hash, name, scope, expires_in_seconds, read_only, tools,
+                                          workspaces) $$;
 
 -- Revoking an OAuth access token ends its grant (oauth.sql): the grant's
 -- other tokens and its refresh tokens, so the client cannot mint another.
@@ -112,7 +124,7 @@ CREATE FUNCTION neotoma_private.list_api_tokens() RETURNS jsonb
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
   SELECT coalesce(jsonb_agg(jsonb_build_object('id', id, 'user_id', user_id, 'name', name, 'scope', scope,
            'created_at', created_at, 'expires_at', expires_at, 'revoked_at', revoked_at,
-           'read_only', read_only, 'tools', tools, 'last_used_at', last_used_at)
+           'read_only', read_only, 'tools', tools, 'workspaces', workspaces, 'last_used_at', last_used_at)
            ORDER BY created_at, id), '[]')
   FROM neotoma.api_tokens $$;
 CREATE FUNCTION neotoma.list_api_tokens() RETURNS jsonb

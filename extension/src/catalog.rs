@@ -42,8 +42,8 @@ pub(crate) fn invoke_text(action: &str, args: &str) -> JsonbText {
 fn run(action: &str, args: &str) -> Result<String, NeotomaError> {
     let args = neotoma_core::limits::parse_input(args)?;
     let id = catalog::action_named(action)?;
-    crate::tenancy::permit_call(id)?;
-    actions::dispatch(id, &args)
+    let limits = crate::tenancy::permit_call(id)?;
+    crate::tenancy::within_limits(limits, || actions::dispatch(id, &args))
 }
 
 /// The partition's side of a router (the `neotoma_router` extension,

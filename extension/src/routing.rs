@@ -10,9 +10,10 @@ use crate::db::{self, Arg};
 use crate::settings::{self, ReplicaReads};
 use crate::tenancy;
 use neotoma_core::routing::{self, Placement, FORWARDED_SETTINGS};
+use neotoma_core::token_limits::TokenLimits;
 use neotoma_core::{catalog, ErrorCode, NeotomaError};
 use pgrx::pg_sys;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 use std::ffi::CString;
 use uuid::Uuid;
 
@@ -44,11 +45,17 @@ fn send(action: &str, args: &str) -> Result<String, NeotomaError> {
     let acting = acting_for(&request)?;
     // The partitions keep no tokens: the token a call came with is checked
     // here to be the user's, and trusted there (a context is kept per token).
+    let mut forwarded = forwarded_settings();
     if let (Some(user), Some(token)) = (&acting, settings::token_id()) {
-        tenancy::check_token(user, &token)?.permit(id)?;
+        let limits = tenancy::check_token(user, &token)?;
+        limits.permit(id)?;
+        // A workspace limit bounds the scope the partition establishes.
+        if let Some(names) = &limits.workspaces {
+            forwarded.insert(TOKEN_WORKSPACES.to_string(), json!(names));
+        }
     }
     let user = acting.map(|u| u.to_string());
-    let forwarded = Value::Object(forwarded_settings());
+    let forwarded = Value::Object(forwarded);
     let replica = settings::REPLICA_READS.get();
     let call = match routing::placement(id, &request) {
         // The caller accepts a replica's answer (as of the call's start, or
@@ -202,6 +209,10 @@ fn acting_for(request: &Value) -> Result<Option<Uuid>, NeotomaError> {
         .transpose()
 }
 
+/// What a routed call's settings carry besides `neotoma.*` settings: the
+/// workspaces the call's token is limited to.
+const TOKEN_WORKSPACES: &str = "token_workspaces";
+
 fn forwarded_settings() -> Map<String, Value> {
     FORWARDED_SETTINGS
         .iter()
@@ -251,8 +262,19 @@ pub fn taken_on<T>(
         .iter()
         .map(|(name, _)| (*name, setting(name).unwrap_or_default()))
         .collect();
+    let limits = match forwarded.get(TOKEN_WORKSPACES) {
+        None => None,
+        Some(names) => Some(TokenLimits::default().in_workspaces(Some(
+            serde_json::from_value(names.clone()).map_err(|_| {
+                NeotomaError::invalid_field(
+                    "settings",
+                    format!("`{TOKEN_WORKSPACES}` is a list of names"),
+                )
+            })?,
+        ))),
+    };
     set_all(call.iter().map(|(n, v)| (*n, *v)))?;
-    let result = settings::as_routed_call(work);
+    let result = tenancy::within_limits(limits, || settings::as_routed_call(work));
     set_all(before.iter().map(|(n, v)| (*n, v.as_str())))?;
     result
 }

@@ -12,6 +12,7 @@ use neotoma_core::{ErrorCode, NeotomaError};
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::rc::Rc;
 use uuid::Uuid;
 
@@ -27,6 +28,9 @@ pub struct Scope {
     origin: Origin,
     /// A write's scope: what lies elsewhere is a mismatch, not unfound.
     write: bool,
+    /// The workspaces the call's token is limited to (None: all): what lies
+    /// beyond them is not found, without saying where it is.
+    limit: Option<BTreeSet<String>>,
 }
 
 impl Scope {
@@ -41,6 +45,7 @@ impl Scope {
             covers_all: true,
             origin: Origin::Default,
             write: false,
+            limit: None,
         }
     }
 
@@ -130,6 +135,10 @@ impl Scope {
     ) -> Result<(), NeotomaError> {
         if self.admits(workspace) {
             return Ok(());
+        }
+        if self.limit.as_ref().is_some_and(|l| !l.contains(workspace)) {
+            return Err(NeotomaError::new(not_found, format!("no {what} {id}"))
+                .with(&format!("{what}_id"), id));
         }
         let code = if self.write {
             ErrorCode::WorkspaceMismatch
@@ -225,34 +234,56 @@ pub fn establish(user: Option<&Uuid>, requested: Requested) -> Result<Option<Sco
             covers_all: true,
             origin: Origin::Default,
             write: !read,
+            limit: None,
         }));
     };
     let known = known(user)?;
+    // A token limited to some workspaces names only those; without a
+    // workspace named it works in its context when that is one of them,
+    // else in the first of them.
+    let limits = crate::tenancy::call_limits();
     let (selection, origin) = match arg {
-        Some(s) => (s, Origin::Argument),
+        Some(s) => {
+            if let Selection::Some(names) = &s {
+                for n in names {
+                    limits.permit_workspace("workspace", n.as_str())?;
+                }
+            }
+            (s, Origin::Argument)
+        }
         None => {
             let (w, origin) = workspace::effective(
                 None,
                 known.token_context.clone(),
                 known.user_context.clone(),
             );
-            (Selection::one(w), origin)
+            match limits.workspaces.as_ref().and_then(|l| l.first()) {
+                Some(first) if !limits.admits_workspace(w.as_str()) => (
+                    Selection::one(WorkspaceName::parse("workspace", first)?),
+                    Origin::Default,
+                ),
+                _ => (Selection::one(w), origin),
+            }
         }
     };
     let exists = |n: &str| n == DEFAULT || known.workspaces.iter().any(|w| w == n);
     let (names, all) = match selection {
-        Selection::All => {
-            let mut names = vec![DEFAULT.to_string()];
-            names.extend(known.workspaces.iter().cloned());
-            names.sort();
-            (names, true)
-        }
+        Selection::All => match &limits.workspaces {
+            Some(allowed) => (allowed.iter().cloned().collect(), true),
+            None => {
+                let mut names = vec![DEFAULT.to_string()];
+                names.extend(known.workspaces.iter().cloned());
+                names.sort();
+                (names, true)
+            }
+        },
         Selection::Some(set) => {
             let names: Vec<String> = set.into_iter().map(String::from).collect();
             if read {
                 if let Some(unknown) = names.iter().find(|n| !exists(n)) {
                     let mut all = vec![DEFAULT.to_string()];
                     all.extend(known.workspaces.iter().cloned());
+                    all.retain(|w| limits.admits_workspace(w));
                     return Err(NeotomaError::new(
                         ErrorCode::WorkspaceNotFound,
                         format!("no workspace `{unknown}`: list_workspaces lists yours"),
@@ -260,14 +291,12 @@ pub fn establish(user: Option<&Uuid>, requested: Requested) -> Result<Option<Sco
                     .with("workspace", unknown.as_str())
                     .with("known", all));
                 }
-            } else if names.iter().any(|n| n != DEFAULT) {
             }
             (names, false)
         }
     };
-    let covers_all = all
-        || (names.iter().any(|n| n == DEFAULT)
-            && known.workspaces.iter().all(|w| names.contains(w)));
+    let covers_all =
+        names.iter().any(|n| n == DEFAULT) && known.workspaces.iter().all(|w| names.contains(w));
     if !read {
         if let Some(name) = names.first() {
             create_workspace(user, &WorkspaceName::parse("workspace", name)?)?;
@@ -279,6 +308,7 @@ pub fn establish(user: Option<&Uuid>, requested: Requested) -> Result<Option<Sco
         covers_all,
         origin,
         write: !read,
+        limit: limits.workspaces.clone(),
     }))
 }
 
@@ -306,6 +336,7 @@ pub fn writing_in<R>(
         covers_all: false,
         origin: Origin::Default,
         write: true,
+        limit: None,
     };
     within(Some(scope), f)
 }

@@ -21,6 +21,8 @@ use neotoma_core::catalog::ActionId;
 use neotoma_core::token_limits::TokenLimits;
 use neotoma_core::{ErrorCode, NeotomaError};
 use pgrx::prelude::*;
+use std::cell::RefCell;
+use std::rc::Rc;
 use uuid::Uuid;
 
 fn parse_user(value: &str, field: &str) -> Result<Uuid, NeotomaError> {
@@ -187,7 +189,8 @@ pub fn check_token(user: &Uuid, token: &str) -> Result<TokenLimits, NeotomaError
     let row = crate::owner::as_owner(|| {
         db::json(
             "SELECT jsonb_build_object('read_only', coalesce((to_jsonb(t) ->> 'read_only')::boolean, false),
-                                       'tools', to_jsonb(t) ->> 'tools')
+                                       'tools', to_jsonb(t) ->> 'tools',
+                                       'workspaces', to_jsonb(t) -> 'workspaces')
              FROM neotoma.api_tokens t WHERE t.user_id = $1::uuid AND t.id = $2::uuid",
             &[db::Arg::uuid(user), db::Arg::Text(token)],
         )
@@ -195,21 +198,56 @@ pub fn check_token(user: &Uuid, token: &str) -> Result<TokenLimits, NeotomaError
     if row.is_null() {
         return Err(unknown());
     }
+    let workspaces: Option<Vec<String>> =
+        serde_json::from_value(row["workspaces"].clone()).unwrap_or(None);
     Ok(TokenLimits::new(
         row["read_only"].as_bool().unwrap_or(false),
         row["tools"].as_str(),
-    ))
+    )
+    .in_workspaces(workspaces))
 }
 
 /// Whether the call of `id` this session makes is within the limits of the
-/// token it came with (none: no token, as over SQL and stdio; a routed
-/// call's were checked on the router, see [`check_token`]).
-pub fn permit_call(id: ActionId) -> Result<(), NeotomaError> {
+/// token it came with; answers those limits, for the action's scope to
+/// keep (None: no token, as over SQL and stdio, or a routed call, whose
+/// limits the router checked and sent, see [`check_token`]).
+pub fn permit_call(id: ActionId) -> Result<Option<TokenLimits>, NeotomaError> {
     let Some(token) = settings::token_id() else {
-        return Ok(());
+        return Ok(None);
     };
     let Some(user) = established_user()? else {
-        return Ok(());
+        return Ok(None);
     };
-    check_token(&user, &token)?.permit(id)
+    if settings::routed_call() {
+        return Ok(None);
+    }
+    let limits = check_token(&user, &token)?;
+    limits.permit(id)?;
+    Ok(Some(limits))
+}
+
+thread_local! {
+    /// The limits of the token the running call came with.
+    static CALL_LIMITS: RefCell<Option<Rc<TokenLimits>>> = const { RefCell::new(None) };
+}
+
+/// The limits of the token the running call came with (none: unlimited).
+pub fn call_limits() -> Rc<TokenLimits> {
+    CALL_LIMITS.with(|c| c.borrow().clone()).unwrap_or_default()
+}
+
+/// Runs `f` as a call within `limits` (None: those already in force); the
+/// previous ones come back afterwards, also when `f` fails.
+pub fn within_limits<R>(limits: Option<TokenLimits>, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Rc<TokenLimits>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            CALL_LIMITS.with(|c| *c.borrow_mut() = previous);
+        }
+    }
+    let Some(limits) = limits else { return f() };
+    let previous = CALL_LIMITS.with(|c| c.borrow_mut().replace(Rc::new(limits)));
+    let _restore = Restore(previous);
+    f()
 }

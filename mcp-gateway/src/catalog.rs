@@ -28,8 +28,7 @@ pub struct Action {
     /// The set listing it; its failures answer the way that set's server does.
     pub tool_set: ToolSet,
     /// Its group among Neotoma's tools (`--tools`): what a limited token's
-    /// session lists (HTTP only: tokens are HTTP's).
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    /// session lists.
     pub group: ToolGroup,
     /// Its tool, named as its set names it.
     pub tool: Tool,
@@ -297,11 +296,16 @@ impl Catalog {
 
     /// The tools to list for a session whose token has `limits`: those it
     /// may call (a read-only agent is not shown tools it cannot use).
-    #[cfg(feature = "http")]
     pub fn tools_within(&self, limits: &neotoma_core::token_limits::TokenLimits) -> Vec<Tool> {
         self.listed
             .iter()
-            .filter(|a| limits.permits(a.read_only, a.tool_set, a.group))
+            .filter(|a| {
+                // An action this gateway does not know is taken to act
+                // across workspaces.
+                let in_workspaces = neotoma_core::catalog::action_named(&a.name)
+                    .is_ok_and(neotoma_core::token_limits::stays_in_workspaces);
+                limits.permits(a.read_only, a.tool_set, a.group, in_workspaces)
+            })
             .map(|a| a.tool.clone())
             .collect()
     }
@@ -352,6 +356,16 @@ mod tests {
         assert!(
             memory.contains(&"create_entities".to_string())
                 && !memory.contains(&"store".to_string())
+        );
+        let team = names(
+            served.tools_within(&TokenLimits::default().in_workspaces(Some(vec!["team".into()]))),
+        );
+        assert!(
+            team.contains(&"store".to_string())
+                && team.contains(&"read_graph".to_string())
+                && !team.contains(&"register_schema".to_string())
+                && !team.contains(&"analyze_schema_candidates".to_string()),
+            "{team:?}"
         );
     }
 

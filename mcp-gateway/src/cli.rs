@@ -125,6 +125,11 @@ pub enum TokenCommand {
         /// `memory` or `neotoma,review` (default: every tool).
         #[arg(long, value_name = "LIST", value_parser = parse_token_tools)]
         tools: Option<String>,
+        /// The token reaches only these of the user's workspaces, e.g.
+        /// `team` or `team,notes` (default: all): nothing elsewhere is
+        /// found, listed, counted or changed through it.
+        #[arg(long, value_name = "LIST", value_parser = parse_token_workspaces)]
+        workspaces: Option<String>,
         #[command(flatten)]
         db: DbArgs,
     },
@@ -459,6 +464,14 @@ fn parse_token_tools(s: &str) -> Result<String, String> {
     neotoma_core::tool_sets::parse_selection(s).map(|selection| selection.describe())
 }
 
+/// A token's `--workspaces`: workspace names, kept sorted, without
+/// repeats, comma-separated.
+fn parse_token_workspaces(s: &str) -> Result<String, String> {
+    neotoma_core::token_limits::TokenLimits::parse_workspaces(s)
+        .map(|names| names.join(","))
+        .map_err(|e| e.message)
+}
+
 /// `90`, `90s`, `15m`, `12h`, `30d`: a duration of at least a second.
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     let s = s.trim();
@@ -518,6 +531,45 @@ mod tests {
         assert_eq!(parse_duration("30d").unwrap().as_secs(), 2_592_000);
         for bad in ["", "0", "5w", "h", "-5s", "99999999999999999999d"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn token_limits_parse_to_their_stored_form() {
+        let cli = Cli::try_parse_from([
+            "neotoma-mcp",
+            "token",
+            "create",
+            "--user",
+            "00000000-0000-0000-0000-000000000001",
+            "--tools",
+            "neotoma,memory",
+            "--workspaces",
+            "team, notes,team",
+        ])
+        .unwrap();
+        let Some(Command::Token(TokenCommand::Create {
+            tools, workspaces, ..
+        })) = cli.command
+        else {
+            panic!("not token create");
+        };
+        assert_eq!(workspaces.as_deref(), Some("notes,team"));
+        assert!(tools.is_some());
+        for bad in ["", "Team", "a,,b"] {
+            assert!(
+                Cli::try_parse_from([
+                    "neotoma-mcp",
+                    "token",
+                    "create",
+                    "--user",
+                    "00000000-0000-0000-0000-000000000001",
+                    "--workspaces",
+                    bad,
+                ])
+                .is_err(),
+                "{bad}"
+            );
         }
     }
 }

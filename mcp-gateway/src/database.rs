@@ -350,7 +350,8 @@ impl Database {
             .prepare_cached(
                 "SELECT t.user_id, t.scope, extract(epoch FROM t.expires_at)::float8, \
                         (to_jsonb(t) ->> 'id')::uuid, to_jsonb(t) ->> 'resource', \
-                        coalesce((to_jsonb(t) ->> 'read_only')::boolean, false), to_jsonb(t) ->> 'tools' \
+                        coalesce((to_jsonb(t) ->> 'read_only')::boolean, false), to_jsonb(t) ->> 'tools', \
+                        to_jsonb(t) -> 'workspaces' \
                  FROM neotoma.authenticate_token($1) t",
             )
             .await
@@ -368,11 +369,15 @@ impl Database {
         let resource: Option<String> = row.try_get(4).map_err(read)?;
         let read_only: bool = row.try_get(5).map_err(read)?;
         let tools: Option<String> = row.try_get(6).map_err(read)?;
+        let workspaces: Option<serde_json::Value> = row.try_get(7).map_err(read)?;
+        let workspaces: Option<Vec<String>> =
+            workspaces.and_then(|w| serde_json::from_value(w).ok());
         Ok(Some(TokenIdentity {
             user,
             id,
             resource,
-            limits: neotoma_core::token_limits::TokenLimits::new(read_only, tools.as_deref()),
+            limits: neotoma_core::token_limits::TokenLimits::new(read_only, tools.as_deref())
+                .in_workspaces(workspaces),
             operator: scope == "operator",
             expires_at: expires
                 .map(|s| SystemTime::UNIX_EPOCH + Duration::from_secs_f64(s.max(0.0))),

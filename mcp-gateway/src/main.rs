@@ -170,18 +170,30 @@ async fn token(command: TokenCommand) -> anyhow::Result<()> {
             expires_in,
             read_only,
             tools,
+            workspaces,
             ..
         } => {
             let token = identity::new_token()?;
             let seconds = expires_in.map(|d| d.as_secs() as f64);
             let hash = identity::hash_token(&token);
             // Limits need 0.24.0's function; without them, any version's.
-            let limited = read_only || tools.is_some();
+            let limited = read_only || tools.is_some() || workspaces.is_some();
+            let workspaces: Option<Vec<&str>> =
+                workspaces.as_deref().map(|w| w.split(',').collect());
             let row = if limited {
                 client
                     .query_one(
-                        "SELECT neotoma.create_api_token($1, $2, $3, $4, $5, $6, $7)",
-                        &[&user, &hash, &name, &scope.as_str(), &seconds, &read_only, &tools],
+                        "SELECT neotoma.create_api_token($1, $2, $3, $4, $5, $6, $7, $8)",
+                        &[
+                            &user,
+                            &hash,
+                            &name,
+                            &scope.as_str(),
+                            &seconds,
+                            &read_only,
+                            &tools,
+                            &workspaces,
+                        ],
                     )
                     .await
             } else {
@@ -203,6 +215,9 @@ async fn token(command: TokenCommand) -> anyhow::Result<()> {
             }
             if let Some(t) = &tools {
                 limits.push(format!("tools {t}"));
+            }
+            if let Some(w) = &workspaces {
+                limits.push(format!("workspaces {}", w.join(",")));
             }
             eprintln!(
                 "token {} for user {user}, scope {}{}, {expires} (shown once; store it safely):",

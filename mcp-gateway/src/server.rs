@@ -368,6 +368,45 @@ impl Gateway {
         }
     }
 
+    /// A session whose token is limited to some workspaces subscribes only
+    /// to one entity or one source, one it can read: the change feed's
+    /// notices name no workspace, so a collection's would tell of changes
+    /// in the others.
+    async fn permit_subscription(
+        &self,
+        cx: &RequestContext<RoleServer>,
+        caller: &Caller,
+        uri: &str,
+    ) -> Result<(), ErrorData> {
+        if session_limits(cx).is_none_or(|l| l.workspaces.is_none()) {
+            return Ok(());
+        }
+        use neotoma_core::actions::resources::ResourceUri;
+        if !matches!(
+            ResourceUri::parse(uri),
+            Ok(ResourceUri::Entity(_)
+                | ResourceUri::EntityObservations(_)
+                | ResourceUri::Source(_))
+        ) {
+            return Err(resource_error(
+                NeotomaError::new(
+                    ErrorCode::Forbidden,
+                    "this token may use only some workspaces: it subscribes to one entity or \
+                     source at a time, not to a collection",
+                )
+                .with("limit", "workspaces")
+                .with("uri", uri),
+            ));
+        }
+        self.resource_call(
+            self.state.catalog.read_resource.as_ref(),
+            json!({"uri": uri}),
+            caller,
+        )
+        .await
+        .map(|_| ())
+    }
+
     /// Calls one of the resource functions of the catalog.
     async fn resource_call(
         &self,
@@ -391,6 +430,26 @@ impl Gateway {
 }
 
 /// A failure of a resource request as a JSON-RPC error carrying the envelope.
+/// The limits of the token the session came with (HTTP; none over stdio).
+fn session_limits(
+    cx: &RequestContext<RoleServer>,
+) -> Option<neotoma_core::token_limits::TokenLimits> {
+    #[cfg(feature = "http")]
+    return cx
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|p| {
+            p.extensions
+                .get::<neotoma_core::token_limits::TokenLimits>()
+        })
+        .cloned();
+    #[cfg(not(feature = "http"))]
+    {
+        let _ = cx;
+        None
+    }
+}
+
 fn resource_error(e: NeotomaError) -> ErrorData {
     let data = Some(e.envelope(None));
     match e.code {
@@ -435,22 +494,11 @@ impl ServerHandler for Gateway {
         cx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         // A limited token's session sees the tools it may call.
-        #[cfg(feature = "http")]
-        if let Some(limits) = cx
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|p| {
-                p.extensions
-                    .get::<neotoma_core::token_limits::TokenLimits>()
-            })
-            .filter(|l| l.limited())
-        {
+        if let Some(limits) = session_limits(&cx).filter(|l| l.limited()) {
             return Ok(ListToolsResult::with_all_items(
-                self.state.catalog.tools_within(limits),
+                self.state.catalog.tools_within(&limits),
             ));
         }
-        #[cfg(not(feature = "http"))]
-        let _ = cx;
         Ok(ListToolsResult::with_all_items(self.state.catalog.tools()))
     }
 
@@ -610,6 +658,7 @@ impl ServerHandler for Gateway {
         cx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let caller = self.caller_for(&cx);
+        self.permit_subscription(&cx, &caller, &request.uri).await?;
         let mut slot = self.session.0.lock().unwrap_or_else(|p| p.into_inner());
         if slot.is_none() {
             let (registration, mut changed) = self
@@ -684,7 +733,15 @@ impl ServerHandler for Gateway {
             .register(caller.user)
             .map_err(resource_error)?;
         for uri in context.accepted().resource_subscriptions.iter().flatten() {
-            registration.add(uri).map_err(resource_error)?;
+            // What the session may not hear of is not heard (a filter has no
+            // refusal per URI).
+            if self
+                .permit_subscription(context.request_context(), &caller, uri)
+                .await
+                .is_ok()
+            {
+                registration.add(uri).map_err(resource_error)?;
+            }
         }
         loop {
             tokio::select! {

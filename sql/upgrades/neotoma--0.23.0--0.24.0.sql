@@ -308,6 +308,7 @@ CREATE INDEX entity_embeddings_exact ON neotoma.entity_embeddings (user_id, mode
 ALTER TABLE neotoma.api_tokens
   ADD COLUMN read_only boolean NOT NULL DEFAULT false,
   ADD COLUMN tools text,
+  ADD COLUMN workspaces text[],
   ADD COLUMN last_used_at timestamptz;
 DROP FUNCTION neotoma.authenticate_token(text);
 DROP FUNCTION neotoma_private.authenticate_token(text);
@@ -316,14 +317,15 @@ DROP FUNCTION neotoma_private.authenticate_token(text);
 -- (from 0.24.0) decide which tools its session lists.
 CREATE FUNCTION neotoma_private.authenticate_token(token_hash text)
 RETURNS TABLE (user_id uuid, scope text, expires_at timestamptz, id uuid, resource text,
-               read_only boolean, tools text)
+               read_only boolean, tools text, workspaces text[])
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
-  SELECT t.user_id, t.scope, t.expires_at, t.id, t.resource, t.read_only, t.tools FROM neotoma.api_tokens t
+  SELECT t.user_id, t.scope, t.expires_at, t.id, t.resource, t.read_only, t.tools, t.workspaces
+  FROM neotoma.api_tokens t
   WHERE t.token_hash = authenticate_token.token_hash AND t.revoked_at IS NULL
     AND (t.expires_at IS NULL OR t.expires_at > now()) $$;
 CREATE FUNCTION neotoma.authenticate_token(token_hash text)
 RETURNS TABLE (user_id uuid, scope text, expires_at timestamptz, id uuid, resource text,
-               read_only boolean, tools text)
+               read_only boolean, tools text, workspaces text[])
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
   SELECT * FROM neotoma_private.authenticate_token(token_hash) $$;
 
@@ -331,7 +333,8 @@ DROP FUNCTION neotoma.create_api_token(uuid, text, text, text, double precision)
 DROP FUNCTION neotoma_private.create_api_token(uuid, text, text, text, double precision);
 CREATE FUNCTION neotoma_private.create_api_token(user_id uuid, token_hash text, name text DEFAULT NULL,
                                          scope text DEFAULT 'user', expires_in_seconds double precision DEFAULT NULL,
-                                         read_only boolean DEFAULT false, tools text DEFAULT NULL)
+                                         read_only boolean DEFAULT false, tools text DEFAULT NULL,
+                                         workspaces text[] DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 DECLARE
@@ -341,30 +344,38 @@ BEGIN
     RAISE EXCEPTION 'expires_in_seconds must be positive';
   END IF;
   -- An operator's token changes what all users share: it cannot be limited.
-  IF create_api_token.scope = 'operator' AND (create_api_token.read_only OR create_api_token.tools IS NOT NULL) THEN
-    RAISE EXCEPTION 'an operator token cannot be limited (read_only, tools)';
+  IF create_api_token.scope = 'operator' AND (create_api_token.read_only OR create_api_token.tools IS NOT NULL
+                                              OR create_api_token.workspaces IS NOT NULL) THEN
+    RAISE EXCEPTION 'an operator token cannot be limited (read_only, tools, workspaces)';
   END IF;
-  INSERT INTO neotoma.api_tokens (user_id, id, token_hash, name, scope, expires_at, read_only, tools)
+  IF cardinality(create_api_token.workspaces) = 0 THEN
+    RAISE EXCEPTION 'workspaces: name at least one (NULL: all)';
+  END IF;
+  INSERT INTO neotoma.api_tokens (user_id, id, token_hash, name, scope, expires_at, read_only, tools, workspaces)
   VALUES (create_api_token.user_id, gen_random_uuid(), create_api_token.token_hash, create_api_token.name,
           create_api_token.scope, now() + expires_in_seconds * interval '1 second',
-          coalesce(create_api_token.read_only, false), nullif(btrim(create_api_token.tools), ''))
+          coalesce(create_api_token.read_only, false), nullif(btrim(create_api_token.tools), ''),
+          (SELECT array_agg(DISTINCT w ORDER BY w) FROM unnest(create_api_token.workspaces) w))
   RETURNING * INTO t;
   PERFORM pg_notify('neotoma_tokens', t.token_hash);
   RETURN jsonb_build_object('id', t.id, 'user_id', t.user_id, 'scope', t.scope,
-                            'expires_at', neotoma._iso(t.expires_at), 'read_only', t.read_only, 'tools', t.tools);
+                            'expires_at', neotoma._iso(t.expires_at), 'read_only', t.read_only, 'tools', t.tools,
+                            'workspaces', t.workspaces);
 END $$;
 CREATE FUNCTION neotoma.create_api_token(user_id uuid, token_hash text, name text DEFAULT NULL,
                                          scope text DEFAULT 'user', expires_in_seconds double precision DEFAULT NULL,
-                                         read_only boolean DEFAULT false, tools text DEFAULT NULL)
+                                         read_only boolean DEFAULT false, tools text DEFAULT NULL,
+                                         workspaces text[] DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
-  SELECT neotoma_private.create_api_token(user_id, token_hash, name, scope, expires_in_seconds, read_only, tools) $$;
+  SELECT neotoma_private.create_api_token(user_id, token_hash, name, scope, expires_in_seconds, read_only, tools,
+                                          workspaces) $$;
 
 CREATE OR REPLACE FUNCTION neotoma_private.list_api_tokens() RETURNS jsonb
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
   SELECT coalesce(jsonb_agg(jsonb_build_object('id', id, 'user_id', user_id, 'name', name, 'scope', scope,
            'created_at', created_at, 'expires_at', expires_at, 'revoked_at', revoked_at,
-           'read_only', read_only, 'tools', tools, 'last_used_at', last_used_at)
+           'read_only', read_only, 'tools', tools, 'workspaces', workspaces, 'last_used_at', last_used_at)
            ORDER BY created_at, id), '[]')
   FROM neotoma.api_tokens $$;
 CREATE OR REPLACE FUNCTION neotoma.list_api_tokens() RETURNS jsonb
@@ -381,11 +392,11 @@ LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS 
 CREATE FUNCTION neotoma.touch_api_token(token_hash text) RETURNS void
 LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
   SELECT neotoma_private.touch_api_token(token_hash) $$;
-REVOKE ALL ON FUNCTION neotoma.create_api_token(uuid, text, text, text, double precision, boolean, text),
-  neotoma_private.create_api_token(uuid, text, text, text, double precision, boolean, text),
+REVOKE ALL ON FUNCTION neotoma.create_api_token(uuid, text, text, text, double precision, boolean, text, text[]),
+  neotoma_private.create_api_token(uuid, text, text, text, double precision, boolean, text, text[]),
   neotoma.touch_api_token(text), neotoma_private.touch_api_token(text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION neotoma.create_api_token(uuid, text, text, text, double precision, boolean, text),
-  neotoma_private.create_api_token(uuid, text, text, text, double precision, boolean, text) TO neotoma_operator;
+GRANT EXECUTE ON FUNCTION neotoma.create_api_token(uuid, text, text, text, double precision, boolean, text, text[]),
+  neotoma_private.create_api_token(uuid, text, text, text, double precision, boolean, text, text[]) TO neotoma_operator;
 REVOKE ALL ON FUNCTION neotoma.authenticate_token(text), neotoma_private.authenticate_token(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION neotoma.touch_api_token(text), neotoma_private.touch_api_token(text),
   neotoma.authenticate_token(text), neotoma_private.authenticate_token(text) TO neotoma_service;
@@ -393,16 +404,21 @@ GRANT EXECUTE ON FUNCTION neotoma.touch_api_token(text), neotoma_private.touch_a
 -- OAuth grants can read only (scope memory:read): their tokens are read-only.
 -- An access token and a refresh token for a grant; a grant of `memory:read`
 -- (the client asked to read only, or the owner allowed only that) issues
--- read-only tokens.
+-- read-only tokens, one with `workspace:<name>` scopes tokens limited to
+-- those workspaces.
 CREATE OR REPLACE FUNCTION neotoma_private._oauth_issue(g neotoma.oauth_grants, access_hash text, access_seconds double precision,
                                              refresh_hash text, refresh_seconds double precision, token_name text)
 RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 BEGIN
-  INSERT INTO neotoma.api_tokens (user_id, id, token_hash, name, scope, expires_at, resource, grant_id, read_only)
+  INSERT INTO neotoma.api_tokens (user_id, id, token_hash, name, scope, expires_at, resource, grant_id, read_only,
+                                  workspaces)
   VALUES (g.user_id, gen_random_uuid(), access_hash, token_name, 'user',
           now() + access_seconds * interval '1 second', g.resource, g.id,
-          'memory:read' = ANY (regexp_split_to_array(g.scope, '\s+')));
+          'memory:read' = ANY (regexp_split_to_array(g.scope, '\s+')),
+          -- `workspace:<name>` scopes (the gateway checked the names).
+          (SELECT array_agg(DISTINCT substr(s, 11) ORDER BY substr(s, 11))
+           FROM regexp_split_to_table(g.scope, '\s+') s WHERE s LIKE 'workspace:%'));
   INSERT INTO neotoma.oauth_refresh_tokens (token_hash, user_id, grant_id, expires_at)
   VALUES (refresh_hash, g.user_id, g.id, now() + refresh_seconds * interval '1 second');
   PERFORM pg_notify('neotoma_tokens', access_hash);

@@ -163,6 +163,52 @@ async def test_limited_tokens(start_gateway) -> None:
     assert next(t for t in listed.values() if t["tools"] == "memory")["read_only"] is False
 
 
+async def test_workspace_limited_tokens(start_gateway) -> None:
+    """A token made for some workspaces finds, lists and changes only what
+    lies there: not by id, search, resource URI, change feed or
+    subscription; another workspace named is FORBIDDEN; actions across
+    every workspace are not listed; `token list` shows the limit."""
+    user = new_user()
+    gw = start_gateway("--tools", "memory,all", auth=True)
+    writer = token_cli("create", "--user", user).stdout.strip()
+    team = token_cli("create", "--user", user, "--workspaces", "team", "--name", "team agent").stdout.strip()
+    with pytest.raises(subprocess.CalledProcessError) as bad:
+        token_cli("create", "--user", user, "--workspaces", "Not A Name")
+    assert "not a workspace name" in bad.value.stderr
+    async with authed_client(gw.url, writer) as w:
+        everything = {t.name for t in (await w.list_tools()).tools}
+        ours = ok(await w.call_tool("store", {"workspace": "team", "entities": [{"entity_type": "note", "title": "team plan"}]}))
+        theirs = ok(await w.call_tool("store", {"workspace": "secret", "entities": [{"entity_type": "note", "title": "secret plan"}]}))
+        ok(await w.call_tool("set_context", {"workspace": "secret", "level": "user"}))
+    ours, theirs = ours["entities"][0]["entity_id"], theirs["entities"][0]["entity_id"]
+    async with authed_client(gw.url, team, mode="legacy") as t:
+        listed = {tool.name for tool in (await t.list_tools()).tools}
+        assert {"store", "retrieve_entities", "read_graph"} <= listed < everything
+        assert not listed & {"register_schema", "analyze_schema_candidates", "get_product_analytics"}
+        found = ok(await t.call_tool("retrieve_entities", {"search": "plan", "workspace": "*"}))
+        assert [e["id"] for e in found["entities"]] == [ours]
+        assert found["workspace_context"]["workspaces"] == ["team"]
+        assert error(await t.call_tool("retrieve_entity_snapshot", {"entity_id": theirs}))["code"] == "ENTITY_NOT_FOUND"
+        refused = error(await t.call_tool("retrieve_entities", {"workspace": "secret"}))
+        assert (refused["code"], refused["details"]["limit"]) == ("FORBIDDEN", "workspaces")
+        with pytest.raises(MCPError):
+            await t.read_resource(f"neotoma://entity/{theirs}")
+        changes = ok(await t.call_tool("list_recent_changes", {"workspace": "*"}))["changes"]
+        assert {c.get("entity_id") for c in changes if c["kind"] == "entity"} == {ours}
+        # Subscriptions: one entity it can read, never another's or a collection.
+        await t.subscribe_resource(f"neotoma://entity/{ours}")
+        for uri in [f"neotoma://entity/{theirs}", "neotoma://entities/note"]:
+            with pytest.raises(MCPError):
+                await t.subscribe_resource(uri)
+        # The memory server's tools work in its workspace.
+        graph = await t.call_tool("read_graph", {})
+        assert not graph.is_error and "team plan" in graph.content[0].text and "secret plan" not in graph.content[0].text
+        wrote = ok(await t.call_tool("store", {"entities": [{"entity_type": "note", "title": "agent note"}]}))
+        assert wrote["workspace_context"]["workspaces"] == ["team"]
+    [listed] = [x for x in json.loads(token_cli("list").stdout) if x["user_id"] == user and x["name"] == "team agent"]
+    assert listed["workspaces"] == ["team"]
+
+
 async def test_rate_limits_per_user(start_gateway) -> None:
     gw = start_gateway("--rate-limit", "store=3", "--user-id", new_user())
     other = start_gateway("--rate-limit", "store=3", "--user-id", new_user())

@@ -589,6 +589,56 @@ async def test_read_only_grants(start_gateway) -> None:
     assert sorted(t["read_only"] for t in listed) == [False, True, True, True], listed
 
 
+async def test_workspace_grants(start_gateway) -> None:
+    """A client that asks for `workspace:<name>` scopes, or an owner who
+    names workspaces on the consent page, gets tokens that reach only those
+    workspaces (refreshed ones too); the owner can name only workspaces the
+    client asked for, if it asked for some."""
+    user = new_user()
+    gw = start_gateway(auth=True)
+    login = password_login(user)
+    full = grant(gw.base, login)
+    async with authed_client(gw.url, full["access_token"]) as c:
+        for w in ("team", "secret"):
+            ok(await c.call_tool("store", {**NOTE, "workspace": w}))
+
+    # The client asks for one workspace: the page says so.
+    client = register(gw.base)
+    verifier, challenge = pkce()
+    params = authorize_params(gw.base, client, challenge, "w1", scope="memory offline_access workspace:team")
+    page = ConsentPage(f"{gw.base}/authorize?{urlencode(params)}")
+    assert "in the workspaces team only" in page.text
+    asked = issued(exchange(gw.base, client, redirected(page.submit(login), client["redirect_uris"][0])["code"], verifier))
+    assert asked["scope"] == "memory offline_access workspace:team"
+
+    # The owner names the workspace for a client that asked for everything.
+    client2 = register(gw.base)
+    verifier2, challenge2 = pkce()
+    page = ConsentPage(f"{gw.base}/authorize?{urlencode(authorize_params(gw.base, client2, challenge2, 'w2'))}")
+    f = page.form(login)
+    r = page.http.post(urljoin(page.url, f["action"]), data={**f["fields"], **login, "workspaces": "team", "decision": "allow"})
+    narrowed = issued(exchange(gw.base, client2, redirected(r, client2["redirect_uris"][0])["code"], verifier2))
+    assert narrowed["scope"] == "memory workspace:team"
+
+    # Never one the client did not ask for.
+    client3 = register(gw.base)
+    _, challenge3 = pkce()
+    params3 = authorize_params(gw.base, client3, challenge3, "w3", scope="memory workspace:team")
+    page = ConsentPage(f"{gw.base}/authorize?{urlencode(params3)}")
+    f = page.form(login)
+    r = page.http.post(urljoin(page.url, f["action"]), data={**f["fields"], **login, "workspaces": "secret", "decision": "allow"})
+    assert r.status_code == 400 and "was not asked for" in html.unescape(r.text)
+
+    for tokens in (asked, narrowed, issued(refresh(gw.base, client, asked["refresh_token"]))):
+        async with authed_client(gw.url, tokens["access_token"]) as c:
+            found = ok(await c.call_tool("retrieve_entities", {"workspace": "*"}))
+            assert found["total"] == 1 and found["workspace_context"]["workspaces"] == ["team"]
+            refused = error(await c.call_tool("retrieve_entities", {"workspace": "secret"}))
+            assert (refused["code"], refused["details"]["limit"]) == ("FORBIDDEN", "workspaces")
+    listed = [t for t in json.loads(token_cli("list").stdout) if t["user_id"] == user]
+    assert sorted(str(t["workspaces"]) for t in listed) == ["None", "['team']", "['team']", "['team']"], listed
+
+
 def test_expiry_refresh_rotation_and_reuse_detection(start_gateway) -> None:
     """An expired access token is refused with the metadata pointer; a refresh
     rotates both tokens; replaying the spent refresh token revokes the grant."""

@@ -8,7 +8,7 @@ use crate::settings;
 use neotoma_core::actions::common;
 use neotoma_core::actions::workspaces::*;
 use neotoma_core::workspace::{self, WorkspaceName};
-use neotoma_core::NeotomaError;
+use neotoma_core::{ErrorCode, NeotomaError};
 use serde::Deserialize;
 use uuid::Uuid;
 
@@ -48,11 +48,38 @@ fn effective(c: &Contexts) -> Result<EffectiveContext, NeotomaError> {
     })
 }
 
+/// The caller's contexts and the workspace actions without one use. A
+/// token limited to some workspaces is not told of the others: its scope
+/// ignores a context beyond them (crate::scope::establish).
+fn visible_contexts(
+    user: &Uuid,
+    token: Option<&str>,
+) -> Result<(Contexts, EffectiveContext), NeotomaError> {
+    let mut c = contexts(user, token)?;
+    let limits = crate::tenancy::call_limits();
+    for context in [&mut c.token, &mut c.user] {
+        if context
+            .as_ref()
+            .is_some_and(|x| !limits.admits_workspace(&x.workspace))
+        {
+            *context = None;
+        }
+    }
+    let mut effective = effective(&c)?;
+    if let Some(first) = limits.workspaces.as_ref().and_then(|l| l.first()) {
+        if !limits.admits_workspace(&effective.workspace) {
+            effective.workspace = first.clone();
+            effective.from = workspace::Origin::Default;
+        }
+    }
+    Ok((c, effective))
+}
+
 fn answer(user: &Uuid, cleared: Option<bool>) -> Result<ContextResponse, NeotomaError> {
     let token = settings::token_id();
-    let c = contexts(user, token.as_deref())?;
+    let (c, effective) = visible_contexts(user, token.as_deref())?;
     Ok(ContextResponse {
-        effective: effective(&c)?,
+        effective,
         token: c.token,
         user: c.user,
         has_token: token.is_some(),
@@ -64,7 +91,7 @@ pub fn list_workspaces(
     user: Uuid,
     _req: ListWorkspacesRequest,
 ) -> Result<ListWorkspacesResponse, NeotomaError> {
-    let context = effective(&contexts(&user, settings::token_id().as_deref())?)?;
+    let (_, context) = visible_contexts(&user, settings::token_id().as_deref())?;
     let mut workspaces: Vec<WorkspaceOut> = db::parsed(
         "WITH names AS (
            SELECT 'default' AS name, NULL::timestamptz AS created_at
@@ -82,6 +109,7 @@ pub fn list_workspaces(
         &[Arg::uuid(user)],
         "workspaces",
     )?;
+    workspaces.retain(|w| crate::tenancy::call_limits().admits_workspace(&w.name));
     for w in &mut workspaces {
         w.in_context = w.name == context.workspace;
     }
@@ -102,6 +130,19 @@ fn level_of(
             "level",
             "this connection came with no token: only the user's context (level user) can be set",
         )),
+        // The user's context is every token's default: a token limited to
+        // some workspaces changes only its own.
+        (Some(ContextLevel::User), Some(_))
+            if crate::tenancy::call_limits().workspaces.is_some() =>
+        {
+            Err(NeotomaError::new(
+                ErrorCode::Forbidden,
+                "this token may use only some workspaces: it sets its own context (level token), \
+                 not the user's",
+            )
+            .with("limit", "workspaces")
+            .with("field", "level"))
+        }
         (Some(level), _) => Ok(level),
         (None, Some(_)) => Ok(ContextLevel::Token),
         (None, None) => Ok(ContextLevel::User),
@@ -116,6 +157,13 @@ pub fn set_context(user: Uuid, req: SetContextRequest) -> Result<ContextResponse
         (None, Some(id)) => {
             let id = common::entity_id("project_entity_id", id)?;
             let (entity, _) = resolve_entity(&user, &id)?;
+            if !crate::tenancy::call_limits().admits_workspace(&entity.workspace) {
+                return Err(NeotomaError::new(
+                    ErrorCode::EntityNotFound,
+                    format!("no entity {id}"),
+                )
+                .with("entity_id", id.as_str()));
+            }
             let w = WorkspaceName::parse("project_entity_id", &entity.workspace)?;
             (w, Some(entity.id))
         }
@@ -125,6 +173,7 @@ pub fn set_context(user: Uuid, req: SetContextRequest) -> Result<ContextResponse
             ))
         }
     };
+    crate::tenancy::call_limits().permit_workspace("workspace", workspace.as_str())?;
     crate::scope::create_workspace(&user, &workspace)?;
     let token_id = match level {
         ContextLevel::Token => token.as_deref(),

@@ -32,6 +32,8 @@ pub struct ConsentForm {
     pub decision: Option<String>,
     /// `on`: the owner allows reading only (the checkbox).
     pub read_only: Option<String>,
+    /// The workspaces the owner allows, comma-separated (empty: as asked).
+    pub workspaces: Option<String>,
 }
 
 const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#222}\
@@ -49,14 +51,17 @@ fn page(title: &str, body: &str) -> String {
 }
 
 /// The login and consent form for `client_name`, which will be sent to
-/// `redirect_uri`; `read_only`: the client asked to read only; `error`
-/// says why the last attempt failed.
+/// `redirect_uri`, for the `scope` granted (read only, some workspaces:
+/// said, and the owner can narrow it); `error` says why the last attempt
+/// failed.
 pub fn consent_page(
     params: &AuthorizeParams,
     client_name: &str,
-    read_only: bool,
+    scope: &str,
     error: Option<&str>,
 ) -> String {
+    let read_only = super::reads_only(scope);
+    let workspaces = super::scope_workspaces(scope);
     let hidden = [
         ("response_type", &params.response_type),
         ("client_id", &params.client_id),
@@ -80,19 +85,34 @@ pub fn consent_page(
     let error = error
         .map(|e| format!("<p class=\"error\" role=\"alert\">{}</p>", escape(e)))
         .unwrap_or_default();
-    // What the client may do, and the owner's choice to let it read only.
-    let (asks, narrow) =
-        if read_only {
-            (
-                "to read your memory (entities, observations, relationships, files) as you, \
-          not to change it",
-                String::new(),
-            )
-        } else {
-            ("to read and write your memory (entities, observations, relationships, files) as you",
-         "<label><input type=\"checkbox\" name=\"read_only\" value=\"on\"> Read only: it may \
-          read my memory, not change it</label>".to_string())
-        };
+    // What the client may do, and the owner's choice to narrow it: read
+    // only, some workspaces.
+    let (asks, mut narrow) = if read_only {
+        (
+            "to read your memory (entities, observations, relationships, files) as you, \
+          not to change it"
+                .to_string(),
+            String::new(),
+        )
+    } else {
+        (
+            "to read and write your memory (entities, observations, relationships, files) as you"
+                .to_string(),
+            "<label><input type=\"checkbox\" name=\"read_only\" value=\"on\"> Read only: it may \
+          read my memory, not change it</label>"
+                .to_string(),
+        )
+    };
+    let (asks, among) = if workspaces.is_empty() {
+        (asks, "every workspace".to_string())
+    } else {
+        let names = escape(&workspaces.join(", "));
+        (format!("{asks}, in the workspaces {names} only"), names)
+    };
+    narrow.push_str(&format!(
+        "<label for=\"workspaces\">Only these workspaces (comma-separated; empty: {among})</label>\
+         <input type=\"text\" id=\"workspaces\" name=\"workspaces\">"
+    ));
     let body = format!(
         "<h1>Allow {client} to use your Neotoma memory?</h1>\
          <p><strong>{client}</strong> asks {asks}. It will be sent back to:</p>\
@@ -142,7 +162,7 @@ mod tests {
             state: Some("s'1".into()),
             ..Default::default()
         };
-        let html = consent_page(&params, "<img src=x onerror=y>", false, Some("<bad>"));
+        let html = consent_page(&params, "<img src=x onerror=y>", "memory", Some("<bad>"));
         assert!(!html.contains("<script>"));
         assert!(!html.contains("<img"));
         assert!(!html.contains("<bad>"));
@@ -157,9 +177,20 @@ mod tests {
     #[test]
     fn the_page_says_what_the_client_may_do() {
         let params = AuthorizeParams::default();
-        let full = consent_page(&params, "Agent", false, None);
+        let full = consent_page(&params, "Agent", "memory", None);
         assert!(full.contains("read and write") && full.contains("name=\"read_only\""));
-        let reader = consent_page(&params, "Agent", true, None);
+        assert!(full.contains("empty: every workspace"));
+        let reader = consent_page(&params, "Agent", "memory:read offline_access", None);
         assert!(reader.contains("not to change it") && !reader.contains("name=\"read_only\""));
+        let team = consent_page(
+            &params,
+            "Agent",
+            "memory workspace:notes workspace:team",
+            None,
+        );
+        assert!(
+            team.contains("in the workspaces notes, team only")
+                && team.contains("name=\"workspaces\"")
+        );
     }
 }

@@ -26,8 +26,11 @@ use base64::Engine;
 use clients::Client;
 use consent::{AuthorizeParams, ConsentForm};
 use neotoma_core::NeotomaError;
+use neotoma_core::token_limits::TokenLimits;
+use neotoma_core::workspace::WorkspaceName;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use std::collections::BTreeSet;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -59,6 +62,9 @@ const SCOPES: [&str; 3] = ["memory", "memory:read", "offline_access"];
 /// The scope of a read-only grant: its tokens are read-only
 /// (docs/security.md, limited tokens).
 const READ_ONLY: &str = "memory:read";
+/// A scope limiting the grant's tokens to one workspace
+/// (`workspace:team`; several such scopes: several workspaces).
+const WORKSPACE: &str = "workspace:";
 const LOGIN_FAILURES_PER_MINUTE: u32 = 10;
 const REGISTRATIONS_PER_HOUR: u32 = 20;
 const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
@@ -423,11 +429,16 @@ async fn check_request(
 }
 
 /// The scope granted for a requested one: `memory` (or `memory:read` when
-/// that alone is asked), plus `offline_access` when asked; an unknown
-/// scope is refused (its name).
+/// that alone is asked), plus `offline_access` when asked, plus the
+/// `workspace:<name>` scopes asked (sorted); an unknown scope is refused
+/// (its name).
 fn granted_scope(requested: Option<&str>) -> Result<String, String> {
     let asked: Vec<&str> = requested.unwrap_or_default().split_whitespace().collect();
-    if let Some(unknown) = asked.iter().find(|s| !SCOPES.contains(s)) {
+    let workspace = |s: &str| {
+        s.strip_prefix(WORKSPACE)
+            .is_some_and(|n| WorkspaceName::parse("scope", n).is_ok())
+    };
+    if let Some(unknown) = asked.iter().find(|s| !SCOPES.contains(s) && !workspace(s)) {
         return Err(unknown.to_string());
     }
     let memory = if asked.contains(&READ_ONLY) && !asked.contains(&"memory") {
@@ -435,11 +446,25 @@ fn granted_scope(requested: Option<&str>) -> Result<String, String> {
     } else {
         "memory"
     };
-    Ok(if asked.contains(&"offline_access") {
-        format!("{memory} offline_access")
-    } else {
-        memory.into()
-    })
+    let mut granted = vec![memory.to_string()];
+    if asked.contains(&"offline_access") {
+        granted.push("offline_access".into());
+    }
+    let names: BTreeSet<&str> = asked
+        .iter()
+        .filter_map(|s| s.strip_prefix(WORKSPACE))
+        .collect();
+    granted.extend(names.iter().map(|n| format!("{WORKSPACE}{n}")));
+    Ok(granted.join(" "))
+}
+
+/// The workspaces a granted scope limits its tokens to (none: all).
+fn scope_workspaces(scope: &str) -> Vec<String> {
+    scope
+        .split_whitespace()
+        .filter_map(|s| s.strip_prefix(WORKSPACE))
+        .map(str::to_string)
+        .collect()
 }
 
 /// Whether a granted scope reads only.
@@ -448,16 +473,43 @@ fn reads_only(scope: &str) -> bool {
 }
 
 /// The scope the owner allowed: the one granted, read-only when they
-/// chose so on the consent page (they can narrow it, never widen it).
-fn allowed_scope(granted: &str, read_only_chosen: bool) -> String {
-    if !read_only_chosen || reads_only(granted) {
-        return granted.to_string();
-    }
-    granted
+/// chose so on the consent page, in the workspaces they named (among those
+/// asked, if any): they can narrow it, never widen it. A workspace list
+/// that does not read, or names one not asked, is refused (why).
+fn allowed_scope(
+    granted: &str,
+    read_only_chosen: bool,
+    workspaces_chosen: Option<&str>,
+) -> Result<String, String> {
+    let read_only = read_only_chosen && !reads_only(granted);
+    let mut scope: Vec<String> = granted
         .split_whitespace()
-        .map(|s| if s == "memory" { READ_ONLY } else { s })
-        .collect::<Vec<_>>()
-        .join(" ")
+        .map(|s| {
+            if read_only && s == "memory" {
+                READ_ONLY
+            } else {
+                s
+            }
+        })
+        .map(str::to_string)
+        .collect();
+    let Some(chosen) = workspaces_chosen.filter(|w| !w.trim().is_empty()) else {
+        return Ok(scope.join(" "));
+    };
+    let chosen = TokenLimits::parse_workspaces(chosen).map_err(|e| e.message)?;
+    let asked = scope_workspaces(granted);
+    if let Some(other) = chosen
+        .iter()
+        .find(|w| !asked.is_empty() && !asked.contains(w))
+    {
+        return Err(format!(
+            "`{other}` was not asked for: choose among {}",
+            asked.join(", ")
+        ));
+    }
+    scope.retain(|s| !s.starts_with(WORKSPACE));
+    scope.extend(chosen.iter().map(|n| format!("{WORKSPACE}{n}")));
+    Ok(scope.join(" "))
 }
 
 /// A PKCE code verifier or challenge: 43 to 128 unreserved characters.
@@ -490,12 +542,7 @@ async fn authorize_page(
     match check_request(&state, o, &params).await {
         Ok(req) => page(
             StatusCode::OK,
-            consent::consent_page(
-                &params,
-                req.client.display_name(),
-                reads_only(&req.scope),
-                None,
-            ),
+            consent::consent_page(&params, req.client.display_name(), &req.scope, None),
         ),
         Err(r) => r,
     }
@@ -568,7 +615,7 @@ async fn authorize_decision(
         let page_html = consent::consent_page(
             &form.params,
             req.client.display_name(),
-            reads_only(&req.scope),
+            &req.scope,
             Some(&format!(
                 "Too many failed logins from this address: try again in {} seconds.",
                 retry_after_seconds(wait)
@@ -592,7 +639,7 @@ async fn authorize_decision(
                 consent::consent_page(
                     &form.params,
                     req.client.display_name(),
-                    reads_only(&req.scope),
+                    &req.scope,
                     Some("The username and password, or the one-time code, are not right."),
                 ),
             );
@@ -611,7 +658,24 @@ async fn authorize_decision(
         return consent_error(StatusCode::INTERNAL_SERVER_ERROR, "no randomness");
     };
     let code_hash = hash_token(&code);
-    let scope = allowed_scope(&req.scope, form.read_only.as_deref() == Some("on"));
+    let scope = match allowed_scope(
+        &req.scope,
+        form.read_only.as_deref() == Some("on"),
+        form.workspaces.as_deref(),
+    ) {
+        Ok(scope) => scope,
+        Err(why) => {
+            return page(
+                StatusCode::BAD_REQUEST,
+                consent::consent_page(
+                    &form.params,
+                    req.client.display_name(),
+                    &req.scope,
+                    Some(&why),
+                ),
+            );
+        }
+    };
     let authorization = store::Authorization {
         user,
         client_id: &req.client.client_id,
@@ -907,14 +971,45 @@ mod tests {
 
     #[test]
     fn the_owner_may_narrow_a_grant_to_reading_never_widen_it() {
+        let allowed = |g, r| allowed_scope(g, r, None).unwrap();
         assert_eq!(
-            allowed_scope("memory offline_access", true),
+            allowed("memory offline_access", true),
             "memory:read offline_access"
         );
-        assert_eq!(allowed_scope("memory", false), "memory");
-        assert_eq!(allowed_scope("memory:read", false), "memory:read");
-        assert_eq!(allowed_scope("memory:read", true), "memory:read");
+        assert_eq!(allowed("memory", false), "memory");
+        assert_eq!(allowed("memory:read", false), "memory:read");
+        assert_eq!(allowed("memory:read", true), "memory:read");
         assert!(reads_only("memory:read offline_access") && !reads_only("memory"));
+    }
+
+    #[test]
+    fn a_grant_can_be_limited_to_workspaces_and_narrowed_never_widened() {
+        assert_eq!(
+            granted_scope(Some("memory workspace:team workspace:notes workspace:team")).unwrap(),
+            "memory workspace:notes workspace:team"
+        );
+        assert_eq!(
+            granted_scope(Some("memory workspace:Bad")).unwrap_err(),
+            "workspace:Bad"
+        );
+        assert_eq!(
+            scope_workspaces("memory offline_access workspace:team"),
+            vec!["team".to_string()]
+        );
+        // The owner names workspaces: any when none were asked ...
+        assert_eq!(
+            allowed_scope("memory offline_access", false, Some("team, notes")).unwrap(),
+            "memory offline_access workspace:notes workspace:team"
+        );
+        // ... some of those asked, never another.
+        let asked = "memory workspace:notes workspace:team";
+        assert_eq!(
+            allowed_scope(asked, true, Some("team")).unwrap(),
+            "memory:read workspace:team"
+        );
+        assert!(allowed_scope(asked, false, Some("secret")).is_err());
+        assert!(allowed_scope(asked, false, Some("Not a name")).is_err());
+        assert_eq!(allowed_scope(asked, false, Some(" ")).unwrap(), asked);
     }
 
     #[test]

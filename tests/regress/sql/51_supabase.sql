@@ -74,7 +74,7 @@ SELECT p AS service_role_may_set FROM pg_temp.privileges('service_role') p WHERE
 -- Neither reaches the tokens, the signing keys or the operators' functions.
 SELECT r, has_table_privilege(r, 'neotoma.api_tokens', 'SELECT') AS reads_tokens,
        has_table_privilege(r, 'neotoma.signing_keys', 'SELECT') AS reads_keys,
-       has_function_privilege(r, 'neotoma.create_api_token(uuid, text, text, text, double precision, boolean, text)', 'EXECUTE')
+       has_function_privilege(r, 'neotoma.create_api_token(uuid, text, text, text, double precision, boolean, text, text[])', 'EXECUTE')
          AS creates_tokens,
        has_function_privilege(r, 'neotoma_private.grant_platform_roles()', 'EXECUTE') AS grants_roles
 FROM unnest(ARRAY['anon', 'authenticated', 'service_role']) r ORDER BY 1;

@@ -15,10 +15,13 @@ use uuid::Uuid;
 /// read_graph's page, by default and at most.
 const PAGE: i64 = 1000;
 
+/// The workspace `workspaceName` selects, if the call's token may use it.
 fn workspace_of(label: &str) -> Result<String, NeotomaError> {
-    Ok(WorkspaceName::from_label("workspaceName", label)?
+    let name = WorkspaceName::from_label("workspaceName", label)?
         .as_str()
-        .to_string())
+        .to_string();
+    crate::tenancy::call_limits().permit_workspace("workspaceName", &name)?;
+    Ok(name)
 }
 
 fn metadata_of(node: &Node) -> Option<String> {

@@ -177,6 +177,32 @@ CREATE TRIGGER changes_notify AFTER INSERT ON neotoma.changes
   REFERENCING NEW TABLE AS new_changes
   FOR EACH STATEMENT EXECUTE FUNCTION neotoma._changes_notify();
 
+-- Calls a token's limits refused (issue 43), as the gateway notes them
+-- after the refusal (the refused call's own transaction leaves nothing):
+-- the user and token the call came with, when, the action and the limit.
+-- At most once a minute per token, action and limit (the gateway's
+-- count). The owner reads them in the audit trail; users never write them.
+CREATE TABLE neotoma.denied_calls (
+  user_id    uuid        NOT NULL,
+  id         bigint      GENERATED ALWAYS AS IDENTITY,
+  at         timestamptz NOT NULL DEFAULT now(),
+  token_id   uuid,
+  action     text        NOT NULL CHECK (length(action) <= 100),
+  limit_name text        NOT NULL CHECK (limit_name IN ('read_only', 'tools', 'workspaces')),
+  PRIMARY KEY (user_id, id)
+);
+-- The gateway's role notes a refusal for the user and token it set
+-- (neotoma.user_id, neotoma.token_id): {action, limit}.
+CREATE FUNCTION neotoma_private.note_denied_call(args jsonb) RETURNS jsonb
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+  INSERT INTO neotoma.denied_calls (user_id, token_id, action, limit_name)
+  SELECT neotoma.current_user_id(), neotoma._calling_token(), args ->> 'action', args ->> 'limit'
+  WHERE neotoma.current_user_id() IS NOT NULL
+  RETURNING jsonb_build_object('id', id) $$;
+CREATE FUNCTION neotoma.note_denied_call(args jsonb) RETURNS jsonb
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+  SELECT neotoma_private.note_denied_call(args) $$;
+
 -- Who did what, when and why: every deletion, restoration, correction,
 -- merge, split and erasure, newest last. `user_id` is whose memory it is (the
 -- user the acting agent's session or token stands for). Corrections list
@@ -234,9 +260,13 @@ UNION ALL
 SELECT c.user_id, c.created_at, 'contest', 'observation', c.observation_id::text, o.entity_type, c.reason,
        jsonb_build_object('contest_id', c.id, 'entity_id', o.entity_id)
 FROM neotoma.observation_contests c
-JOIN neotoma.observations o ON o.user_id = c.user_id AND o.id = c.observation_id;
+JOIN neotoma.observations o ON o.user_id = c.user_id AND o.id = c.observation_id
+UNION ALL
+SELECT d.user_id, d.at, 'denied', 'action', d.action, NULL, d.limit_name,
+       jsonb_build_object('limit', d.limit_name, 'token_id', d.token_id)
+FROM neotoma.denied_calls d;
 COMMENT ON VIEW neotoma.audit_trail IS
-  'Every deletion, restoration, correction, merge, reclassification, split, erasure, annotation and contest of the user''s memory: when (at), what (action, target_kind, target_id, target_type), why (reason) and details (ids, corrected field names, erased counts, notes; never erased content).';
+  'Every deletion, restoration, correction, merge, reclassification, split, erasure, annotation and contest of the user''s memory, and every call a token''s limits refused (denied): when (at), what (action, target_kind, target_id, target_type), why (reason) and details (ids, corrected field names, erased counts, notes, the limit and token; never erased content).';
 
 -- Export and import (neotoma-mcp export / import): a user's memory as
 -- lines {"table", "row"}, in an order where every row's references come

@@ -14,7 +14,7 @@ BEGIN
                            'observation_moves', 'entity_name_trigrams', 'entity_embeddings', 'annotations',
                            'observation_contests', 'workspaces', 'contexts', 'graph_ids', 'logins', 'login_codes',
                            'oauth_grants', 'oauth_refresh_tokens', 'inspector_sessions', 'embedding_lists',
-                           'embedding_list_builds', 'common_lexemes', 'timeline_counts'] LOOP
+                           'embedding_list_builds', 'common_lexemes', 'timeline_counts', 'denied_calls'] LOOP
     EXECUTE format('ALTER TABLE neotoma.%I ENABLE ROW LEVEL SECURITY', t);
     EXECUTE format('ALTER TABLE neotoma.%I FORCE ROW LEVEL SECURITY', t);
     EXECUTE format('CREATE POLICY %I ON neotoma.%I USING (user_id = (SELECT neotoma.current_user_id())) '
@@ -220,10 +220,12 @@ REVOKE EXECUTE ON FUNCTION neotoma._apply_observations(text), neotoma._changes_n
   neotoma.list_api_tokens(), neotoma.graph_orphan_count(), neotoma.erase_user(uuid, boolean), neotoma.import_lines(jsonb[]),
   neotoma.pending_embeddings(text, integer, text[]), neotoma.put_embeddings(text, jsonb),
   neotoma.pending_embeddings_of(text, uuid, xid8, integer, text[]), neotoma.drop_embeddings(text),
-  neotoma.maintain_embedding_lists(integer, integer), neotoma.routed(uuid, boolean, jsonb, text, text) FROM neotoma_user;
+  neotoma.maintain_embedding_lists(integer, integer), neotoma.routed(uuid, boolean, jsonb, text, text),
+  neotoma.note_denied_call(jsonb) FROM neotoma_user;
 GRANT EXECUTE ON FUNCTION neotoma.routed(uuid, boolean, jsonb, text, text) TO neotoma_router;
 GRANT EXECUTE ON FUNCTION neotoma.authenticate_token(text), neotoma_private.authenticate_token(text),
   neotoma.touch_api_token(text), neotoma_private.touch_api_token(text),
+  neotoma.note_denied_call(jsonb), neotoma_private.note_denied_call(jsonb),
   neotoma.signed_file(uuid, uuid, bigint, uuid, text), neotoma_private.signed_file(uuid, uuid, bigint, uuid, text),
   neotoma.graph_orphan_count(), neotoma_private.graph_orphan_count(),
   neotoma.import_lines(jsonb[]), neotoma_private.import_lines(jsonb[]),

@@ -411,6 +411,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         large_calls: tokio::sync::Semaphore::new(args.max_large_requests.max(1)),
         hub,
         verbose_answers: args.verbose_answers,
+        denials: limits::SlidingWindow::new(1, std::time::Duration::from_secs(60)),
     });
     let shutdown = CancellationToken::new();
     tokio::spawn(cancel_on_signal(shutdown.clone()));

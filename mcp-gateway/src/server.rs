@@ -60,6 +60,9 @@ pub struct AppState {
     /// Neotoma's answers in full unless a call asks otherwise
     /// (`--verbose-answers`).
     pub verbose_answers: bool,
+    /// Calls a token's limits refused, noted for the owner's audit trail
+    /// at most once a minute per token, action and limit.
+    pub denials: crate::limits::SlidingWindow<(Uuid, String, String)>,
 }
 
 #[derive(Clone)]
@@ -211,6 +214,9 @@ impl Gateway {
             drop(args);
             crate::limits::release_memory();
         }
+        if let Err(refused) = &result {
+            self.note_denial(&action.name, refused, &caller);
+        }
         let mut result = result?;
         if let Some(work) = result.as_object_mut().and_then(|r| r.remove("external")) {
             result = self.complete_externally(work, result, &caller).await?;
@@ -238,6 +244,41 @@ impl Gateway {
             }
         }
         Ok(result)
+    }
+
+    /// Notes a call its token's limits refused (FORBIDDEN naming the limit)
+    /// in the owner's audit trail (`neotoma.denied_calls`), beside the
+    /// call: its own transaction was rolled back with the refusal. At most
+    /// once a minute per token, action and limit, so a looping agent adds
+    /// a row a minute, not one per call. A database before 0.24.0 has no
+    /// such table: its refusal is only logged.
+    fn note_denial(&self, action: &str, refused: &NeotomaError, caller: &Caller) {
+        let (Some(token), Some(limit)) = (
+            caller.token,
+            refused.details.get("limit").and_then(Value::as_str),
+        ) else {
+            return;
+        };
+        if refused.code != ErrorCode::Forbidden
+            || self
+                .state
+                .denials
+                .try_acquire(&(token, action.to_string(), limit.to_string()))
+                .is_err()
+        {
+            return;
+        }
+        let (state, caller) = (self.state.clone(), *caller);
+        let note = json!({"action": action, "limit": limit});
+        tokio::spawn(async move {
+            if let Err(e) = state
+                .db
+                .call_with("neotoma.note_denied_call", &caller, &note, true, &[])
+                .await
+            {
+                tracing::debug!(error = %e.message, "could not note a refused call");
+            }
+        });
     }
 
     /// Replaces a file path argument by the file's bytes (base64) and name,

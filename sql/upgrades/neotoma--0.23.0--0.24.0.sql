@@ -448,4 +448,101 @@ LANGUAGE sql STABLE STRICT SECURITY DEFINER SET search_path = pg_catalog, neotom
 REVOKE ALL ON FUNCTION neotoma_private._written_with(uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION neotoma_private._written_with(uuid) TO neotoma_user;
 
+-- Calls a token's limits refused, noted by the gateway (issue 43), in the
+-- audit trail.
+CREATE TABLE neotoma.denied_calls (
+  user_id    uuid        NOT NULL,
+  id         bigint      GENERATED ALWAYS AS IDENTITY,
+  at         timestamptz NOT NULL DEFAULT now(),
+  token_id   uuid,
+  action     text        NOT NULL CHECK (length(action) <= 100),
+  limit_name text        NOT NULL CHECK (limit_name IN ('read_only', 'tools', 'workspaces')),
+  PRIMARY KEY (user_id, id)
+);
+ALTER TABLE neotoma.denied_calls ENABLE ROW LEVEL SECURITY;
+ALTER TABLE neotoma.denied_calls FORCE ROW LEVEL SECURITY;
+CREATE POLICY denied_calls_own_rows ON neotoma.denied_calls USING (user_id = (SELECT neotoma.current_user_id()))
+  WITH CHECK (user_id = (SELECT neotoma.current_user_id()));
+REVOKE ALL ON neotoma.denied_calls FROM PUBLIC;
+GRANT SELECT ON neotoma.denied_calls TO neotoma_user;
+-- The gateway's role notes a refusal for the user and token it set
+-- (neotoma.user_id, neotoma.token_id): {action, limit}.
+CREATE FUNCTION neotoma_private.note_denied_call(args jsonb) RETURNS jsonb
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+  INSERT INTO neotoma.denied_calls (user_id, token_id, action, limit_name)
+  SELECT neotoma.current_user_id(), neotoma._calling_token(), args ->> 'action', args ->> 'limit'
+  WHERE neotoma.current_user_id() IS NOT NULL
+  RETURNING jsonb_build_object('id', id) $$;
+CREATE FUNCTION neotoma.note_denied_call(args jsonb) RETURNS jsonb
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+  SELECT neotoma_private.note_denied_call(args) $$;
+REVOKE ALL ON FUNCTION neotoma.note_denied_call(jsonb), neotoma_private.note_denied_call(jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma.note_denied_call(jsonb), neotoma_private.note_denied_call(jsonb)
+  TO neotoma_service;
+
+-- Who did what, when and why: every deletion, restoration, correction,
+-- merge, split and erasure, newest last. `user_id` is whose memory it is (the
+-- user the acting agent's session or token stands for). Corrections list
+-- the fields they set, not the values; erasures their counts.
+CREATE OR REPLACE VIEW neotoma.audit_trail WITH (security_invoker = true) AS
+SELECT o.user_id, o.observed_at AS at,
+       CASE o.kind WHEN 'deletion' THEN 'delete_entity' WHEN 'restoration' THEN 'restore_entity'
+                   ELSE 'correct' END AS action,
+       'entity'::text AS target_kind, o.entity_id AS target_id, o.entity_type AS target_type,
+       CASE WHEN o.kind IN ('deletion', 'restoration') THEN o.fields->>'reason' END AS reason,
+       CASE WHEN o.kind = 'correction'
+            THEN jsonb_build_object('observation_id', o.id, 'fields',
+                   (SELECT coalesce(jsonb_agg(k ORDER BY k), '[]') FROM jsonb_object_keys(o.fields) k))
+            ELSE jsonb_build_object('observation_id', o.id) END AS details
+FROM neotoma.observations o
+WHERE o.kind IN ('deletion', 'restoration', 'correction')
+UNION ALL
+SELECT ro.user_id, ro.observed_at,
+       CASE ro.kind WHEN 'deletion' THEN 'delete_relationship' ELSE 'restore_relationship' END,
+       'relationship', ro.relationship_id::text, r.relationship_type, ro.metadata->>'reason',
+       jsonb_build_object('observation_id', ro.id, 'source_entity_id', r.source_entity_id,
+                          'target_entity_id', r.target_entity_id)
+FROM neotoma.relationship_observations ro
+JOIN neotoma.relationships r ON r.user_id = ro.user_id AND r.id = ro.relationship_id
+WHERE ro.kind IN ('deletion', 'restoration')
+UNION ALL
+SELECT m.user_id, m.merged_at,
+       -- A merge into an entity of another type is how reclassify moves one.
+       CASE WHEN t.entity_type = e.entity_type THEN 'merge_entities' ELSE 'reclassify' END,
+       'entity', m.from_entity_id, e.entity_type, m.merge_reason,
+       jsonb_build_object('merge_id', m.id, 'to_entity_id', m.to_entity_id,
+                          'observations_moved', m.observations_moved, 'relationships_moved', m.relationships_moved)
+       || CASE WHEN t.entity_type = e.entity_type THEN '{}'::jsonb
+               ELSE jsonb_build_object('to_entity_type', t.entity_type) END
+FROM neotoma.entity_merges m
+JOIN neotoma.entities e ON e.user_id = m.user_id AND e.id = m.from_entity_id
+JOIN neotoma.entities t ON t.user_id = m.user_id AND t.id = m.to_entity_id
+UNION ALL
+SELECT sp.user_id, sp.split_at, 'split_entity', 'entity', sp.from_entity_id, e.entity_type, sp.reason,
+       jsonb_build_object('split_id', sp.id, 'to_entity_id', sp.to_entity_id,
+                          'created_entity', sp.created_entity, 'observations_moved', sp.observations_moved)
+FROM neotoma.entity_splits sp
+JOIN neotoma.entities e ON e.user_id = sp.user_id AND e.id = sp.from_entity_id
+UNION ALL
+SELECT x.user_id, x.erased_at, 'erase', x.target_kind, NULL, NULL, x.reason,
+       jsonb_build_object('erasure_id', x.id, 'counts', x.counts)
+FROM neotoma.erasures x
+UNION ALL
+SELECT a.user_id, a.created_at, 'annotate', CASE WHEN a.observation_id IS NULL THEN 'entity' ELSE 'observation' END,
+       coalesce(a.observation_id::text, a.entity_id), e.entity_type, NULL,
+       jsonb_build_object('annotation_id', a.id, 'entity_id', a.entity_id, 'note', a.note)
+FROM neotoma.annotations a
+JOIN neotoma.entities e ON e.user_id = a.user_id AND e.id = a.entity_id
+UNION ALL
+SELECT c.user_id, c.created_at, 'contest', 'observation', c.observation_id::text, o.entity_type, c.reason,
+       jsonb_build_object('contest_id', c.id, 'entity_id', o.entity_id)
+FROM neotoma.observation_contests c
+JOIN neotoma.observations o ON o.user_id = c.user_id AND o.id = c.observation_id
+UNION ALL
+SELECT d.user_id, d.at, 'denied', 'action', d.action, NULL, d.limit_name,
+       jsonb_build_object('limit', d.limit_name, 'token_id', d.token_id)
+FROM neotoma.denied_calls d;
+COMMENT ON VIEW neotoma.audit_trail IS
+  'Every deletion, restoration, correction, merge, reclassification, split, erasure, annotation and contest of the user''s memory, and every call a token''s limits refused (denied): when (at), what (action, target_kind, target_id, target_type), why (reason) and details (ids, corrected field names, erased counts, notes, the limit and token; never erased content).';
+
 SELECT neotoma_private.grant_platform_roles();

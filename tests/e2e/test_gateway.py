@@ -161,6 +161,22 @@ async def test_limited_tokens(start_gateway) -> None:
         await anyio_sleep(0.05)
     assert listed["reader agent"]["read_only"] is True and listed["reader agent"]["last_used_at"] is not None
     assert next(t for t in listed.values() if t["tools"] == "memory")["read_only"] is False
+    # Each refusal is in the owner's audit trail (noted beside the call,
+    # once a minute per token, action and limit; on a router, the router's).
+    if not THROUGH_ROUTER:
+        with psycopg.connect(admin_dsn(DATABASE)) as conn:
+            for _ in range(100):
+                denied = conn.execute(
+                    "SELECT target_id, reason, details->>'token_id' FROM neotoma.audit_trail "
+                    "WHERE user_id = %s AND action = 'denied' ORDER BY target_id, reason", (user,)).fetchall()  # fmt: skip
+                if len(denied) == 4:
+                    break
+                await anyio_sleep(0.05)
+        assert [(a, r) for a, r, _ in denied] == [
+            ("bulk", "read_only"), ("memory_create_entities", "read_only"),
+            ("retrieve_entities", "tools"), ("store", "read_only"),
+        ], denied  # fmt: skip
+        assert all(t is not None for _, _, t in denied)
 
 
 async def test_workspace_limited_tokens(start_gateway) -> None:

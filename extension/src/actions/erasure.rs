@@ -392,6 +392,7 @@ pub fn erase_user_rows(user: &Uuid) -> Result<ErasedCounts, NeotomaError> {
     // release's SQL keeps none.
     if crate::installed::is_current() {
         del("timeline_counts")?;
+        del("denied_calls")?;
     }
     del("entity_identifiers")?;
     del("entity_snapshots")?;

@@ -103,11 +103,22 @@ SELECT o.entity_id = :'ada' AS stayed, o.token_id = :'full_token' AS with_the_wr
 FROM neotoma.observations o WHERE o.fields->>'name' = 'Ada' AND o.kind = 'store' ORDER BY 1, 2;
 SELECT (neotoma.verify())->'ok' AS verify_ok_after_split;
 
--- Users cannot read tokens, nor note their use; the gateway's role notes it.
+-- The gateway notes a refused call (its own transaction was rolled back)
+-- for the user and token it set; the owner reads it in the audit trail.
+SELECT set_config('neotoma.token_id', :'reader_token', true) IS NOT NULL AS with_reader_token_again;
+SELECT neotoma.note_denied_call('{"action": "store", "limit": "read_only"}') ? 'id' AS noted;
+SELECT try_action('note_denied_call', '{"action": "store", "limit": "nonsense"}') ->> 'sqlstate' AS unknown_limit_refused;
+SELECT set_config('neotoma.token_id', '', true) IS NOT NULL AS without_token_to_read;
+SELECT action, target_kind, target_id, reason, details->>'token_id' = :'reader_token' AS by_the_reader
+FROM neotoma.audit_trail WHERE action = 'denied';
+
+-- Users cannot read tokens, nor note their use or refusals; the gateway's role does.
 SELECT error_code(try_action('list_workspaces', '{}')) IS NULL AS reads_still_work;
 RESET ROLE;
 SET ROLE neotoma_user;
 SELECT has_function_privilege('neotoma.touch_api_token(text)', 'EXECUTE') AS user_may_touch,
+       has_function_privilege('neotoma.note_denied_call(jsonb)', 'EXECUTE') AS user_may_note_refusals,
+       has_table_privilege('neotoma.denied_calls', 'INSERT') AS user_may_write_refusals,
        has_table_privilege('neotoma.api_tokens', 'SELECT') AS user_may_read_tokens;
 RESET ROLE;
 SET ROLE neotoma_regress_agent;

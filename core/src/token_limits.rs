@@ -44,9 +44,16 @@ pub struct TokenLimits {
 /// works in the caller's context), or is about the server and the user's
 /// contexts rather than memory: what a workspace-limited token may call.
 /// Schema administration, analytics, files' interpretations and
-/// connectors act across every workspace of the user: not.
+/// connectors (an account's credentials are the user's, whichever
+/// workspace its syncs store in) act across every workspace: not.
 pub fn stays_in_workspaces(id: ActionId) -> bool {
     use ActionId::*;
+    if matches!(
+        id,
+        ConnectProvider | RecordConnector | PlaidExchangePublicToken | RecordPlaidItem
+    ) {
+        return false;
+    }
     id.scoping() != Scoping::None
         || catalog::spec(id).tool_set != ToolSet::Neotoma
         || matches!(
@@ -313,6 +320,8 @@ mod tests {
             ActionId::GetProductAnalytics,
             ActionId::Reinterpret,
             ActionId::SyncProviderImports,
+            ActionId::ConnectProvider,
+            ActionId::PlaidExchangePublicToken,
         ] {
             let e = team.permit(id).unwrap_err();
             assert_eq!(e.code, ErrorCode::Forbidden);

@@ -136,9 +136,8 @@ impl Scope {
         if self.admits(workspace) {
             return Ok(());
         }
-        if self.limit.as_ref().is_some_and(|l| !l.contains(workspace)) {
-            return Err(NeotomaError::new(not_found, format!("no {what} {id}"))
-                .with(&format!("{what}_id"), id));
+        if self.hides(workspace) {
+            return Err(absent(not_found, what, id));
         }
         let code = if self.write {
             ErrorCode::WorkspaceMismatch
@@ -146,6 +145,18 @@ impl Scope {
             not_found
         };
         Err(self.outside(code, what, id, workspace))
+    }
+
+    /// Whether the call's token is limited to some workspaces.
+    pub fn limited(&self) -> bool {
+        self.limit.is_some()
+    }
+
+    /// Whether a row of `workspace` lies beyond the workspaces the call's
+    /// token is limited to: then it is answered as absent, before any other
+    /// check could tell of it.
+    pub fn hides(&self, workspace: &str) -> bool {
+        self.limit.as_ref().is_some_and(|l| !l.contains(workspace))
     }
 
     /// [`Scope::check`] of an entity.
@@ -160,6 +171,14 @@ impl Scope {
             _ => format!("the workspaces {}", names.join(", ")),
         }
     }
+}
+
+/// What the actions answer for a `what` (entity, source, observation) that
+/// does not exist: also what lies beyond a token's workspaces is answered
+/// so, word for word.
+pub fn absent(code: ErrorCode, what: &str, id: &str) -> NeotomaError {
+    NeotomaError::new(code, format!("no {what} {id} (for this user)"))
+        .with(&format!("{what}_id"), id)
 }
 
 thread_local! {
@@ -295,8 +314,11 @@ pub fn establish(user: Option<&Uuid>, requested: Requested) -> Result<Option<Sco
             (names, false)
         }
     };
-    let covers_all =
-        names.iter().any(|n| n == DEFAULT) && known.workspaces.iter().all(|w| names.contains(w));
+    // (Never for a token limited to some workspaces: what it may reach is
+    // its list, whatever workspaces the user has.)
+    let covers_all = limits.workspaces.is_none()
+        && names.iter().any(|n| n == DEFAULT)
+        && known.workspaces.iter().all(|w| names.contains(w));
     if !read {
         if let Some(name) = names.first() {
             create_workspace(user, &WorkspaceName::parse("workspace", name)?)?;

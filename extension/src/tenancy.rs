@@ -185,18 +185,28 @@ pub fn check_token(user: &Uuid, token: &str) -> Result<TokenLimits, NeotomaError
     }
     // Users cannot read tokens; the extension's owner can, for this user
     // only. (Read as jsonb: a database not yet updated to 0.24.0 has no
-    // limits.)
+    // limits.) A token revoked or expired since the gateway looked it up
+    // (its cache hears of a revocation a moment later) ends here, at the
+    // next call after the revocation commits.
     let row = crate::owner::as_owner(|| {
         db::json(
             "SELECT jsonb_build_object('read_only', coalesce((to_jsonb(t) ->> 'read_only')::boolean, false),
                                        'tools', to_jsonb(t) ->> 'tools',
-                                       'workspaces', to_jsonb(t) -> 'workspaces')
+                                       'workspaces', to_jsonb(t) -> 'workspaces',
+                                       'ended', t.revoked_at IS NOT NULL OR coalesce(t.expires_at <= now(), false))
              FROM neotoma.api_tokens t WHERE t.user_id = $1::uuid AND t.id = $2::uuid",
             &[db::Arg::uuid(user), db::Arg::Text(token)],
         )
     })?;
     if row.is_null() {
         return Err(unknown());
+    }
+    if row["ended"] == serde_json::Value::Bool(true) {
+        return Err(NeotomaError::new(
+            ErrorCode::Forbidden,
+            "the token this call came with has been revoked or has expired",
+        )
+        .with("field", "token"));
     }
     let workspaces: Option<Vec<String>> =
         serde_json::from_value(row["workspaces"].clone()).unwrap_or(None);
@@ -215,12 +225,19 @@ pub fn permit_call(id: ActionId) -> Result<Option<TokenLimits>, NeotomaError> {
     let Some(token) = settings::token_id() else {
         return Ok(None);
     };
-    let Some(user) = established_user()? else {
-        return Ok(None);
-    };
     if settings::routed_call() {
         return Ok(None);
     }
+    // A token stands for its user: a call with one that names its user
+    // only by argument would escape the token's limits.
+    let Some(user) = established_user()? else {
+        return Err(NeotomaError::new(
+            ErrorCode::Forbidden,
+            "a call that comes with a token (neotoma.token_id) establishes its user \
+             (neotoma.user_id), as the gateway does",
+        )
+        .with("field", "user_id"));
+    };
     let limits = check_token(&user, &token)?;
     limits.permit(id)?;
     Ok(Some(limits))

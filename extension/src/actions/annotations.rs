@@ -25,13 +25,11 @@ pub fn annotate(user: Uuid, req: AnnotateRequest) -> Result<AnnotationOut, Neoto
                  WHERE o.user_id = $1::uuid AND o.id = $2::uuid",
                 &[Arg::uuid(user), Arg::Text(&o.to_string())],
             )?;
-            Some(v.as_str().map(str::to_string).ok_or_else(|| {
-                NeotomaError::new(
-                    ErrorCode::NotFound,
-                    format!("no observation {o} (for this user)"),
-                )
-                .with("observation_id", o.to_string())
-            })?)
+            let absent =
+                || crate::scope::absent(ErrorCode::NotFound, "observation", &o.to_string());
+            let entity = v.as_str().map(str::to_string).ok_or_else(absent)?;
+            super::entities::hide_beyond_limit(&user, &entity, absent)?;
+            Some(entity)
         }
         None => None,
     };

@@ -42,11 +42,11 @@ fn contested(user: &Uuid, observation: &Uuid) -> Result<Contested, NeotomaError>
         &[Arg::uuid(user), Arg::Text(&observation.to_string())],
     )?;
     if v.is_null() {
-        return Err(NeotomaError::new(
+        return Err(crate::scope::absent(
             ErrorCode::NotFound,
-            format!("no observation {observation} (for this user)"),
-        )
-        .with("observation_id", observation.to_string()));
+            "observation",
+            &observation.to_string(),
+        ));
     }
     db::from_json(v, "observation")
 }
@@ -55,6 +55,9 @@ pub fn contest(user: Uuid, req: ContestRequest) -> Result<ContestResponse, Neoto
     let reason = check_reason(&req.reason)?;
     let observation = common::uuid("observation_id", &req.observation_id)?;
     let before = contested(&user, &observation)?;
+    super::entities::hide_beyond_limit(&user, &before.entity_id, || {
+        crate::scope::absent(ErrorCode::NotFound, "observation", &observation.to_string())
+    })?;
     if matches!(before.kind.as_str(), "deletion" | "restoration") {
         return Err(NeotomaError::invalid_field(
             "observation_id",

@@ -141,6 +141,7 @@ pub fn split_entity(
             .with("field", field)
             .with("entity_id", id)
         })?;
+        crate::scope::current().check_entity(id, &e.workspace)?;
         if let Some(into) = &e.merged_into {
             return Err(NeotomaError::new(
                 ErrorCode::EntityAlreadyMerged,
@@ -152,7 +153,6 @@ pub fn split_entity(
         if let Some(at) = crate::lifecycle::deleted_at(&user, id)? {
             return Err(crate::lifecycle::deleted_error(id, &at));
         }
-        crate::scope::current().check_entity(id, &e.workspace)?;
         Ok(e)
     };
     let from = live(&from_id, "entity_id")?;

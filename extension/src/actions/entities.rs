@@ -53,11 +53,34 @@ pub fn find_entity(user: &Uuid, entity_id: &str) -> Result<Option<EntityRow>, Ne
 }
 
 fn not_found(entity_id: &str) -> NeotomaError {
-    NeotomaError::new(
-        ErrorCode::EntityNotFound,
-        format!("no entity {entity_id} (for this user)"),
-    )
-    .with("entity_id", entity_id)
+    crate::scope::absent(ErrorCode::EntityNotFound, "entity", entity_id)
+}
+
+/// Under a token limited to some workspaces, `absent` when the entity `id`
+/// (itself, not where it was merged) lies beyond them: checked before
+/// anything else is said of it (deleted, merged, of which entity an
+/// observation is), which would tell it exists.
+pub fn hide_beyond_limit(
+    user: &Uuid,
+    id: &str,
+    absent: impl FnOnce() -> NeotomaError,
+) -> Result<(), NeotomaError> {
+    if beyond_limit(user, id)? {
+        return Err(absent());
+    }
+    Ok(())
+}
+
+/// Whether the entity `id` lies beyond the workspaces the call's token is
+/// limited to (false without such a limit, or for no such entity). Read
+/// from the call's limits, not the scope: the other tool sets' actions run
+/// without one.
+pub fn beyond_limit(user: &Uuid, id: &str) -> Result<bool, NeotomaError> {
+    let limits = crate::tenancy::call_limits();
+    if limits.workspaces.is_none() {
+        return Ok(false);
+    }
+    Ok(find_entity(user, id)?.is_some_and(|e| !limits.admits_workspace(&e.workspace)))
 }
 
 /// The entity, following a merge to where it went. Answers the entity and,
@@ -106,6 +129,7 @@ pub fn retrieve_entity_snapshot(
     req: RetrieveEntitySnapshotRequest,
 ) -> Result<EntitySnapshotResponse, NeotomaError> {
     let entity_id = common::entity_id("entity_id", &req.entity_id)?;
+    hide_beyond_limit(&user, &entity_id, || not_found(&entity_id))?;
     let deletion = crate::lifecycle::deletion(&user, &entity_id)?;
     if let (Some(d), false) = (&deletion, req.include_deleted.unwrap_or(false)) {
         return Err(crate::lifecycle::deleted_error(&entity_id, &d.at));

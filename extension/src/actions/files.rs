@@ -66,6 +66,14 @@ pub fn retrieve_file_url(
         &[Arg::uuid(user), Arg::uuid(source)],
     )?;
     if let Some(w) = workspace.as_str() {
+        // Beyond a token's workspaces: as for a path that names no source.
+        if crate::scope::current().hides(w) {
+            return Err(NeotomaError::new(
+                ErrorCode::FileNotFound,
+                format!("no file at `{}`", req.file_path),
+            )
+            .with("file_path", req.file_path.clone()));
+        }
         crate::scope::current().check("source", ErrorCode::FileNotFound, &source.to_string(), w)?;
     }
     let expires_in = req.expires_in.unwrap_or(3600);

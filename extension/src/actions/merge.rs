@@ -37,6 +37,9 @@ pub fn merge_entities(
     // Deleted entities are merged after a restore: a merge would bring a
     // deleted one back inside the other, or hide a live one.
     for id in [&from, &to] {
+        super::entities::hide_beyond_limit(&user, id, || {
+            crate::scope::absent(ErrorCode::EntityNotFound, "entity", id)
+        })?;
         if let Some(at) = crate::lifecycle::deleted_at(&user, id)? {
             return Err(crate::lifecycle::deleted_error(id, &at));
         }

@@ -79,6 +79,17 @@ SELECT error_code(try_action('retrieve_entities', '{}')) AS other_users_token;
 SELECT set_config('neotoma.token_id', '62000000-0000-0000-0000-0000000000ff', true) IS NOT NULL AS with_unknown_token;
 SELECT error_code(try_action('store', '{"entities": [{"entity_type": "note", "title": "no"}]}')) AS unknown_token;
 
+-- A token revoked since the gateway looked it up is refused
+-- by the extension at its next call, whatever the gateway's cache holds.
+RESET ROLE;
+SELECT neotoma.create_api_token('62000000-0000-0000-0000-00000000000a', 'h62-gone', 'revoked agent') ? 'id' AS gone_made;
+SELECT id AS gone_token FROM neotoma.api_tokens WHERE token_hash = 'h62-gone' \gset
+SELECT neotoma.revoke_api_token(:'gone_token') AS revoked;
+SET ROLE neotoma_regress_agent;
+SELECT set_config('neotoma.token_id', :'gone_token', true) IS NOT NULL AS with_revoked_token;
+SELECT error_code(r) AS revoked_token, r->'error'->>'message' AS message
+FROM try_action('retrieve_entities', '{}') r;
+
 -- Without a token (SQL, stdio) nothing is limited.
 SELECT set_config('neotoma.token_id', '', true) IS NOT NULL AS without_token;
 SELECT jsonb_array_length(neotoma.store('{"entities": [{"entity_type": "note", "title": "also kept"}]}')->'entities') AS stored_without_token;

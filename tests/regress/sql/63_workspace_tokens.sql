@@ -30,8 +30,8 @@ SELECT neotoma.store('{"workspace": "team", "entities": [{"entity_type": "person
          ->'entities'->0->>'entity_id' AS tessa \gset
 SELECT neotoma.store('{"workspace": "secret", "entities": [{"entity_type": "person", "name": "Sam Secret", "email": "sam@example.com", "born": "1991-04-02"}]}')
          ->'entities'->0->>'entity_id' AS sam \gset
-SELECT neotoma.store('{"workspace": "secret", "entities": [{"entity_type": "transaction", "transaction_id": "t-secret", "amount": 12, "date": "2026-03-02", "merchant_name": "Hidden"}]}')
-         ->'entities'->0->>'entity_id' AS secret_payment \gset
+SELECT r->'entities'->0->>'entity_id' AS secret_payment, r->>'source_id' AS secret_source
+FROM neotoma.store('{"workspace": "secret", "entities": [{"entity_type": "transaction", "transaction_id": "t-secret", "amount": 12, "date": "2026-03-02", "merchant_name": "Hidden"}]}') r \gset
 SELECT neotoma.store('{"workspace": "team", "entities": [{"entity_type": "transaction", "transaction_id": "t-team", "amount": 7, "date": "2026-03-01", "merchant_name": "Open"}]}')
          ->'entities'->0->>'entity_id' AS team_payment \gset
 SELECT neotoma.store('{"entities": [{"entity_type": "note", "title": "default note"}]}') IS NOT NULL AS stored_in_default;
@@ -45,7 +45,17 @@ SELECT neotoma.create_relationship(jsonb_build_object('relationship_type', 'REFE
 SELECT neotoma.create_relationship(jsonb_build_object('relationship_type', 'REFERS_TO', 'source_entity_id', :'sam',
                                                       'target_entity_id', :'secret_note', 'workspace', 'secret'))
          ->>'id' IS NOT NULL AS related_in_secret;
+SELECT neotoma.store('{"workspace": "secret", "entities": [{"entity_type": "person", "name": "Dora Deleted", "email": "dora@example.com"}]}')
+         ->'entities'->0->>'entity_id' AS dora \gset
+SELECT neotoma.delete_entity(jsonb_build_object('entity_id', :'dora', 'workspace', 'secret')) ? 'deleted_at' AS dora_deleted;
+SELECT neotoma.store('{"workspace": "secret", "entities": [{"entity_type": "note", "title": "merged away"}]}')
+         ->'entities'->0->>'entity_id' AS merged_away \gset
+SELECT neotoma.merge_entities(jsonb_build_object('from_entity_id', :'merged_away', 'to_entity_id', :'secret_note',
+                                                 'workspace', 'secret')) ? 'observations_moved' AS merged;
+SELECT o.id AS sams_observation FROM neotoma.observations o WHERE o.entity_id = :'sam' LIMIT 1 \gset
 SELECT neotoma.set_context('{"workspace": "secret", "level": "user"}')->'effective'->>'workspace' AS user_context;
+-- Graph numbers for what lies in `secret` (GraphMem numbers what it lists).
+SELECT jsonb_array_length(neotoma.graphmem_list_entities('{}')->'entities') > 0 AS secret_numbered;
 
 -- With the token: its own workspace only, whatever the user's context.
 SELECT set_config('neotoma.token_id', :'team_token', true) IS NOT NULL AS with_team_token;
@@ -94,6 +104,38 @@ SELECT jsonb_path_query_array(neotoma.list_workspaces('{}'), '$.workspaces[*].na
 SELECT r->'effective' AS effective, r->'user' AS user_context FROM neotoma.get_context('{}') r;
 SELECT error_code(try_action('set_context', '{"workspace": "secret"}')) AS set_secret,
        error_code(try_action('set_context', '{"workspace": "team", "level": "user"}')) AS set_users;
+-- Nothing is said of what lies elsewhere before it is hidden (deleted,
+-- merged, an observation's entity): worded as what does not exist.
+SELECT a AS action, coalesce(error_code(r), r->>'status') AS code,
+       replace(coalesce(r->'error'->>'message', r->>'message'), x->>'id', '<id>') AS message,
+       (r->'error'->'details') - 'field' - 'entity_id' - 'observation_id' - 'file_path' AS details,
+       r::text LIKE '%secret%' OR r::text LIKE '%' || :'secret_note' || '%' AS tells
+FROM (VALUES
+  ('retrieve_entity_snapshot', jsonb_build_object('entity_id', :'dora', 'id', :'dora')),
+  ('retrieve_entity_snapshot', jsonb_build_object('entity_id', 'ent_00000000000000000000000000000000',
+                                                  'id', 'ent_00000000000000000000000000000000')),
+  ('merge_entities', jsonb_build_object('from_entity_id', :'dora', 'to_entity_id', :'tessa', 'id', :'dora')),
+  ('delete_entity', jsonb_build_object('entity_id', :'merged_away', 'id', :'merged_away')),
+  ('restore_entity', jsonb_build_object('entity_id', :'dora', 'id', :'dora')),
+  ('split_entity', jsonb_build_object('entity_id', :'merged_away', 'observation_ids', jsonb_build_array(:'sams_observation'),
+                                      'id', :'merged_away')),
+  ('contest', jsonb_build_object('observation_id', :'sams_observation', 'reason', 'wrong', 'id', :'sams_observation')),
+  ('contest', jsonb_build_object('observation_id', '00000000-0000-0000-0000-000000000000', 'reason', 'wrong',
+                                 'id', '00000000-0000-0000-0000-000000000000')),
+  ('annotate', jsonb_build_object('observation_id', :'sams_observation', 'entity_id', :'tessa', 'note', 'x',
+                                  'id', :'sams_observation')),
+  ('retrieve_file_url', jsonb_build_object('file_path', 'sources/' || :'secret_source', 'id', :'secret_source')),
+  ('engram_correct_memory', jsonb_build_object('target_id', :'tessa', 'action', 'merge_entities',
+                                               'payload', jsonb_build_object('merge_with', 'mem_0000000000000001'),
+                                               'id', 'mem_0000000000000001')),
+  ('engram_correct_memory', jsonb_build_object('target_id', :'tessa', 'action', 'merge_entities',
+                                               'payload', jsonb_build_object('merge_with', 'mem_0000000000009999'),
+                                               'id', 'mem_0000000000009999'))) v(a, x),
+  LATERAL (SELECT try_action(a, x - 'id') AS r) t;
+-- Connectors are the user's, whichever workspace they sync to.
+SELECT error_code(r) AS connect_provider, r->'error'->'details'->>'limit' AS "limit"
+FROM try_action('connect_provider', '{"provider": "gmail"}') r;
+
 -- Actions across every workspace are refused.
 SELECT a AS action, error_code(try_action(a, x::jsonb)) AS code,
        try_action(a, x::jsonb)->'error'->'details'->>'limit' AS "limit"
@@ -117,4 +159,17 @@ SELECT (neotoma.verify())->'ok' AS verify_ok;
 RESET ROLE;
 SELECT t->'workspaces' AS workspaces FROM jsonb_array_elements(neotoma.list_api_tokens()) t
 WHERE t->>'user_id' LIKE '63000000-%';
+ROLLBACK;
+
+-- A call that comes with a token establishes its user: one naming its
+-- user only by argument would escape the token's limits.
+BEGIN;
+SELECT neotoma.create_api_token('63000000-0000-0000-0000-00000000000a', 'h63-arg', NULL, 'user', NULL, false, NULL,
+                                '{team}') ? 'id' AS made;
+SELECT id AS arg_token FROM neotoma.api_tokens WHERE token_hash = 'h63-arg' \gset
+SET ROLE neotoma_regress_agent;
+RESET neotoma.user_id;
+SELECT set_config('neotoma.token_id', :'arg_token', true) IS NOT NULL AS with_token;
+SELECT error_code(r) AS by_argument, r->'error'->'details'->>'field' AS field
+FROM try_action('retrieve_entities', '{"user_id": "63000000-0000-0000-0000-00000000000a", "workspace": "secret"}') r;
 ROLLBACK;

@@ -64,7 +64,13 @@ fn entity_of(user: &Uuid, id: &str) -> Result<Option<String>, NeotomaError> {
     let Some(n) = graph_id_of(id) else {
         return Ok(None);
     };
-    Ok(ids::resolve(user, Kind::Entity, n)?.map(|(entity, _)| entity))
+    // A number of something beyond the token's workspaces: no memory.
+    match ids::resolve(user, Kind::Entity, n)? {
+        Some((entity, _)) if !crate::actions::entities::beyond_limit(user, &entity)? => {
+            Ok(Some(entity))
+        }
+        _ => Ok(None),
+    }
 }
 
 pub fn send_memory(user: Uuid, req: SendMemoryRequest) -> Result<SendMemoryResult, NeotomaError> {

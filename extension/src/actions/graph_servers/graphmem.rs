@@ -505,6 +505,10 @@ pub fn delete_relation(
     let (Some(from), Some(to)) = (v["from"].as_str(), v["to"].as_str()) else {
         return Err(not_found("Relation", req.relation_id));
     };
+    // One beyond the token's workspaces: as one that does not exist.
+    if crate::actions::entities::beyond_limit(&user, from)? {
+        return Err(not_found("Relation", req.relation_id));
+    }
     let live = super::relations_of(&user, &[from.to_string()], true)?
         .into_iter()
         .find(|r| r.relationship_id == relationship && r.relation_type == relation_type)

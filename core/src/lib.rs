@@ -29,6 +29,23 @@ pub mod time;
 pub mod token_limits;
 pub mod tool_sets;
 pub mod typesearch;
+pub mod valid_time;
 pub mod workspace;
 
 pub use error::{ErrorCode, NeotomaError, Result};
+
+/// What several modules' tests share.
+#[cfg(test)]
+pub(crate) mod test_support {
+    /// `items` in an order drawn from `seed` (a Fisher-Yates with a
+    /// xorshift), the same for the same seed.
+    pub fn shuffle<T>(items: &mut [T], seed: u64) {
+        let mut x = seed | 1;
+        for i in (1..items.len()).rev() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            items.swap(i, (x % (i as u64 + 1)) as usize);
+        }
+    }
+}

@@ -392,35 +392,45 @@ pub fn apply(state: &mut SnapshotState, obs: &Observation, policies: &Policies) 
     let prov = Provenance::of(obs);
     for (field, value) in &obs.fields {
         let policy = policies.get(field).copied().unwrap_or_default();
-        let current = state.fields.remove(field);
-        let next = match policy.strategy {
-            Strategy::MergeArray => merge_set(current, &prov, value),
-            _ => match current {
-                Some(FieldState::Value {
-                    value: v,
-                    prov: p,
-                    differs,
-                }) => {
-                    let differs = differs.with(value, &prov.source_id, &v, &p.source_id);
-                    let (value, prov) = if compare(&prov, &p, policy) != Ordering::Greater {
-                        (v, p)
-                    } else {
-                        (value.clone(), prov.clone())
-                    };
-                    FieldState::Value {
-                        value,
-                        prov,
-                        differs,
-                    }
-                }
-                _ => FieldState::Value {
-                    value: value.clone(),
-                    prov: prov.clone(),
-                    differs: Differs::default(),
-                },
-            },
-        };
+        let next = apply_field(state.fields.remove(field), &prov, value, policy);
         state.fields.insert(field.clone(), next);
+    }
+}
+
+/// A field's state (None: no observation of it yet) with one more
+/// observation's `value`, by the field's `policy`.
+pub fn apply_field(
+    current: Option<FieldState>,
+    prov: &Provenance,
+    value: &Value,
+    policy: MergePolicy,
+) -> FieldState {
+    match policy.strategy {
+        Strategy::MergeArray => merge_set(current, prov, value),
+        _ => match current {
+            Some(FieldState::Value {
+                value: v,
+                prov: p,
+                differs,
+            }) => {
+                let differs = differs.with(value, &prov.source_id, &v, &p.source_id);
+                let (value, prov) = if compare(prov, &p, policy) != Ordering::Greater {
+                    (v, p)
+                } else {
+                    (value.clone(), prov.clone())
+                };
+                FieldState::Value {
+                    value,
+                    prov,
+                    differs,
+                }
+            }
+            _ => FieldState::Value {
+                value: value.clone(),
+                prov: prov.clone(),
+                differs: Differs::default(),
+            },
+        },
     }
 }
 
@@ -808,12 +818,7 @@ pub(crate) mod tests {
             seed in any::<u64>(),
         ) {
             let mut shuffled = observations.clone();
-            // A deterministic Fisher-Yates from the seed.
-            let mut x = seed | 1;
-            for i in (1..shuffled.len()).rev() {
-                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-                shuffled.swap(i, (x % (i as u64 + 1)) as usize);
-            }
+            crate::test_support::shuffle(&mut shuffled, seed);
             if !shuffled.is_empty() {
                 let k = shuffle.index(shuffled.len());
                 shuffled.rotate_left(k);
@@ -845,11 +850,7 @@ pub(crate) mod tests {
                 })
                 .collect();
             let last = json!(values[values.len() - 1]);
-            let mut x = seed | 1;
-            for i in (1..written.len()).rev() {
-                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-                written.swap(i, (x % (i as u64 + 1)) as usize);
-            }
+            crate::test_support::shuffle(&mut written, seed);
             for strategy in [Strategy::LastWrite, Strategy::HighestPriority, Strategy::MostSpecific, Strategy::HighestConfidence] {
                 for tie in [None, Some(TieBreaker::SourcePriority)] {
                     let r = render(&reduce(&written, &policies(&[("f", strategy, tie)])));

@@ -8,6 +8,7 @@ use pgrx::prelude::*;
 ::pgrx::pg_module_magic!(name, version);
 
 mod actions;
+mod call_local;
 mod catalog;
 mod crypto;
 mod db;

@@ -4,6 +4,7 @@
 //! `default`; handlers read them here, so every read path filters the same
 //! way and every response says where it answered from.
 
+use crate::call_local;
 use crate::db::{self, Arg};
 use neotoma_core::workspace::{
     self, Origin, Requested, Selection, WorkspaceContext, WorkspaceName, DEFAULT,
@@ -183,30 +184,18 @@ pub fn absent(code: ErrorCode, what: &str, id: &str) -> NeotomaError {
 
 thread_local! {
     /// The scope of the action running (actions nest: bulk runs others).
-    static CURRENT: RefCell<Option<Rc<Scope>>> = const { RefCell::new(None) };
+    static CURRENT: call_local::Slot<Scope> = const { RefCell::new(None) };
 }
 
 /// The scope of the action running; unrestricted outside any.
 pub fn current() -> Rc<Scope> {
-    CURRENT
-        .with(|c| c.borrow().clone())
-        .unwrap_or_else(|| Rc::new(Scope::unrestricted()))
+    call_local::get(&CURRENT).unwrap_or_else(|| Rc::new(Scope::unrestricted()))
 }
 
 /// Runs `f` within `scope`; the previous one comes back afterwards, also
 /// when `f` fails.
 pub fn within<R>(scope: Option<Scope>, f: impl FnOnce() -> R) -> R {
-    struct Restore(Option<Rc<Scope>>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            let previous = self.0.take();
-            CURRENT.with(|c| *c.borrow_mut() = previous);
-        }
-    }
-    let Some(scope) = scope else { return f() };
-    let previous = CURRENT.with(|c| c.borrow_mut().replace(Rc::new(scope)));
-    let _restore = Restore(previous);
-    f()
+    call_local::with(&CURRENT, scope, f)
 }
 
 /// The caller's contexts and workspaces, as one query reads them.

@@ -15,6 +15,7 @@
 //! Nothing here runs code a caller could have defined: the JWT claims are
 //! read as settings, as Supabase's `auth.uid()` reads them, not through it.
 
+use crate::call_local;
 use crate::db;
 use crate::settings;
 use neotoma_core::catalog::ActionId;
@@ -245,26 +246,16 @@ pub fn permit_call(id: ActionId) -> Result<Option<TokenLimits>, NeotomaError> {
 
 thread_local! {
     /// The limits of the token the running call came with.
-    static CALL_LIMITS: RefCell<Option<Rc<TokenLimits>>> = const { RefCell::new(None) };
+    static CALL_LIMITS: call_local::Slot<TokenLimits> = const { RefCell::new(None) };
 }
 
 /// The limits of the token the running call came with (none: unlimited).
 pub fn call_limits() -> Rc<TokenLimits> {
-    CALL_LIMITS.with(|c| c.borrow().clone()).unwrap_or_default()
+    call_local::get(&CALL_LIMITS).unwrap_or_default()
 }
 
 /// Runs `f` as a call within `limits` (None: those already in force); the
 /// previous ones come back afterwards, also when `f` fails.
 pub fn within_limits<R>(limits: Option<TokenLimits>, f: impl FnOnce() -> R) -> R {
-    struct Restore(Option<Rc<TokenLimits>>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            let previous = self.0.take();
-            CALL_LIMITS.with(|c| *c.borrow_mut() = previous);
-        }
-    }
-    let Some(limits) = limits else { return f() };
-    let previous = CALL_LIMITS.with(|c| c.borrow_mut().replace(Rc::new(limits)));
-    let _restore = Restore(previous);
-    f()
+    call_local::with(&CALL_LIMITS, limits, f)
 }

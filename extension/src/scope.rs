@@ -13,7 +13,6 @@ use neotoma_core::{ErrorCode, NeotomaError};
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::BTreeSet;
 use std::rc::Rc;
 use uuid::Uuid;
 
@@ -29,9 +28,6 @@ pub struct Scope {
     origin: Origin,
     /// A write's scope: what lies elsewhere is a mismatch, not unfound.
     write: bool,
-    /// The workspaces the call's token is limited to (None: all): what lies
-    /// beyond them is not found, without saying where it is.
-    limit: Option<BTreeSet<String>>,
 }
 
 impl Scope {
@@ -46,7 +42,6 @@ impl Scope {
             covers_all: true,
             origin: Origin::Default,
             write: false,
-            limit: None,
         }
     }
 
@@ -150,14 +145,14 @@ impl Scope {
 
     /// Whether the call's token is limited to some workspaces.
     pub fn limited(&self) -> bool {
-        self.limit.is_some()
+        crate::tenancy::call_limits().workspaces.is_some()
     }
 
     /// Whether a row of `workspace` lies beyond the workspaces the call's
     /// token is limited to: then it is answered as absent, before any other
     /// check could tell of it.
     pub fn hides(&self, workspace: &str) -> bool {
-        self.limit.as_ref().is_some_and(|l| !l.contains(workspace))
+        !crate::tenancy::call_limits().admits_workspace(workspace)
     }
 
     /// [`Scope::check`] of an entity.
@@ -242,7 +237,6 @@ pub fn establish(user: Option<&Uuid>, requested: Requested) -> Result<Option<Sco
             covers_all: true,
             origin: Origin::Default,
             write: !read,
-            limit: None,
         }));
     };
     let known = known(user)?;
@@ -319,7 +313,6 @@ pub fn establish(user: Option<&Uuid>, requested: Requested) -> Result<Option<Sco
         covers_all,
         origin,
         write: !read,
-        limit: limits.workspaces.clone(),
     }))
 }
 
@@ -347,7 +340,6 @@ pub fn writing_in<R>(
         covers_all: false,
         origin: Origin::Default,
         write: true,
-        limit: None,
     };
     within(Some(scope), f)
 }

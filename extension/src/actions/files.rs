@@ -53,13 +53,14 @@ pub fn retrieve_file_url(
     req: RetrieveFileUrlRequest,
 ) -> Result<RetrieveFileUrlResponse, NeotomaError> {
     let id = req.file_path.trim().trim_start_matches("sources/");
-    let source = Uuid::parse_str(id).map_err(|_| {
+    let no_file = || {
         NeotomaError::new(
             ErrorCode::FileNotFound,
             format!("no file at `{}`", req.file_path),
         )
         .with("file_path", req.file_path.clone())
-    })?;
+    };
+    let source = Uuid::parse_str(id).map_err(|_| no_file())?;
     // A file of a source outside the action's workspaces is not found.
     let workspace = db::json(
         "SELECT to_jsonb(s.workspace) FROM neotoma.sources s WHERE s.user_id = $1::uuid AND s.id = $2::uuid",
@@ -68,11 +69,7 @@ pub fn retrieve_file_url(
     if let Some(w) = workspace.as_str() {
         // Beyond a token's workspaces: as for a path that names no source.
         if crate::scope::current().hides(w) {
-            return Err(NeotomaError::new(
-                ErrorCode::FileNotFound,
-                format!("no file at `{}`", req.file_path),
-            )
-            .with("file_path", req.file_path.clone()));
+            return Err(no_file());
         }
         crate::scope::current().check("source", ErrorCode::FileNotFound, &source.to_string(), w)?;
     }

@@ -8,7 +8,6 @@ use neotoma_core::actions::lifecycle::*;
 use neotoma_core::graph::RelationshipType;
 use neotoma_core::ids::relationship_id;
 use neotoma_core::{ErrorCode, NeotomaError};
-use std::borrow::Cow;
 use uuid::Uuid;
 
 /// A reason as kept: trimmed, empty as none, at most [`MAX_REASON_CHARS`].
@@ -257,30 +256,6 @@ pub fn erase(user: Uuid, req: EraseRequest) -> Result<EraseResponse, NeotomaErro
     })
 }
 
-/// The change feed's page after a cursor (`list_recent_changes`).
-const QUERY_CHANGES: &str = "SELECT coalesce(jsonb_agg(jsonb_build_object('xid', c.xid::text, 'seq', c.seq, 'kind', c.kind,
-                   'operation', c.operation, 'entity_id', c.entity_id, 'entity_type', c.entity_type,
-                   'relationship_id', c.relationship_id, 'relationship_type', r.relationship_type,
-                   'source_entity_id', r.source_entity_id, 'target_entity_id', r.target_entity_id,
-                   'source_id', c.source_id,
-                   'changed_at', neotoma._iso(c.changed_at)) ORDER BY c.xid, c.seq), '[]')::text
-         FROM (SELECT * FROM neotoma.changes c
-               WHERE c.user_id = $1::uuid AND (c.xid, c.seq) > ($2::text::xid8, $3::bigint)
-                 -- Settled: every transaction below the snapshot's xmin has ended.
-                 AND c.xid < pg_snapshot_xmin(pg_current_snapshot())
-                 AND ($4::text IS NULL OR c.entity_type = $4)
-                 AND CASE c.kind -- ws:some
-                   WHEN 'entity' THEN EXISTS (SELECT FROM neotoma.entities e WHERE e.user_id = $1::uuid -- ws:some
-                     AND e.id = c.entity_id AND e.workspace = ANY($6::text[])) -- ws:some
-                   WHEN 'source' THEN EXISTS (SELECT FROM neotoma.sources s WHERE s.user_id = $1::uuid -- ws:some
-                     AND s.id = c.source_id AND s.workspace = ANY($6::text[])) -- ws:some
-                   WHEN 'relationship' THEN EXISTS (SELECT FROM neotoma.relationships x -- ws:some
-                     JOIN neotoma.entities e ON e.user_id = x.user_id AND e.id = x.source_entity_id -- ws:some
-                     WHERE x.user_id = $1::uuid AND x.id = c.relationship_id AND e.workspace = ANY($6::text[])) -- ws:some
-                   ELSE true END -- ws:some
-               ORDER BY c.xid, c.seq LIMIT $5 + 1) c
-         LEFT JOIN neotoma.relationships r ON r.user_id = $1::uuid AND r.id = c.relationship_id";
-
 pub fn list_recent_changes(
     user: Uuid,
     req: ListRecentChangesRequest,
@@ -318,14 +293,29 @@ pub fn list_recent_changes(
     // but for a token limited to some workspaces (an erasure elsewhere is
     // not its to hear of).
     let scope = crate::scope::current();
-    let query = QUERY_CHANGES;
-    let query = if scope.limited() {
-        Cow::Owned(query.replace("ELSE true END", "ELSE false END"))
-    } else {
-        Cow::Borrowed(query)
-    };
     let rows: Vec<Row> = crate::db::parsed(
-        &scope.adapt(&query)?,
+        &scope.adapt("SELECT coalesce(jsonb_agg(jsonb_build_object('xid', c.xid::text, 'seq', c.seq, 'kind', c.kind,
+                   'operation', c.operation, 'entity_id', c.entity_id, 'entity_type', c.entity_type,
+                   'relationship_id', c.relationship_id, 'relationship_type', r.relationship_type,
+                   'source_entity_id', r.source_entity_id, 'target_entity_id', r.target_entity_id,
+                   'source_id', c.source_id,
+                   'changed_at', neotoma._iso(c.changed_at)) ORDER BY c.xid, c.seq), '[]')::text
+         FROM (SELECT * FROM neotoma.changes c
+               WHERE c.user_id = $1::uuid AND (c.xid, c.seq) > ($2::text::xid8, $3::bigint)
+                 -- Settled: every transaction below the snapshot's xmin has ended.
+                 AND c.xid < pg_snapshot_xmin(pg_current_snapshot())
+                 AND ($4::text IS NULL OR c.entity_type = $4)
+                 AND CASE c.kind -- ws:some
+                   WHEN 'entity' THEN EXISTS (SELECT FROM neotoma.entities e WHERE e.user_id = $1::uuid -- ws:some
+                     AND e.id = c.entity_id AND e.workspace = ANY($6::text[])) -- ws:some
+                   WHEN 'source' THEN EXISTS (SELECT FROM neotoma.sources s WHERE s.user_id = $1::uuid -- ws:some
+                     AND s.id = c.source_id AND s.workspace = ANY($6::text[])) -- ws:some
+                   WHEN 'relationship' THEN EXISTS (SELECT FROM neotoma.relationships x -- ws:some
+                     JOIN neotoma.entities e ON e.user_id = x.user_id AND e.id = x.source_entity_id -- ws:some
+                     WHERE x.user_id = $1::uuid AND x.id = c.relationship_id AND e.workspace = ANY($6::text[])) -- ws:some
+                   ELSE NOT $7 END -- ws:some
+               ORDER BY c.xid, c.seq LIMIT $5 + 1) c
+         LEFT JOIN neotoma.relationships r ON r.user_id = $1::uuid AND r.id = c.relationship_id")?,
         &[
             crate::db::Arg::uuid(user),
             crate::db::Arg::Text(&after.xid.to_string()),
@@ -333,6 +323,7 @@ pub fn list_recent_changes(
             crate::db::Arg::OptText(req.entity_type.as_deref()),
             crate::db::Arg::Int(limit),
             scope.arg(),
+            crate::db::Arg::Bool(scope.limited()),
         ],
         "changes",
     )?;

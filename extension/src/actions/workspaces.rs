@@ -109,7 +109,8 @@ pub fn list_workspaces(
         &[Arg::uuid(user)],
         "workspaces",
     )?;
-    workspaces.retain(|w| crate::tenancy::call_limits().admits_workspace(&w.name));
+    let limits = crate::tenancy::call_limits();
+    workspaces.retain(|w| limits.admits_workspace(&w.name));
     for w in &mut workspaces {
         w.in_context = w.name == context.workspace;
     }
@@ -156,14 +157,10 @@ pub fn set_context(user: Uuid, req: SetContextRequest) -> Result<ContextResponse
         (Some(w), None) => (w, None),
         (None, Some(id)) => {
             let id = common::entity_id("project_entity_id", id)?;
+            super::entities::hide_beyond_limit(&user, &id, || {
+                crate::scope::absent(ErrorCode::EntityNotFound, "entity", &id)
+            })?;
             let (entity, _) = resolve_entity(&user, &id)?;
-            if !crate::tenancy::call_limits().admits_workspace(&entity.workspace) {
-                return Err(NeotomaError::new(
-                    ErrorCode::EntityNotFound,
-                    format!("no entity {id}"),
-                )
-                .with("entity_id", id.as_str()));
-            }
             let w = WorkspaceName::parse("project_entity_id", &entity.workspace)?;
             (w, Some(entity.id))
         }

@@ -23,12 +23,19 @@ CREATE TABLE neotoma.entity_embeddings (
   -- Its compact copy (4 bits a component: neotoma._embedding_code; NULL
   -- past 3,072 components), which a search scans from the index below.
   code        bytea GENERATED ALWAYS AS (neotoma._embedding_code(embedding)) STORED,
+  -- Whether its list's row of packed codes (embedding_list_codes, below)
+  -- holds this code; false from when it is written until its list is
+  -- packed again.
+  packed      boolean NOT NULL DEFAULT false,
   PRIMARY KEY (user_id, entity_id, model)
 );
--- A list's codes, read from the index alone (an eighth of the bytes of the
--- embeddings, which a search then reads only for the best few).
-CREATE INDEX entity_embeddings_lists ON neotoma.entity_embeddings (user_id, model, list_no)
-  INCLUDE (entity_id, entity_type, code);
+-- A list's embeddings (packing them).
+CREATE INDEX entity_embeddings_lists ON neotoma.entity_embeddings (user_id, model, list_no);
+-- The codes of those written since their list was packed, read from the
+-- index alone (an eighth of the bytes of the embeddings, which a search
+-- then reads only for the best few): a search scores them one by one.
+CREATE INDEX entity_embeddings_unpacked ON neotoma.entity_embeddings (user_id, model, list_no)
+  INCLUDE (entity_id, entity_type, code) WHERE NOT packed;
 -- Those a search compares exactly whatever their codes say: in no list
 -- (read all) or without a code (read by list). Few once a user has lists
 -- of a model that has codes, and found without reading the others.
@@ -200,6 +207,59 @@ CREATE TABLE neotoma.embedding_lists (
   build    bigint NOT NULL,
   PRIMARY KEY (user_id, model, list_no)
 );
+-- Each list's codes packed in one row, written when the lists are built
+-- and again by the gateway's upkeep once many embeddings were written to
+-- the list since (maintain_embedding_lists): a search reads the lists
+-- nearest its query as that many rows and scores their codes in one loop
+-- (neotoma._nearest_codes), not as an index entry and a function call a
+-- code (docs/decisions.md, "Packed lists"). An embedding written since is
+-- not `packed`, and a search scores it from entity_embeddings_unpacked;
+-- one changed or deleted since is still in its list's row until the list
+-- is packed again, and a search, which compares its candidates'
+-- embeddings exactly, finds it changed or gone.
+CREATE TABLE neotoma.embedding_list_codes (
+  user_id      uuid NOT NULL,
+  model        text NOT NULL,
+  list_no      integer NOT NULL,
+  entity_ids   text[] NOT NULL,
+  entity_types text[] NOT NULL,
+  -- The codes (each of the same length), in the order of entity_ids.
+  codes        bytea NOT NULL,
+  PRIMARY KEY (user_id, model, list_no)
+);
+-- Codes hardly compress: kept out of line as they are.
+ALTER TABLE neotoma.embedding_list_codes ALTER COLUMN codes SET STORAGE EXTERNAL;
+
+-- Packs the codes of user `u`'s lists of model `m` (every list, or those
+-- of `only_lists`) into their rows of embedding_list_codes, and marks
+-- packed the embeddings whose code their list's row now holds: the update
+-- compares list and code again on the row it writes, so one a concurrent
+-- write changed stays unpacked. Answers how many it marked.
+CREATE FUNCTION neotoma_private._pack_list_codes(u uuid, m text, only_lists integer[]) RETURNS bigint
+LANGUAGE sql SET search_path = pg_catalog, neotoma, pg_temp AS $$
+  WITH listed AS MATERIALIZED (
+    SELECT v.entity_id, v.entity_type, v.list_no, v.code FROM neotoma.entity_embeddings v
+    WHERE v.user_id = u AND v.model = m AND v.list_no IS NOT NULL AND v.code IS NOT NULL
+      AND (only_lists IS NULL OR v.list_no = ANY (only_lists))),
+  emptied AS (
+    DELETE FROM neotoma.embedding_list_codes c
+    WHERE c.user_id = u AND c.model = m AND (only_lists IS NULL OR c.list_no = ANY (only_lists))
+      AND NOT EXISTS (SELECT FROM listed l WHERE l.list_no = c.list_no)),
+  packed AS (
+    INSERT INTO neotoma.embedding_list_codes AS c (user_id, model, list_no, entity_ids, entity_types, codes)
+    SELECT u, m, l.list_no, array_agg(l.entity_id ORDER BY l.entity_id COLLATE "C"),
+           array_agg(l.entity_type ORDER BY l.entity_id COLLATE "C"),
+           string_agg(l.code, ''::bytea ORDER BY l.entity_id COLLATE "C")
+    FROM listed l GROUP BY l.list_no
+    ON CONFLICT (user_id, model, list_no) DO UPDATE
+      SET entity_ids = EXCLUDED.entity_ids, entity_types = EXCLUDED.entity_types, codes = EXCLUDED.codes),
+  marked AS (
+    UPDATE neotoma.entity_embeddings v SET packed = true FROM listed l
+    WHERE v.user_id = u AND v.model = m AND v.entity_id = l.entity_id AND NOT v.packed
+      AND v.list_no = l.list_no AND v.code = l.code
+    RETURNING 1)
+  SELECT count(*) FROM marked $$;
+
 -- When each user's lists were last built, and how many entities they had.
 CREATE TABLE neotoma.embedding_list_builds (
   user_id  uuid PRIMARY KEY,
@@ -263,6 +323,7 @@ CREATE FUNCTION neotoma_private._embedding_listed() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 BEGIN
   NEW.list_no := neotoma._embedding_list(NEW.user_id, NEW.model, NEW.embedding);
+  NEW.packed := false;
   RETURN NEW;
 END $$;
 CREATE TRIGGER entity_embeddings_list BEFORE INSERT OR UPDATE OF embedding, model ON neotoma.entity_embeddings
@@ -291,8 +352,9 @@ LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
 -- last built (or never were), those with the most entities first; then
 -- places in their nearest list the embeddings that are in none although
 -- their user has lists (stored while a build ran, after what it read: every
--- search reads them all, 5,645 of 50,200 in one benchmark). Answers what
--- it built.
+-- search reads them all, 5,645 of 50,200 in one benchmark), and packs
+-- again (64 at most) the lists that gained 32 embeddings or more since
+-- they were packed. Answers what it built.
 CREATE FUNCTION neotoma_private.maintain_embedding_lists(max_builds integer DEFAULT 1,
                                                          min_embeddings integer DEFAULT 4096) RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
@@ -316,6 +378,20 @@ BEGIN
   FOR c IN SELECT DISTINCT l.user_id, l.model FROM neotoma.embedding_lists l ORDER BY 1, 2 LOOP
     UPDATE neotoma.entity_embeddings v SET list_no = neotoma._embedding_list(v.user_id, v.model, v.embedding)
     WHERE v.user_id = c.user_id AND v.model = c.model AND v.list_no IS NULL;
+  END LOOP;
+  -- Lists that gained 32 embeddings or more since they were packed,
+  -- packed again (a search scores those one by one): the 64 that gained
+  -- most, so that one round stays short (about 1.5 s at a million
+  -- embeddings; each packing waits for writes to its embeddings, and they
+  -- for it).
+  FOR c IN SELECT p.user_id, p.model, array_agg(p.list_no ORDER BY p.list_no) AS lists
+           FROM (SELECT v.user_id, v.model, v.list_no FROM neotoma.entity_embeddings v
+                 WHERE NOT v.packed AND v.list_no IS NOT NULL AND v.code IS NOT NULL
+                 GROUP BY 1, 2, 3 HAVING count(*) >= 32
+                 ORDER BY count(*) DESC, 1, 2, 3 LIMIT 64) p
+           GROUP BY 1, 2 ORDER BY 1, 2 LOOP
+    PERFORM pg_advisory_xact_lock(hashtextextended('neotoma embedding lists ' || c.user_id::text, 0));
+    PERFORM neotoma_private._pack_list_codes(c.user_id, c.model, c.lists);
   END LOOP;
   RETURN built;
 END $$;

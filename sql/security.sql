@@ -13,7 +13,7 @@ BEGIN
                            'graph_write_locks', 'entity_counts', 'connectors', 'sync_runs', 'erasures', 'changes', 'entity_splits',
                            'observation_moves', 'entity_name_trigrams', 'entity_embeddings', 'annotations',
                            'observation_contests', 'workspaces', 'contexts', 'graph_ids', 'logins', 'login_codes',
-                           'oauth_grants', 'oauth_refresh_tokens', 'inspector_sessions', 'embedding_lists',
+                           'oauth_grants', 'oauth_refresh_tokens', 'inspector_sessions', 'embedding_lists', 'embedding_list_codes',
                            'embedding_list_builds', 'common_lexemes', 'timeline_counts', 'denied_calls'] LOOP
     EXECUTE format('ALTER TABLE neotoma.%I ENABLE ROW LEVEL SECURITY', t);
     EXECUTE format('ALTER TABLE neotoma.%I FORCE ROW LEVEL SECURITY', t);

@@ -63,6 +63,8 @@ pub enum Arg<'a> {
     Uuids(Vec<Uuid>),
     /// real[]: an embedding (or NULL).
     OptReals(Option<&'a [f32]>),
+    /// integer[] (int4).
+    Ints(&'a [i32]),
 }
 
 impl Arg<'_> {
@@ -187,6 +189,7 @@ impl Arg<'_> {
                 .collect::<Vec<_>>()
                 .into(),
             Arg::OptReals(v) => v.map(<[f32]>::to_vec).into(),
+            Arg::Ints(v) => v.to_vec().into(),
         }
     }
 
@@ -202,6 +205,7 @@ impl Arg<'_> {
             Arg::Uuid(_) => BuiltinOid::UUIDOID,
             Arg::Uuids(_) => BuiltinOid::UUIDARRAYOID,
             Arg::OptReals(_) => BuiltinOid::FLOAT4ARRAYOID,
+            Arg::Ints(_) => BuiltinOid::INT4ARRAYOID,
         })
     }
 }
@@ -434,6 +438,16 @@ pub fn vectors(sql: &str, args: &[Arg]) -> Result<Vec<Vec<f32>>, NeotomaError> {
         t.map(|row| Ok(row.get::<Vec<f32>>(1)?.unwrap_or_default()))
             .collect()
     })
+}
+
+/// Runs `sql` and hands its rows to `read` (values borrowed from them
+/// live only until `read` returns).
+pub fn rows<R>(
+    sql: &str,
+    args: &[Arg],
+    read: impl FnOnce(SpiTupleTable) -> Result<R, SpiError>,
+) -> Result<R, NeotomaError> {
+    execute(sql, args, ALL_ROWS, read)
 }
 
 /// Runs `sql` that produces one bytea value (or none).

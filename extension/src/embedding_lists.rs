@@ -7,7 +7,7 @@
 
 use crate::db::{self, Arg};
 use neotoma_core::NeotomaError;
-use neotoma_embed::lists;
+use neotoma_embed::{codes, lists};
 use pgrx::prelude::*;
 use std::cell::RefCell;
 use uuid::Uuid;
@@ -110,11 +110,85 @@ fn embedding_list(user_id: pgrx::datum::Uuid, model: &str, embedding: Vec<f32>) 
     }
 }
 
+/// The `n` likest by their codes to `query` of the user's embeddings by
+/// `model` packed in the lists `lists` (neotoma.embedding_list_codes; of
+/// `entity_type` when given): ids and code similarities, likest first, ties
+/// by id. Each list is one row whose codes are scored in one loop: scanned
+/// as an index entry and a function call each, a code took 0.5 µs (47 ms
+/// for the 88,000 codes of 80 lists at a million). Row level security
+/// applies as to any read: the session's user's lists only. Nothing for a
+/// NULL argument.
+#[pg_extern(stable, parallel_safe, name = "_nearest_codes")]
+fn nearest_codes(
+    user_id: Option<pgrx::datum::Uuid>,
+    model: Option<&str>,
+    lists: Option<Vec<i32>>,
+    query: Option<pgrx::Array<f32>>,
+    entity_type: Option<&str>,
+    n: Option<i64>,
+) -> TableIterator<'static, (name!(entity_id, String), name!(similarity, f64))> {
+    let (Some(user), Some(model), Some(lists), Some(query), Some(n)) =
+        (user_id, model, lists, query, n)
+    else {
+        return TableIterator::new(vec![]);
+    };
+    let user = Uuid::from_bytes(*user.as_bytes());
+    let query = crate::embeddings::values(&query);
+    match nearest(&user, model, &lists, &query, entity_type, n.max(0) as usize) {
+        Ok(rows) => TableIterator::new(rows),
+        Err(e) => crate::error::raise(&e),
+    }
+}
+
+fn nearest(
+    user: &Uuid,
+    model: &str,
+    lists: &[i32],
+    query: &[f32],
+    entity_type: Option<&str>,
+    n: usize,
+) -> Result<Vec<(String, f64)>, NeotomaError> {
+    let q = codes::Query::new(query);
+    let size = codes::code_len(query.len());
+    let mut best = codes::Nearest::new(n);
+    db::rows(
+        "SELECT c.entity_ids, c.entity_types, c.codes FROM neotoma.embedding_list_codes c
+         WHERE c.user_id = $1 AND c.model = $2 AND c.list_no = ANY ($3)",
+        &[Arg::uuid(user), Arg::Text(model), Arg::Ints(lists)],
+        |rows| {
+            for row in rows {
+                let (Some(ids), Some(types), Some(packed)) = (
+                    row.get::<pgrx::Array<&str>>(1)?,
+                    row.get::<pgrx::Array<&str>>(2)?,
+                    row.get::<&[u8]>(3)?,
+                ) else {
+                    continue;
+                };
+                // Codes of another length are of vectors of another size:
+                // none is like the query (as codes::similarity answers 0).
+                if packed.len() != ids.len() * size {
+                    continue;
+                }
+                for ((id, t), code) in ids.iter().zip(types.iter()).zip(packed.chunks_exact(size)) {
+                    let (Some(id), Some(t)) = (id, t) else {
+                        continue;
+                    };
+                    if entity_type.is_none_or(|wanted| wanted == t) {
+                        best.offer(q.similarity(code), id);
+                    }
+                }
+            }
+            Ok(())
+        },
+    )?;
+    Ok(best.into_sorted())
+}
+
 /// Builds the user's lists of `model` anew: with fewer than
 /// `min_embeddings` embeddings there are none (every search reads them
 /// all); else about √n lists, trained on a sample (the embeddings in order
-/// of a hash of their entity ids), and every embedding moved to its
-/// nearest. Answers {model, embeddings, lists}. Callers: the SQL functions
+/// of a hash of their entity ids), every embedding moved to its nearest,
+/// and every list's codes packed. Answers {model, embeddings, lists}. Callers: the SQL functions
 /// index_embeddings and maintain_embedding_lists (sql/embeddings.sql).
 #[pg_extern(
     volatile,
@@ -205,5 +279,9 @@ fn build(user: &Uuid, model: &str, min: usize) -> Result<serde_json::Value, Neot
             &[u(), Arg::Text(model), Arg::OptInt(list), Arg::Texts(ids)],
         )?;
     }
+    db::run(
+        "SELECT neotoma_private._pack_list_codes($1, $2, NULL)",
+        &[u(), Arg::Text(model)],
+    )?;
     Ok(serde_json::json!({"model": model, "embeddings": n, "lists": k}))
 }

@@ -124,7 +124,7 @@ fn code_similarity(code: &[u8], query: pgrx::Array<f32>) -> f64 {
 
 /// An array's values, in place when it has no NULLs, else copied with
 /// its NULLs as zeros.
-fn values<'a>(a: &'a pgrx::Array<f32>) -> Cow<'a, [f32]> {
+pub(crate) fn values<'a>(a: &'a pgrx::Array<f32>) -> Cow<'a, [f32]> {
     match a.as_slice() {
         Ok(v) => Cow::Borrowed(v),
         Err(_) => Cow::Owned(a.iter().map(|x| x.unwrap_or(0.0)).collect()),

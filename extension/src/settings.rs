@@ -27,7 +27,7 @@ pub static AUTO_PROMOTE_MIN_OCCURRENCES: GucSetting<i32> = GucSetting::<i32>::ne
 pub static MODEL_INTERPRETER: GucSetting<bool> = GucSetting::<bool>::new(false);
 pub static PUBLIC_URL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 pub static SERVER_VERSION: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
-pub static SEMANTIC_PROBES: GucSetting<i32> = GucSetting::<i32>::new(80);
+pub static SEMANTIC_PROBES: GucSetting<i32> = GucSetting::<i32>::new(128);
 pub static EMBEDDING_MODEL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 pub static QUERY_EMBEDDING_MODEL: GucSetting<Option<CString>> =
     GucSetting::<Option<CString>>::new(None);

@@ -240,16 +240,24 @@ sem_hits AS (
         AND v.user_id = $1::uuid AND v.model = $18 AND ($3::text IS NULL OR v.entity_type = $3)
         AND v.list_no = ANY ((SELECT p.lists FROM probed p)::int[])
         AND v.code IS NULL -- new
-      -- Of those with a code, the $19 likest by their codes, read from
-      -- the index alone, then compared exactly (a list's embeddings read
-      -- from the table: 10,743 pages for 64 lists at a million, 104 ms).
+      -- Of those with a code, the $19 likest by their codes, then compared
+      -- exactly (a list's embeddings read from the table: 10,743 pages for
+      -- 64 lists at a million, 104 ms): the codes packed in the lists' rows
+      -- (sql/embeddings.sql), and those written since, read from their
+      -- index alone; an entity in both (its code changed since) counts once.
       UNION ALL -- new
       SELECT v.entity_id, v.embedding FROM ( -- new
-        SELECT c.entity_id FROM neotoma.entity_embeddings c -- new
-        WHERE $14::real[] IS NOT NULL AND $27::int <> 0 -- new
-          AND c.user_id = $1::uuid AND c.model = $18 AND ($3::text IS NULL OR c.entity_type = $3) -- new
-          AND c.list_no = ANY ((SELECT p.lists FROM probed p)::int[]) AND c.code IS NOT NULL -- new
-        ORDER BY neotoma._code_similarity(c.code, $14::real[]) DESC, c.entity_id LIMIT $19::int) c -- new
+        SELECT k.entity_id FROM ( -- new
+          SELECT n.entity_id, n.similarity FROM neotoma._nearest_codes($1::uuid, $18, -- new
+            (SELECT p.lists FROM probed p), $14::real[], $3::text, $19::int) n -- new
+          WHERE $14::real[] IS NOT NULL AND $27::int <> 0 -- new
+          UNION ALL -- new
+          (SELECT c.entity_id, neotoma._code_similarity(c.code, $14::real[]) FROM neotoma.entity_embeddings c -- new
+           WHERE $14::real[] IS NOT NULL AND $27::int <> 0 AND NOT c.packed -- new
+             AND c.user_id = $1::uuid AND c.model = $18 AND ($3::text IS NULL OR c.entity_type = $3) -- new
+             AND c.list_no = ANY ((SELECT p.lists FROM probed p)::int[]) AND c.code IS NOT NULL -- new
+           ORDER BY 2 DESC, 1 LIMIT $19::int)) k -- new
+        GROUP BY k.entity_id ORDER BY max(k.similarity) DESC, k.entity_id LIMIT $19::int) c -- new
       JOIN neotoma.entity_embeddings v ON v.user_id = $1::uuid AND v.model = $18 AND v.entity_id = c.entity_id -- new
       UNION ALL
       SELECT v.entity_id, v.embedding FROM neotoma.entity_embeddings v

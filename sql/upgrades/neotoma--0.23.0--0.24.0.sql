@@ -295,13 +295,141 @@ LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'code_similarity_wrapper';
 REVOKE ALL ON FUNCTION neotoma."_embedding_code"(real[]), neotoma."_code_similarity"(bytea, real[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION neotoma."_embedding_code"(real[]), neotoma."_code_similarity"(bytea, real[]) TO neotoma_user;
+-- Each list's codes are then packed in one row (embedding_list_codes),
+-- which a search scores in one loop; an embedding written since its list
+-- was packed is not `packed` and is scored from its index, as every
+-- embedding is until the user's lists are built or packed again (the
+-- gateway's upkeep does it).
 ALTER TABLE neotoma.entity_embeddings
-  ADD COLUMN code bytea GENERATED ALWAYS AS (neotoma._embedding_code(embedding)) STORED;
+  ADD COLUMN code bytea GENERATED ALWAYS AS (neotoma._embedding_code(embedding)) STORED,
+  ADD COLUMN packed boolean NOT NULL DEFAULT false;
 DROP INDEX neotoma.entity_embeddings_lists;
-CREATE INDEX entity_embeddings_lists ON neotoma.entity_embeddings (user_id, model, list_no)
-  INCLUDE (entity_id, entity_type, code);
+CREATE INDEX entity_embeddings_lists ON neotoma.entity_embeddings (user_id, model, list_no);
+CREATE INDEX entity_embeddings_unpacked ON neotoma.entity_embeddings (user_id, model, list_no)
+  INCLUDE (entity_id, entity_type, code) WHERE NOT packed;
 CREATE INDEX entity_embeddings_exact ON neotoma.entity_embeddings (user_id, model, list_no)
   WHERE list_no IS NULL OR code IS NULL;
+-- Each list's codes packed in one row, written when the lists are built
+-- and again by the gateway's upkeep once many embeddings were written to
+-- the list since (maintain_embedding_lists): a search reads the lists
+-- nearest its query as that many rows and scores their codes in one loop
+-- (neotoma._nearest_codes), not as an index entry and a function call a
+-- code (docs/decisions.md, "Packed lists"). An embedding written since is
+-- not `packed`, and a search scores it from entity_embeddings_unpacked;
+-- one changed or deleted since is still in its list's row until the list
+-- is packed again, and a search, which compares its candidates'
+-- embeddings exactly, finds it changed or gone.
+CREATE TABLE neotoma.embedding_list_codes (
+  user_id      uuid NOT NULL,
+  model        text NOT NULL,
+  list_no      integer NOT NULL,
+  entity_ids   text[] NOT NULL,
+  entity_types text[] NOT NULL,
+  -- The codes (each of the same length), in the order of entity_ids.
+  codes        bytea NOT NULL,
+  PRIMARY KEY (user_id, model, list_no)
+);
+-- Codes hardly compress: kept out of line as they are.
+ALTER TABLE neotoma.embedding_list_codes ALTER COLUMN codes SET STORAGE EXTERNAL;
+ALTER TABLE neotoma.embedding_list_codes ENABLE ROW LEVEL SECURITY;
+ALTER TABLE neotoma.embedding_list_codes FORCE ROW LEVEL SECURITY;
+CREATE POLICY embedding_list_codes_own_rows ON neotoma.embedding_list_codes
+  USING (user_id = (SELECT neotoma.current_user_id())) WITH CHECK (user_id = (SELECT neotoma.current_user_id()));
+REVOKE ALL ON neotoma.embedding_list_codes FROM PUBLIC;
+GRANT SELECT ON neotoma.embedding_list_codes TO neotoma_user;
+-- Packs the codes of user `u`'s lists of model `m` (every list, or those
+-- of `only_lists`) into their rows of embedding_list_codes, and marks
+-- packed the embeddings whose code their list's row now holds: the update
+-- compares list and code again on the row it writes, so one a concurrent
+-- write changed stays unpacked. Answers how many it marked.
+CREATE FUNCTION neotoma_private._pack_list_codes(u uuid, m text, only_lists integer[]) RETURNS bigint
+LANGUAGE sql SET search_path = pg_catalog, neotoma, pg_temp AS $$
+  WITH listed AS MATERIALIZED (
+    SELECT v.entity_id, v.entity_type, v.list_no, v.code FROM neotoma.entity_embeddings v
+    WHERE v.user_id = u AND v.model = m AND v.list_no IS NOT NULL AND v.code IS NOT NULL
+      AND (only_lists IS NULL OR v.list_no = ANY (only_lists))),
+  emptied AS (
+    DELETE FROM neotoma.embedding_list_codes c
+    WHERE c.user_id = u AND c.model = m AND (only_lists IS NULL OR c.list_no = ANY (only_lists))
+      AND NOT EXISTS (SELECT FROM listed l WHERE l.list_no = c.list_no)),
+  packed AS (
+    INSERT INTO neotoma.embedding_list_codes AS c (user_id, model, list_no, entity_ids, entity_types, codes)
+    SELECT u, m, l.list_no, array_agg(l.entity_id ORDER BY l.entity_id COLLATE "C"),
+           array_agg(l.entity_type ORDER BY l.entity_id COLLATE "C"),
+           string_agg(l.code, ''::bytea ORDER BY l.entity_id COLLATE "C")
+    FROM listed l GROUP BY l.list_no
+    ON CONFLICT (user_id, model, list_no) DO UPDATE
+      SET entity_ids = EXCLUDED.entity_ids, entity_types = EXCLUDED.entity_types, codes = EXCLUDED.codes),
+  marked AS (
+    UPDATE neotoma.entity_embeddings v SET packed = true FROM listed l
+    WHERE v.user_id = u AND v.model = m AND v.entity_id = l.entity_id AND NOT v.packed
+      AND v.list_no = l.list_no AND v.code = l.code
+    RETURNING 1)
+  SELECT count(*) FROM marked $$;
+REVOKE ALL ON FUNCTION neotoma_private._pack_list_codes(uuid, text, integer[]) FROM PUBLIC;
+CREATE FUNCTION neotoma."_nearest_codes"(
+	"user_id" uuid, /* Option < pgrx :: datum :: Uuid > */
+	"model" TEXT, /* Option < & str > */
+	"lists" INT[], /* :: std :: option :: Option < Vec < i32 > > */
+	"query" real[], /* :: std :: option :: Option < pgrx :: Array < f32 > > */
+	"entity_type" TEXT, /* Option < & str > */
+	"n" bigint /* Option < i64 > */
+) RETURNS TABLE (
+	"entity_id" TEXT,  /* String */
+	"similarity" double precision  /* f64 */
+)
+STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'nearest_codes_wrapper';
+REVOKE ALL ON FUNCTION neotoma."_nearest_codes"(uuid, text, integer[], real[], text, bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma."_nearest_codes"(uuid, text, integer[], real[], text, bigint) TO neotoma_user;
+CREATE OR REPLACE FUNCTION neotoma_private._embedding_listed() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+BEGIN
+  NEW.list_no := neotoma._embedding_list(NEW.user_id, NEW.model, NEW.embedding);
+  NEW.packed := false;
+  RETURN NEW;
+END $$;
+CREATE OR REPLACE FUNCTION neotoma_private.maintain_embedding_lists(max_builds integer DEFAULT 1,
+                                                         min_embeddings integer DEFAULT 4096) RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+DECLARE
+  c record;
+  built jsonb := '[]';
+BEGIN
+  FOR c IN
+    SELECT n.user_id FROM (
+      SELECT e.user_id, sum(e.current) AS entities FROM neotoma.entity_counts e GROUP BY e.user_id) n
+    LEFT JOIN neotoma.embedding_list_builds b ON b.user_id = n.user_id
+    WHERE n.entities >= coalesce(min_embeddings, 4096) AND n.entities >= 2 * coalesce(b.entities, 0)
+    ORDER BY n.entities DESC, n.user_id
+    LIMIT greatest(coalesce(max_builds, 1), 0)
+  LOOP
+    built := built || jsonb_build_object('user_id', c.user_id,
+                                         'models', neotoma_private._build_user_embedding_lists(c.user_id, min_embeddings));
+  END LOOP;
+  -- (An update of list_no alone fires no trigger: entity_embeddings_list
+  -- runs on the embedding and the model.)
+  FOR c IN SELECT DISTINCT l.user_id, l.model FROM neotoma.embedding_lists l ORDER BY 1, 2 LOOP
+    UPDATE neotoma.entity_embeddings v SET list_no = neotoma._embedding_list(v.user_id, v.model, v.embedding)
+    WHERE v.user_id = c.user_id AND v.model = c.model AND v.list_no IS NULL;
+  END LOOP;
+  -- Lists that gained 32 embeddings or more since they were packed,
+  -- packed again (a search scores those one by one): the 64 that gained
+  -- most, so that one round stays short (about 1.5 s at a million
+  -- embeddings; each packing waits for writes to its embeddings, and they
+  -- for it).
+  FOR c IN SELECT p.user_id, p.model, array_agg(p.list_no ORDER BY p.list_no) AS lists
+           FROM (SELECT v.user_id, v.model, v.list_no FROM neotoma.entity_embeddings v
+                 WHERE NOT v.packed AND v.list_no IS NOT NULL AND v.code IS NOT NULL
+                 GROUP BY 1, 2, 3 HAVING count(*) >= 32
+                 ORDER BY count(*) DESC, 1, 2, 3 LIMIT 64) p
+           GROUP BY 1, 2 ORDER BY 1, 2 LOOP
+    PERFORM pg_advisory_xact_lock(hashtextextended('neotoma embedding lists ' || c.user_id::text, 0));
+    PERFORM neotoma_private._pack_list_codes(c.user_id, c.model, c.lists);
+  END LOOP;
+  RETURN built;
+END $$;
 
 -- Limited tokens (issue 43): read-only, or only some tools, and when each
 -- was last used.

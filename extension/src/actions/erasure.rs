@@ -424,6 +424,7 @@ pub fn erase_user_rows(user: &Uuid) -> Result<ErasedCounts, NeotomaError> {
     del("logins")?;
     del("inspector_sessions")?;
     del("embedding_lists")?;
+    del("embedding_list_codes")?;
     del("embedding_list_builds")?;
     del("common_lexemes")?;
     // Every gateway forgets the user's tokens at once (their caches keep a

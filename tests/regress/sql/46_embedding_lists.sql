@@ -10,15 +10,7 @@ BEGIN;
 SET ROLE neotoma_regress_agent;
 SET neotoma.user_id = '46000000-0000-0000-0000-00000000000a';
 
--- 48 notes on six subjects.
-SELECT count(*) AS stored FROM jsonb_array_elements(neotoma.store(jsonb_build_object('entities', (
-  SELECT jsonb_agg(jsonb_build_object('entity_type', 'note', 'title', s.subject || ' ' || i,
-                                      'content', s.words || ' number ' || i) ORDER BY s.subject, i)
-  FROM unnest(ARRAY['Cooking', 'Sailing', 'Taxes', 'Garden', 'Music', 'Hiking'],
-              ARRAY['pasta sauce garlic onions recipe dinner', 'boat wind harbour sails anchor',
-                    'tax return deductions invoice accountant', 'tomatoes basil soil seeds greenhouse',
-                    'piano concert violin orchestra symphony', 'mountain trail boots summit backpack']) s(subject, words),
-       generate_series(1, 8) i)))->'entities');
+\ir include/notes_on_six_subjects.sql
 -- No lists yet: every embedding is in none.
 SELECT count(*) AS embeddings, count(list_no) AS listed FROM neotoma.entity_embeddings;
 

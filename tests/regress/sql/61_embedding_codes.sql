@@ -10,14 +10,7 @@ BEGIN;
 SET ROLE neotoma_regress_agent;
 SET neotoma.user_id = '61000000-0000-0000-0000-00000000000a';
 
-SELECT count(*) AS stored FROM jsonb_array_elements(neotoma.store(jsonb_build_object('entities', (
-  SELECT jsonb_agg(jsonb_build_object('entity_type', 'note', 'title', s.subject || ' ' || i,
-                                      'content', s.words || ' number ' || i) ORDER BY s.subject, i)
-  FROM unnest(ARRAY['Cooking', 'Sailing', 'Taxes', 'Garden', 'Music', 'Hiking'],
-              ARRAY['pasta sauce garlic onions recipe dinner', 'boat wind harbour sails anchor',
-                    'tax return deductions invoice accountant', 'tomatoes basil soil seeds greenhouse',
-                    'piano concert violin orchestra symphony', 'mountain trail boots summit backpack']) s(subject, words),
-       generate_series(1, 8) i)))->'entities');
+\ir include/notes_on_six_subjects.sql
 
 -- Every embedding has its code: a scale and half a byte per component, the one
 -- its embedding gives; the code ranks within its rounding of the cosine.

@@ -279,9 +279,13 @@ fn build(user: &Uuid, model: &str, min: usize) -> Result<serde_json::Value, Neot
             &[u(), Arg::Text(model), Arg::OptInt(list), Arg::Texts(ids)],
         )?;
     }
-    db::run(
-        "SELECT neotoma_private._pack_list_codes($1, $2, NULL)",
-        &[u(), Arg::Text(model)],
-    )?;
+    // (The previous release's SQL, which this library serves until the
+    // update, has no packed lists: its searches score every code.)
+    if crate::installed::is_current() {
+        db::run(
+            "SELECT neotoma_private._pack_list_codes($1, $2, NULL)",
+            &[u(), Arg::Text(model)],
+        )?;
+    }
     Ok(serde_json::json!({"model": model, "embeddings": n, "lists": k}))
 }

@@ -11,11 +11,12 @@
 -- model (the rows compared), $19 the most entities semantic search ranks
 -- (the nearest); $20 also match every observation's words and those of
 -- the stored files they came from ('true'/'false'); $21 the workspaces
--- (text[]: only their entities answer; the lines marked ws:some leave when
--- they are all the user's); $22 the question's words (stop words dropped:
--- neotoma_core::question), $23 its character pairs (scripts written
--- without spaces), $24 the text search configuration of its language,
--- $25 the most entities a term may match and still be rare, $26 the most
+-- (text[]: only their entities answer, and only theirs count in a term's
+-- weight; the lines marked ws:some leave when they are all the user's);
+-- $22 the question's words (stop words dropped: neotoma_core::question),
+-- $23 its character pairs (scripts written without spaces), $24 the text
+-- search configuration of its language, $25 the most entities a term may
+-- match and still be rare, $26 the most
 -- names a word no entity has brings; $27 how many of the embeddings'
 -- lists semantic search reads, the nearest the query (0: all of them).
 -- Each `@@` runs as neotoma.@@ (actions/search.rs: the same match, leakproof,
@@ -24,8 +25,8 @@
 -- index answers one user's entities only).
 -- A question is a set of terms (a word, as written and as stemmed; a
 -- character pair), any of which an entity may have: each weighs its
--- inverse document frequency among the user's entities (as BM25 weighs
--- it), and an entity's text coverage is the weight of the terms it has
+-- inverse document frequency among the user's entities of the workspaces
+-- searched (as BM25 weighs it), and an entity's text coverage is the weight of the terms it has
 -- over the weight of them all. A term matching more than $25 entities is
 -- common: it adds its weight to the entities the rare terms found, and
 -- only when every term is common do the entities having all of them
@@ -49,7 +50,11 @@ WITH terms AS (
            -- Common, known beforehand (sql/embeddings.sql, common_lexemes):
            -- the word is one lexeme by one of its configurations, and more
            -- entities than a rare term's have that lexeme (for every type).
-           $10 = 'true' AND $3::text IS NULL AND EXISTS (
+           -- (Counted over every workspace of the user: not when the
+           -- search is in some of them, which ranks by their own.)
+           $10 = 'true' AND $3::text IS NULL
+           AND false -- ws:some
+           AND EXISTS (
              SELECT FROM unnest(ARRAY['pg_catalog.simple', 'pg_catalog.english', $24]::regconfig[]) c(c)
              CROSS JOIN LATERAL (SELECT tsvector_to_array(to_tsvector(c.c, w.w)) AS l) x
              JOIN neotoma.common_lexemes k ON k.user_id = $1::uuid AND k.lexeme = x.l[1] AND k.entities > $25::int
@@ -65,7 +70,9 @@ q AS (
   FROM (SELECT coalesce((SELECT string_agg('(' || t.tq::text || ')', ' | ')::tsquery FROM terms t), ''::tsquery) AS text_query) q),
 n_entities AS (
   SELECT greatest(coalesce(sum(c.current), 0), 1)::float8 AS n FROM neotoma.entity_counts c
-  WHERE c.user_id = $1::uuid AND ($3::text IS NULL OR c.entity_type = $3)),
+  WHERE c.user_id = $1::uuid AND ($3::text IS NULL OR c.entity_type = $3)
+    AND c.workspace = ANY($21::text[]) -- ws:some
+  ),
 -- Each term's entities, one scan of its index each: all of them when rare
 -- (none read when known common), each with what the ranking needs of its
 -- snapshot, read here once (read again per entity, 1,788 entities of a
@@ -80,6 +87,7 @@ term_rows AS MATERIALIZED (
       WHERE NOT t.pair AND NOT t.common AND $10 = 'true' AND s.user_id = $1::uuid AND s.search_vector OPERATOR(neotoma.@@) t.tq
         AND neotoma._user_words(s.user_id, s.search_vector) OPERATOR(neotoma.@@) t.user_tq -- new
         AND ($3::text IS NULL OR s.entity_type = $3)
+        AND s.workspace = ANY($21::text[]) -- ws:some
       LIMIT $25::int + 1) h
   WHERE NOT t.pair
   UNION ALL
@@ -93,6 +101,7 @@ term_rows AS MATERIALIZED (
       WHERE t.pair AND $10 = 'true' AND s.user_id = $1::uuid AND s.search_grams OPERATOR(neotoma.@@) t.tq
         AND neotoma._user_words(s.user_id, s.search_grams) OPERATOR(neotoma.@@) t.user_tq -- new
         AND ($3::text IS NULL OR s.entity_type = $3)
+        AND s.workspace = ANY($21::text[]) -- ws:some
       LIMIT $25::int + 1) h
   WHERE t.pair),
 term_hits AS (
@@ -138,7 +147,9 @@ text_hits AS (
   CROSS JOIN LATERAL (SELECT length(s.name_trigrams) AS name_count, length(ts_delete(s.name_trigrams, $2::text[])) AS rest) n
   WHERE m.all_common AND $10 = 'true' AND s.user_id = $1::uuid AND s.search_vector OPERATOR(neotoma.@@) m.all_terms
     AND neotoma._user_words(s.user_id, s.search_vector) OPERATOR(neotoma.@@) m.all_user_terms -- new
-    AND ($3::text IS NULL OR s.entity_type = $3)),
+    AND ($3::text IS NULL OR s.entity_type = $3)
+    AND s.workspace = ANY($21::text[]) -- ws:some
+  ),
 -- Every observation's words (values since superseded too), by the GIN index
 -- on neotoma._observation_vector(fields).
 obs_hits AS (

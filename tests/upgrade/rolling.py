@@ -70,6 +70,15 @@ def main() -> None:
             assert entity_count(conn, copy) == entity_count(conn, user) > 0
             verified = conn.execute("SELECT neotoma.verify()").fetchone()[0]
             assert verified["ok"], verified
+            # Semantic lists built through today's library on the previous
+            # SQL (which packs no lists), and a search that reads them.
+            conn.execute("SELECT set_config('neotoma.user_id', %s, false)", (user,))
+            built = conn.execute("SELECT neotoma.index_embeddings(1)").fetchone()[0]
+            assert built and built[0]["lists"] > 0, built
+            found = conn.execute("SELECT neotoma.retrieve_entities(%s)", (
+                json.dumps({"search": "person", "search_mode": "semantic"}),)).fetchone()[0]
+            assert found["search_method"] == "semantic" and found["total"] > 0, found
+            conn.execute("RESET neotoma.user_id")
         finally:
             conn.execute("SELECT neotoma.erase_user(%s, true)", (copy,))
     print(f"rolling update: today's gateway serves, exports and imports on a {version} database")

@@ -388,11 +388,12 @@ pub fn erase_user_rows(user: &Uuid) -> Result<ErasedCounts, NeotomaError> {
         )
     };
     c.timeline_events = del("timeline_events")?;
-    // Their counts (the deletion above appended its deltas); the previous
-    // release's SQL keeps none.
+    // Their counts (the deletion above appended its deltas), refused calls
+    // and packed lists: the previous release's SQL keeps none.
     if crate::installed::is_current() {
         del("timeline_counts")?;
         del("denied_calls")?;
+        del("embedding_list_codes")?;
     }
     del("entity_identifiers")?;
     del("entity_snapshots")?;
@@ -424,7 +425,6 @@ pub fn erase_user_rows(user: &Uuid) -> Result<ErasedCounts, NeotomaError> {
     del("logins")?;
     del("inspector_sessions")?;
     del("embedding_lists")?;
-    del("embedding_list_codes")?;
     del("embedding_list_builds")?;
     del("common_lexemes")?;
     // Every gateway forgets the user's tokens at once (their caches keep a

@@ -90,6 +90,20 @@ FROM (VALUES
 -- committed, is tested through MCP: tests/e2e/test_gateway.py).
 SELECT neotoma.retrieve_entities('{"search": "Sam Secret"}')->'total' AS search_total,
        neotoma.retrieve_entities('{"search": "Sam Secret", "search_mode": "hybrid"}')->'total' AS hybrid_total;
+-- Search ranks by the statistics of the token's workspaces alone: how
+-- many entities have a word elsewhere moves no score here.
+SAVEPOINT statistics;
+SELECT neotoma.store('{"entities": [{"entity_type": "note", "title": "Budget review"}]}')->'entities'->0->>'entity_id' IS NOT NULL AS budget_stored;
+SELECT r->'entities'->0->>'canonical_name' AS first, r->'entities'->0->'relevance_score' AS plan_score
+FROM neotoma.retrieve_entities('{"search": "plan budget", "search_mode": "lexical"}') r \gset
+SELECT set_config('neotoma.token_id', '', true) IS NOT NULL AS without_token;
+SELECT jsonb_array_length(neotoma.store(jsonb_build_object('workspace', 'secret', 'entities', (
+  SELECT jsonb_agg(jsonb_build_object('entity_type', 'note', 'title', 'Secret plan ' || i)) FROM generate_series(1, 30) i)))->'entities')
+  AS plans_elsewhere;
+SELECT set_config('neotoma.token_id', :'team_token', true) IS NOT NULL AS with_team_token;
+SELECT :'first' AS first, r->'entities'->0->'relevance_score' = :'plan_score'::jsonb AS same_score, r->'total' AS total
+FROM neotoma.retrieve_entities('{"search": "plan budget", "search_mode": "lexical"}') r;
+ROLLBACK TO SAVEPOINT statistics;
 SELECT jsonb_array_length(neotoma.list_relationships(jsonb_build_object('entity_id', :'tessa'))->'relationships') AS tessas_relationships;
 SELECT count(*) AS related, count(*) FILTER (WHERE e::text LIKE '%' || :'team_note' || '%') AS to_team_note
 FROM jsonb_array_elements(neotoma.retrieve_related_entities(jsonb_build_object('entity_id', :'tessa', 'max_hops', 2))->'entities') e;

@@ -272,16 +272,27 @@ fn build(user: &Uuid, model: &str, min: usize) -> Result<serde_json::Value, Neot
         &[u(), Arg::Text(model)],
     )?;
     let moving: Vec<(Option<i64>, Vec<String>)> = db::from_json(moving, "lists")?;
+    // A moved embedding is marked packed as it moves: its list's row,
+    // packed below in this transaction, holds its code (the row stays
+    // locked until then), so a first build writes each row once, not
+    // twice. (The previous release's SQL, which this library serves until
+    // the update, has no packed lists: its searches score every code.)
+    let packs = crate::installed::is_current();
+    let moves = if packs {
+        "UPDATE neotoma.entity_embeddings v
+         SET list_no = $3::int, packed = ($3::int IS NOT NULL AND v.code IS NOT NULL)
+         WHERE v.user_id = $1 AND v.model = $2 AND v.entity_id = ANY($4)"
+    } else {
+        "UPDATE neotoma.entity_embeddings v SET list_no = $3::int
+         WHERE v.user_id = $1 AND v.model = $2 AND v.entity_id = ANY($4)"
+    };
     for (list, ids) in moving {
         db::run(
-            "UPDATE neotoma.entity_embeddings v SET list_no = $3::int
-             WHERE v.user_id = $1 AND v.model = $2 AND v.entity_id = ANY($4)",
+            moves,
             &[u(), Arg::Text(model), Arg::OptInt(list), Arg::Texts(ids)],
         )?;
     }
-    // (The previous release's SQL, which this library serves until the
-    // update, has no packed lists: its searches score every code.)
-    if crate::installed::is_current() {
+    if packs {
         db::run(
             "SELECT neotoma_private._pack_list_codes($1, $2, NULL)",
             &[u(), Arg::Text(model)],

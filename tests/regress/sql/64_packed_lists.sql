@@ -14,7 +14,11 @@ SET neotoma.user_id = '64000000-0000-0000-0000-00000000000a';
 -- 48 notes on six subjects, and lists built.
 \ir include/notes_on_six_subjects.sql
 SELECT count(*) AS packed_before_lists FROM neotoma.embedding_list_codes;
+SELECT n_tup_upd AS updates_before FROM pg_stat_xact_user_tables WHERE relid = 'neotoma.entity_embeddings'::regclass \gset
 SELECT (neotoma.index_embeddings(10) -> 0) - 'model' AS built;
+-- A first build writes each embedding once: moved to its list, packed.
+SELECT n_tup_upd - :updates_before AS embeddings_written_by_the_build
+FROM pg_stat_xact_user_tables WHERE relid = 'neotoma.entity_embeddings'::regclass;
 -- Every list with embeddings has its row, holding each of its embeddings'
 -- codes once; every embedding is packed.
 SELECT count(*) AS list_rows,

@@ -11,6 +11,11 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+/// The most components a code is made for (a provider's widest common
+/// models have 3,072): codes not yet packed are kept in a btree index
+/// (entity_embeddings_unpacked), whose entries hold at most 2,704 bytes
+/// (4 + 1,536 here, beside the user, model, list, entity and type). A
+/// longer embedding has no code and is compared exactly.
 pub const MAX_DIMENSIONS: usize = 3072;
 
 /// The largest level of a component: levels run from -7 to 7, kept as 1

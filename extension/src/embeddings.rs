@@ -119,7 +119,22 @@ fn embedding_code(embedding: pgrx::Array<f32>) -> Option<Vec<u8>> {
 /// the code's rounding: how a search picks what it compares exactly.
 #[pg_extern(immutable, parallel_safe, strict, name = "_code_similarity")]
 fn code_similarity(code: &[u8], query: pgrx::Array<f32>) -> f64 {
-    neotoma_embed::codes::similarity(code, &values(&query))
+    let query = values(&query);
+    PREPARED_QUERY.with(|kept| {
+        let mut kept = kept.borrow_mut();
+        if !kept.as_ref().is_some_and(|(v, _)| v[..] == query[..]) {
+            *kept = Some((query.to_vec(), neotoma_embed::codes::Query::new(&query)));
+        }
+        kept.as_ref().map_or(0.0, |(_, q)| q.similarity(code))
+    })
+}
+
+thread_local! {
+    /// The query `_code_similarity` last scored, prepared once: a search
+    /// scores each code written since its list was packed with the same
+    /// query, one call a code.
+    static PREPARED_QUERY: RefCell<Option<(Vec<f32>, neotoma_embed::codes::Query)>> =
+        const { RefCell::new(None) };
 }
 
 /// An array's values, in place when it has no NULLs, else copied with

@@ -354,14 +354,22 @@ LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
 -- their user has lists (stored while a build ran, after what it read: every
 -- search reads them all, 5,645 of 50,200 in one benchmark), and packs
 -- again (64 at most) the lists that gained 32 embeddings or more since
--- they were packed. Answers what it built.
+-- they were packed. Answers what it built. A round that finds a user whose
+-- common words are not those posted (sql/word_postings.sql: a build
+-- counted them since) posts them and does nothing else: it waits for the
+-- user's writes and they for it, so it holds no other lock and ends soon.
 CREATE FUNCTION neotoma_private.maintain_embedding_lists(max_builds integer DEFAULT 1,
                                                          min_embeddings integer DEFAULT 4096) RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
 DECLARE
   c record;
   built jsonb := '[]';
+  posting uuid := neotoma_private._words_to_post();
 BEGIN
+  IF posting IS NOT NULL THEN
+    RETURN jsonb_build_array(jsonb_build_object('user_id', posting,
+                                                'words', neotoma_private._post_common_words(posting)));
+  END IF;
   FOR c IN
     SELECT n.user_id FROM (
       SELECT e.user_id, sum(e.current) AS entities FROM neotoma.entity_counts e GROUP BY e.user_id) n

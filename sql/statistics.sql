@@ -18,7 +18,8 @@ BEGIN
                              'neotoma.raw_fragments', 'neotoma.relationships', 'neotoma.relationship_observations',
                              'neotoma.timeline_events', 'neotoma.entity_merges', 'neotoma.files',
                              'neotoma.entity_counts', 'neotoma.entity_embeddings',
-                             'neotoma.entity_name_trigrams', 'neotoma.embedding_lists', 'neotoma.timeline_counts']::regclass[])
+                             'neotoma.entity_name_trigrams', 'neotoma.embedding_lists', 'neotoma.timeline_counts',
+                             'neotoma.word_postings']::regclass[])
       AND pg_relation_size(c.oid) >= 8192::bigint * greatest(2 * c.relpages, 1)
     ORDER BY c.oid
   LOOP

@@ -193,6 +193,11 @@ extension_sql_file!(
     ]
 );
 extension_sql_file!(
+    "../../sql/word_postings.sql",
+    name = "word_postings",
+    requires = ["workspaces", "search", "embeddings"]
+);
+extension_sql_file!(
     "../../sql/graph_servers.sql",
     name = "graph_servers",
     requires = ["entities", "schemas", "workspaces"]

@@ -1274,6 +1274,9 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
     let name_mismatches = verify_name_trigrams(repair)?;
     mismatch_count += name_mismatches.len() as u64;
     mismatches.extend(name_mismatches.into_iter().take(100));
+    let posting_mismatches = verify_word_postings(repair)?;
+    mismatch_count += posting_mismatches.len() as u64;
+    mismatches.extend(posting_mismatches.into_iter().take(100));
     if crate::embeddings::with_model(|_| ()).is_some() {
         let embedding_mismatches = verify_embeddings(repair)?;
         mismatch_count += embedding_mismatches.len() as u64;
@@ -1378,6 +1381,37 @@ fn verify_name_trigrams(repair: bool) -> Result<Vec<Value>, NeotomaError> {
             insert: &format!(
                 "INSERT INTO neotoma.entity_name_trigrams
                  SELECT * FROM ({expected}) x WHERE x.user_id = $1::uuid AND x.entity_id = $2"
+            ),
+        },
+        repair,
+    )
+}
+
+/// Compares the postings of the users' posted words
+/// (`neotoma.word_postings`, kept by triggers, sql/word_postings.sql) with
+/// the words of every snapshot the session can see; with `repair`,
+/// rewrites the rows of the entities that differ. (The previous release's
+/// SQL has none.)
+fn verify_word_postings(repair: bool) -> Result<Vec<Value>, NeotomaError> {
+    if !crate::installed::is_current() {
+        return Ok(vec![]);
+    }
+    const EXPECTED: &str = "
+        SELECT s.user_id, s.entity_id, k.lexeme, s.workspace, s.entity_type
+        FROM neotoma.entity_snapshots s
+        CROSS JOIN LATERAL unnest(tsvector_to_array(s.search_vector)) l(l)
+        JOIN neotoma.posted_lexemes k ON k.user_id = s.user_id AND k.lexeme = l.l
+        WHERE s.user_id IN (SELECT p.user_id FROM neotoma.posted_lexemes p)";
+    verify_derived(
+        &TriggerKept {
+            what: "word_postings",
+            expected: EXPECTED,
+            stored: "SELECT p.user_id, p.entity_id, p.lexeme, p.workspace, p.entity_type
+                     FROM neotoma.word_postings p",
+            delete: "DELETE FROM neotoma.word_postings WHERE user_id = $1::uuid AND entity_id = $2",
+            insert: &format!(
+                "INSERT INTO neotoma.word_postings (user_id, entity_id, lexeme, workspace, entity_type)
+                 SELECT * FROM ({EXPECTED}) x WHERE x.user_id = $1::uuid AND x.entity_id = $2"
             ),
         },
         repair,

@@ -1,9 +1,10 @@
 //! Background upkeep the database asks of a long-running client: the
 //! lists semantic search reads (`neotoma.maintain_embedding_lists`, see the
 //! extension's sql/embeddings.sql) are rebuilt for a user whose entities
-//! have doubled since their last build. One user per round, so a round
-//! holds one pooled connection for one build at most. Through a router
-//! (docs/scale-out.md), each round runs on every partition.
+//! have doubled since their last build, and the round after, that user's
+//! common words are posted (sql/word_postings.sql). One user per round, so
+//! a round holds one pooled connection for one build at most. Through a
+//! router (docs/scale-out.md), each round runs on every partition.
 
 use crate::database::Database;
 use std::time::Duration;
@@ -31,7 +32,7 @@ pub fn start(db: Database, router: bool) {
             {
                 // Built one: there may be more.
                 Ok(built) if built.as_array().is_some_and(|b| !b.is_empty()) => {
-                    tracing::info!(%built, "semantic search lists rebuilt");
+                    tracing::info!(%built, "semantic search lists rebuilt or common words posted");
                     continue;
                 }
                 Ok(_) => {}

@@ -42,7 +42,7 @@ WITH terms AS (
   -- With the user's word (the index of the snapshots' words answers only
   -- the user's then), computed here: under row level security an index
   -- condition must be leakproof, and tsquery's && is not.
-  SELECT t.n, t.word, t.tq, t.pair, t.common
+  SELECT t.n, t.word, t.tq, t.pair, t.common, t.lexemes
          , t.tq && neotoma._user_word($1::uuid) AS user_tq -- new
   FROM (
     SELECT w.n, w.w AS word, plainto_tsquery('pg_catalog.simple', w.w) || plainto_tsquery('pg_catalog.english', w.w)
@@ -58,10 +58,20 @@ WITH terms AS (
              SELECT FROM unnest(ARRAY['pg_catalog.simple', 'pg_catalog.english', $24]::regconfig[]) c(c)
              CROSS JOIN LATERAL (SELECT tsvector_to_array(to_tsvector(c.c, w.w)) AS l) x
              JOIN neotoma.common_lexemes k ON k.user_id = $1::uuid AND k.lexeme = x.l[1] AND k.entities > $25::int
-             WHERE cardinality(x.l) = 1) AS common
+             WHERE cardinality(x.l) = 1) AS common,
+           -- Its lexemes when each configuration makes it one at most and
+           -- each is posted (sql/word_postings.sql): the entities having
+           -- it are then those of its lexemes' postings (null: not posted;
+           -- always on the previous release's SQL, which has no postings).
+           (SELECT CASE WHEN false THEN NULL
+              WHEN bool_and(cardinality(x.l) <= 1) AND count(x.l[1]) > 0 AND bool_and(x.l[1] IS NULL OR EXISTS (SELECT FROM neotoma.posted_lexemes k WHERE k.user_id = $1::uuid AND k.lexeme = x.l[1])) THEN array_agg(DISTINCT x.l[1]) FILTER (WHERE x.l[1] IS NOT NULL) -- new
+              END
+            FROM unnest(ARRAY['pg_catalog.simple', 'pg_catalog.english', $24]::regconfig[]) c(c)
+            CROSS JOIN LATERAL (SELECT tsvector_to_array(to_tsvector(c.c, w.w)) AS l) x
+            LIMIT 1) AS lexemes
     FROM unnest($22::text[]) WITH ORDINALITY AS w(w, n)
     UNION ALL
-    SELECT 1000 + g.n, g.g, quote_literal(g.g)::tsquery, true, false FROM unnest($23::text[]) WITH ORDINALITY AS g(g, n)) t
+    SELECT 1000 + g.n, g.g, quote_literal(g.g)::tsquery, true, false, NULL FROM unnest($23::text[]) WITH ORDINALITY AS g(g, n)) t
   WHERE numnode(t.tq) > 0),
 -- Any term: what matched_fields and the observations' and files' words ask.
 q AS (
@@ -105,18 +115,36 @@ term_rows AS MATERIALIZED (
       LIMIT $25::int + 1) h
   WHERE t.pair),
 term_hits AS (
-  SELECT t.n, t.word, t.tq, t.pair, CASE WHEN t.common THEN $25::int + 1 ELSE coalesce(c.df, 0) END AS df
+  SELECT t.n, t.word, t.tq, t.pair, t.lexemes, CASE WHEN t.common THEN $25::int + 1 ELSE coalesce(c.df, 0) END AS df
   FROM terms t LEFT JOIN (SELECT r.n, count(*) AS df FROM term_rows r GROUP BY r.n) c ON c.n = t.n),
 weights AS (
-  SELECT h.n, h.word, h.tq, h.pair, h.df, ln(1 + (greatest(e.n, h.df) - h.df + 0.5) / (h.df + 0.5)) AS w
+  SELECT h.n, h.word, h.tq, h.pair, h.lexemes, h.df, ln(1 + (greatest(e.n, h.df) - h.df + 0.5) / (h.df + 0.5)) AS w
   FROM term_hits h, n_entities e),
 mass AS (SELECT greatest(coalesce(sum(w.w), 0), 1e-9) AS total,
                 coalesce(bool_and(w.df > $25::int), false) AS all_common,
                 coalesce(bool_or(w.df > $25::int AND NOT w.pair), false) AS some_common,
+                -- Every word's entities in its postings (none but words).
+                coalesce(bool_and(w.lexemes IS NOT NULL), false) AS all_posted,
+                count(*) AS words,
                 (SELECT string_agg('(' || c.tq::text || ')', ' & ')::tsquery FROM weights c
                  WHERE c.df > 0 AND NOT c.pair) AS all_terms
                 , (SELECT string_agg('(' || c.tq::text || ')', ' & ')::tsquery && neotoma._user_word($1::uuid) FROM weights c WHERE c.df > 0 AND NOT c.pair) AS all_user_terms -- new
          FROM weights w WHERE w.df > 0),
+-- When every word is posted and common: the names that may be like the
+-- query. One reaching the least similarity t shares at least ceil(t × n)
+-- of the query's n trigrams, so it has one of the n − ceil(t × n) + 1
+-- rarest (each counted up to $25 + 1 rows of the index of names): the
+-- names having one of those, compared later by their snapshots (a common
+-- trigram, "  h", is in the names of thousands).
+posted_names AS ( -- new
+  SELECT DISTINCT t.entity_id FROM ( -- new
+    SELECT g.g FROM mass m, unnest($2::text[]) g(g) -- new
+    CROSS JOIN LATERAL (SELECT count(*) AS n FROM (SELECT FROM neotoma.entity_name_trigrams t -- new
+                          WHERE t.user_id = $1::uuid AND t.trigram = g.g LIMIT $25::int + 1) x) d -- new
+    WHERE m.all_common AND m.all_posted AND $11 = 'true' -- new
+    ORDER BY d.n, g.g -- new
+    LIMIT greatest(cardinality($2::text[]) - ceil($9::float8 * cardinality($2::text[]))::int + 1, 0)) r -- new
+  JOIN neotoma.entity_name_trigrams t ON t.user_id = $1::uuid AND t.trigram = r.g), -- new
 -- The entities the rare terms found, with the weight of those they have
 -- and their name's similarity to the query (trigrams, as pg_trgm's:
 -- shared / (the query's + the name's − shared); the name's trigrams less
@@ -145,10 +173,34 @@ text_hits AS (
          s.workspace, s.entity_type
   FROM mass m, neotoma.entity_snapshots s
   CROSS JOIN LATERAL (SELECT length(s.name_trigrams) AS name_count, length(ts_delete(s.name_trigrams, $2::text[])) AS rest) n
-  WHERE m.all_common AND $10 = 'true' AND s.user_id = $1::uuid AND s.search_vector OPERATOR(neotoma.@@) m.all_terms
+  WHERE m.all_common AND NOT m.all_posted AND $10 = 'true' AND s.user_id = $1::uuid AND s.search_vector OPERATOR(neotoma.@@) m.all_terms
     AND neotoma._user_words(s.user_id, s.search_vector) OPERATOR(neotoma.@@) m.all_user_terms -- new
     AND ($3::text IS NULL OR s.entity_type = $3)
     AND s.workspace = ANY($21::text[]) -- ws:some
+  UNION ALL -- new
+  -- The same when every word is posted: from the postings alone (a
+  -- snapshot read per entity cost 28,420 heap pages for a word in 3 % of a
+  -- million), each name compared by its snapshot only when it may be like
+  -- the query (posted_names).
+  SELECT p.entity_id, 1.0, n.name_sim, p.workspace, p.entity_type -- new
+  FROM mass m -- new
+  CROSS JOIN LATERAL ( -- new
+    SELECT p.entity_id, max(p.workspace) AS workspace, max(p.entity_type) AS entity_type FROM ( -- new
+      -- (Once per word: a word's lexemes may be several.)
+      SELECT DISTINCT w.n, p.entity_id, p.workspace, p.entity_type -- new
+      FROM weights w JOIN neotoma.word_postings p ON p.user_id = $1::uuid AND p.lexeme = ANY (w.lexemes) -- new
+      WHERE w.df > 0 AND NOT w.pair -- new
+        AND ($3::text IS NULL OR p.entity_type = $3) -- new
+        AND p.workspace = ANY($21::text[]) -- ws:some -- new
+      ) p -- new
+    GROUP BY p.entity_id -- new
+    HAVING count(*) = m.words) p -- new
+  LEFT JOIN posted_names c ON c.entity_id = p.entity_id -- new
+  LEFT JOIN LATERAL (SELECT (length(s.name_trigrams) - length(ts_delete(s.name_trigrams, $2::text[])))::float8 -- new
+                            / (cardinality($2::text[]) + length(ts_delete(s.name_trigrams, $2::text[]))) AS name_sim -- new
+                     FROM neotoma.entity_snapshots s -- new
+                     WHERE c.entity_id IS NOT NULL AND s.user_id = $1::uuid AND s.entity_id = c.entity_id OFFSET 0) n ON true -- new
+  WHERE m.all_common AND m.all_posted AND $10 = 'true' -- new
   ),
 -- Every observation's words (values since superseded too), by the GIN index
 -- on neotoma._observation_vector(fields).

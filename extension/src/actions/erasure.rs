@@ -388,12 +388,15 @@ pub fn erase_user_rows(user: &Uuid) -> Result<ErasedCounts, NeotomaError> {
         )
     };
     c.timeline_events = del("timeline_events")?;
-    // Their counts (the deletion above appended its deltas), refused calls
-    // and packed lists: the previous release's SQL keeps none.
+    // Their counts (the deletion above appended its deltas), refused calls,
+    // packed lists and posted words: the previous release's SQL keeps none.
     if crate::installed::is_current() {
         del("timeline_counts")?;
         del("denied_calls")?;
         del("embedding_list_codes")?;
+        // First, so the snapshots' triggers find no posted word to keep.
+        del("posted_lexemes")?;
+        del("word_postings")?;
     }
     del("entity_identifiers")?;
     del("entity_snapshots")?;

@@ -123,14 +123,16 @@ weights AS (
 mass AS (SELECT greatest(coalesce(sum(w.w), 0), 1e-9) AS total,
                 coalesce(bool_and(w.df > $25::int), false) AS all_common,
                 coalesce(bool_or(w.df > $25::int AND NOT w.pair), false) AS some_common,
-                -- Every word's entities in its postings (none but words).
-                coalesce(bool_and(w.lexemes IS NOT NULL), false) AS all_posted,
-                count(*) AS words,
+                -- The one word's entities in its postings (of several,
+                -- their word indexes intersect faster: a 3 % word and a
+                -- 20 % one, 72 ms through the snapshots, 1 s through the
+                -- postings at a million).
+                coalesce(bool_and(w.lexemes IS NOT NULL), false) AND count(*) = 1 AS all_posted,
                 (SELECT string_agg('(' || c.tq::text || ')', ' & ')::tsquery FROM weights c
                  WHERE c.df > 0 AND NOT c.pair) AS all_terms
                 , (SELECT string_agg('(' || c.tq::text || ')', ' & ')::tsquery && neotoma._user_word($1::uuid) FROM weights c WHERE c.df > 0 AND NOT c.pair) AS all_user_terms -- new
          FROM weights w WHERE w.df > 0),
--- When every word is posted and common: the names that may be like the
+-- When the one word is posted and common: the names that may be like the
 -- query. One reaching the least similarity t shares at least ceil(t × n)
 -- of the query's n trigrams, so it has one of the n − ceil(t × n) + 1
 -- rarest (each counted up to $25 + 1 rows of the index of names): the
@@ -178,23 +180,26 @@ text_hits AS (
     AND ($3::text IS NULL OR s.entity_type = $3)
     AND s.workspace = ANY($21::text[]) -- ws:some
   UNION ALL -- new
-  -- The same when every word is posted: from the postings alone (a
+  -- The same when the one word is posted: from its postings alone (a
   -- snapshot read per entity cost 28,420 heap pages for a word in 3 % of a
   -- million), each name compared by its snapshot only when it may be like
   -- the query (posted_names).
   SELECT p.entity_id, 1.0, n.name_sim, p.workspace, p.entity_type -- new
   FROM mass m -- new
   CROSS JOIN LATERAL ( -- new
-    SELECT p.entity_id, max(p.workspace) AS workspace, max(p.entity_type) AS entity_type FROM ( -- new
-      -- (Once per word: a word's lexemes may be several.)
-      SELECT DISTINCT w.n, p.entity_id, p.workspace, p.entity_type -- new
-      FROM weights w JOIN neotoma.word_postings p ON p.user_id = $1::uuid AND p.lexeme = ANY (w.lexemes) -- new
-      WHERE w.df > 0 AND NOT w.pair -- new
-        AND ($3::text IS NULL OR p.entity_type = $3) -- new
-        AND p.workspace = ANY($21::text[]) -- ws:some -- new
-      ) p -- new
-    GROUP BY p.entity_id -- new
-    HAVING count(*) = m.words) p -- new
+    SELECT p.entity_id, p.workspace, p.entity_type -- new
+    FROM weights w JOIN neotoma.word_postings p ON p.user_id = $1::uuid AND p.lexeme = w.lexemes[1] -- new
+    WHERE w.df > 0 AND NOT w.pair AND cardinality(w.lexemes) = 1 -- new
+      AND ($3::text IS NULL OR p.entity_type = $3) -- new
+      AND p.workspace = ANY($21::text[]) -- ws:some -- new
+    UNION ALL -- new
+    -- (A word of several lexemes: each entity once.)
+    SELECT p.entity_id, max(p.workspace), max(p.entity_type) -- new
+    FROM weights w JOIN neotoma.word_postings p ON p.user_id = $1::uuid AND p.lexeme = ANY (w.lexemes) -- new
+    WHERE w.df > 0 AND NOT w.pair AND cardinality(w.lexemes) > 1 -- new
+      AND ($3::text IS NULL OR p.entity_type = $3) -- new
+      AND p.workspace = ANY($21::text[]) -- ws:some -- new
+    GROUP BY p.entity_id) p -- new
   LEFT JOIN posted_names c ON c.entity_id = p.entity_id -- new
   LEFT JOIN LATERAL (SELECT (length(s.name_trigrams) - length(ts_delete(s.name_trigrams, $2::text[])))::float8 -- new
                             / (cardinality($2::text[]) + length(ts_delete(s.name_trigrams, $2::text[]))) AS name_sim -- new

@@ -685,12 +685,13 @@ COMMENT ON VIEW neotoma.audit_trail IS
 -- The entities having each of a user's most common words, one btree row
 -- each (issue 40). A word more than neotoma_core::search::
 -- RARE_TERM_ENTITIES of the user's snapshots have only weighs in a search
--- (sql/queries/search_entities.sql); when every word of a question is such
--- a word, the answer is every entity having them all, ranked and counted.
--- Found through the GIN index of words, each of those entities cost a read
--- of its snapshot (29,723 entities of a word in 3 % of a million: 28,420
--- heap pages, 183 ms); here they are read from the index alone, with the
--- workspace and type a search filters by.
+-- (sql/queries/search_entities.sql); when a question is one such word,
+-- the answer is every entity having it, ranked and counted. Found through
+-- the GIN index of words, each of those entities cost a read of its
+-- snapshot (29,723 entities of a word in 3 % of a million: 28,420 heap
+-- pages); here they are read from the index alone, with the workspace and
+-- type a search filters by. (Several common words intersect their GIN
+-- bitmaps faster than their postings.)
 --
 -- Which words: those neotoma.common_lexemes counts (when the user's
 -- lists are built) in more than 2,000 of the user's snapshots, posted by

@@ -364,11 +364,13 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp
 DECLARE
   c record;
   built jsonb := '[]';
-  posting uuid := neotoma_private._words_to_post();
+  -- A word's bar to be common (neotoma_core::search::RARE_TERM_ENTITIES).
+  common_bar constant integer := 2000;
+  posting uuid := neotoma_private._words_to_post(common_bar);
 BEGIN
   IF posting IS NOT NULL THEN
     RETURN jsonb_build_array(jsonb_build_object('user_id', posting,
-                                                'words', neotoma_private._post_common_words(posting)));
+                                                'words', neotoma_private._post_common_words(posting, common_bar)));
   END IF;
   FOR c IN
     SELECT n.user_id FROM (

@@ -90,7 +90,7 @@ CREATE TRIGGER entity_snapshots_word_postings_truncated AFTER TRUNCATE ON neotom
 -- while it reads them, and every write after it sees the words posted.
 -- Call it in a transaction that holds no other lock of the user's rows
 -- (maintain_embedding_lists gives it a round of its own).
-CREATE FUNCTION neotoma_private._post_common_words(u uuid, more_than integer DEFAULT 2000) RETURNS jsonb
+CREATE FUNCTION neotoma_private._post_common_words(u uuid, more_than integer) RETURNS jsonb
 LANGUAGE plpgsql SET search_path = pg_catalog, neotoma, pg_temp AS $$
 DECLARE
   added text[];
@@ -125,18 +125,19 @@ BEGIN
   RETURN jsonb_build_object('posted', cardinality(added), 'dropped', cardinality(dropped));
 END $$;
 
--- A user whose posted words are not their common words (their lists were
--- built since), the one with the most entities first (maintain_embedding_lists).
-CREATE FUNCTION neotoma_private._words_to_post() RETURNS uuid
+-- A user whose posted words are not their common words, those in more
+-- than `more_than` of their snapshots (their lists were built since), the
+-- one with the most entities first (maintain_embedding_lists).
+CREATE FUNCTION neotoma_private._words_to_post(more_than integer) RETURNS uuid
 LANGUAGE sql STABLE SET search_path = pg_catalog, neotoma, pg_temp AS $$
   SELECT d.user_id FROM (
     SELECT c.user_id FROM neotoma.common_lexemes c
-    WHERE c.entities > 2000
+    WHERE c.entities > more_than
       AND NOT EXISTS (SELECT FROM neotoma.posted_lexemes k WHERE k.user_id = c.user_id AND k.lexeme = c.lexeme)
     UNION
     SELECT k.user_id FROM neotoma.posted_lexemes k
     WHERE NOT EXISTS (SELECT FROM neotoma.common_lexemes c
-                      WHERE c.user_id = k.user_id AND c.lexeme = k.lexeme AND c.entities > 2000)) d
+                      WHERE c.user_id = k.user_id AND c.lexeme = k.lexeme AND c.entities > more_than)) d
   LEFT JOIN (SELECT e.user_id, sum(e.current) AS entities FROM neotoma.entity_counts e GROUP BY e.user_id) n
     ON n.user_id = d.user_id
   ORDER BY n.entities DESC NULLS LAST, d.user_id

@@ -138,11 +138,15 @@ struct Candidate {
 
 impl Eq for Candidate {}
 
+/// How (`a_sim`, `a_id`) compares with (`b_sim`, `b_id`): greater is
+/// likelier, then the smaller id.
+fn likeness(a_sim: f64, a_id: &str, b_sim: f64, b_id: &str) -> std::cmp::Ordering {
+    a_sim.total_cmp(&b_sim).then_with(|| b_id.cmp(a_id))
+}
+
 impl Ord for Candidate {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.sim
-            .total_cmp(&other.sim)
-            .then_with(|| other.id.cmp(&self.id))
+        likeness(self.sim, &self.id, other.sim, &other.id)
     }
 }
 
@@ -168,11 +172,7 @@ impl Nearest {
         }
         if self.kept.len() == self.n {
             let worst = &self.kept.peek().expect("n > 0 kept").0;
-            let better = sim
-                .total_cmp(&worst.sim)
-                .then_with(|| worst.id.as_str().cmp(id))
-                .is_gt();
-            if !better {
+            if !likeness(sim, id, worst.sim, &worst.id).is_gt() {
                 return;
             }
             self.kept.pop();

@@ -7,6 +7,7 @@
 //! gives the same vectors here as in Python. No database, no network.
 
 use std::path::Path;
+use tokenizers::Model;
 
 pub mod codes;
 pub mod lists;
@@ -23,6 +24,8 @@ pub struct StaticModel {
     dims: usize,
     unknown: Option<u32>,
     normalize: bool,
+    /// Whether the tokenizer is BERT's (see [`StaticModel::ascii_tokens`]).
+    bert: bool,
 }
 
 #[derive(serde::Deserialize)]
@@ -74,8 +77,10 @@ impl StaticModel {
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
             .collect();
         let unknown = tokenizer.token_to_id("[UNK]");
+        let bert = is_bert(&tokenizer);
         Ok(StaticModel {
             name,
+            bert,
             tokenizer,
             vectors,
             dims,
@@ -94,16 +99,57 @@ impl StaticModel {
 
     /// The token ids of `text` that have vectors.
     pub fn tokens(&self, text: &str) -> Vec<u32> {
-        let Ok(encoding) = self.tokenizer.encode(text, false) else {
-            return vec![];
+        let ids = match self.ascii_tokens(text) {
+            Some(ids) => ids,
+            None => match self.tokenizer.encode(text, false) {
+                Ok(encoding) => encoding.get_ids().to_vec(),
+                Err(_) => return vec![],
+            },
         };
-        encoding
-            .get_ids()
-            .iter()
-            .copied()
+        ids.into_iter()
             .filter(|id| Some(*id) != self.unknown)
             .take(MAX_TOKENS)
             .collect()
+    }
+
+    /// The token ids the tokenizer makes of an ASCII text without `[` (no
+    /// special token in it), when the tokenizer is BERT's: its normalizer
+    /// and pre-tokenizer done here, byte by byte, and its WordPiece model
+    /// on each word. The same ids as `encode` (a property test compares
+    /// them), without the bookkeeping of offsets that took three quarters
+    /// of its time (65 of 90 µs for an entity of eight fields); None for
+    /// any other text, which `encode` tokenizes.
+    fn ascii_tokens(&self, text: &str) -> Option<Vec<u32>> {
+        if !self.bert || !text.is_ascii() || text.contains('[') {
+            return None;
+        }
+        let model = self.tokenizer.get_model();
+        let mut ids = Vec::new();
+        let mut word = String::new();
+        let mut end_word = |word: &mut String| -> Option<()> {
+            if !word.is_empty() {
+                ids.extend(model.tokenize(word).ok()?.into_iter().map(|t| t.id));
+                word.clear();
+            }
+            Some(())
+        };
+        for b in text.bytes() {
+            match b {
+                // Whitespace separates words; other control characters are
+                // dropped (BertNormalizer's clean_text).
+                b' ' | b'\t' | b'\n' | b'\r' => end_word(&mut word)?,
+                0..=0x1f | 0x7f => {}
+                // Punctuation is a word of its own (BertPreTokenizer).
+                _ if b.is_ascii_punctuation() => {
+                    end_word(&mut word)?;
+                    word.push(b as char);
+                    end_word(&mut word)?;
+                }
+                _ => word.push(b.to_ascii_lowercase() as char),
+            }
+        }
+        end_word(&mut word)?;
+        Some(ids)
     }
 
     /// The embedding of `text`; None when no token of it is known.
@@ -126,6 +172,26 @@ impl StaticModel {
         }
         Some(sum)
     }
+}
+
+/// Whether `tokenizer` is BERT's uncased pipeline, which
+/// [`StaticModel::ascii_tokens`] does for ASCII text: a BertNormalizer
+/// that cleans and lowercases, the BertPreTokenizer, a WordPiece model, no
+/// truncation, and special tokens that all have a `[`.
+fn is_bert(tokenizer: &tokenizers::Tokenizer) -> bool {
+    use tokenizers::{ModelWrapper, NormalizerWrapper, PreTokenizerWrapper};
+    matches!(tokenizer.get_normalizer(),
+             Some(NormalizerWrapper::BertNormalizer(n)) if n.clean_text && n.lowercase)
+        && matches!(
+            tokenizer.get_pre_tokenizer(),
+            Some(PreTokenizerWrapper::BertPreTokenizer(_))
+        )
+        && matches!(tokenizer.get_model(), ModelWrapper::WordPiece(_))
+        && tokenizer.get_truncation().is_none()
+        && tokenizer
+            .get_added_tokens_decoder()
+            .values()
+            .all(|t| t.content.contains('['))
 }
 
 /// Scales `v` to unit length (a zero vector stays zero).
@@ -191,6 +257,40 @@ mod tests {
         assert_eq!(m.embed("HELLO WORLD"), Some(v));
         assert_eq!(m.embed(""), None);
         assert_eq!(m.embed("   "), None);
+    }
+
+    /// The ids `encode` makes of `text`, as `tokens` keeps them.
+    fn encoded(m: &StaticModel, text: &str) -> Vec<u32> {
+        let ids = m.tokenizer.encode(text, false).unwrap().get_ids().to_vec();
+        ids.into_iter()
+            .filter(|id| Some(*id) != m.unknown)
+            .take(MAX_TOKENS)
+            .collect()
+    }
+
+    #[test]
+    fn ascii_tokens_are_the_tokenizers() {
+        let m = model();
+        assert!(m.bert);
+        let text =
+            "Invoice. Amount due: 118.5 EUR; date\t2024-01-15\r\nnumber:\u{1}W-79 (vendor's) \"x\"";
+        assert!(m.ascii_tokens(text).is_some());
+        assert_eq!(m.tokens(text), encoded(&m, text));
+        // A word longer than WordPiece's 100 characters is unknown.
+        let long = format!("{} b-{}", "a".repeat(101), "c".repeat(100));
+        assert_eq!(m.tokens(&long), encoded(&m, &long));
+        // Special tokens, non-ASCII: the tokenizer's own path.
+        assert_eq!(m.ascii_tokens("[CLS] hi"), None);
+        assert_eq!(m.ascii_tokens("café"), None);
+        let config = proptest::test_runner::Config {
+            cases: 3000,
+            failure_persistence: None,
+            ..Default::default()
+        };
+        // Words, numbers and any ASCII character between them.
+        proptest::proptest!(config, |(text in r"([a-z]{1,8}|[A-Z][a-z]{0,6}|[0-9]{1,4}|[\x00-\x7f]){0,24}")| {
+            proptest::prop_assert_eq!(m.tokens(&text), encoded(&m, &text));
+        });
     }
 
     #[test]

@@ -111,7 +111,9 @@ fn apply_observations(batch: Option<JsonB>) {
     apply_observation_batch(batch.map(|b| b.0.to_string()).as_deref())
 }
 
-/// The advisory lock key of a user's merges (see [`lock_user`]).
+/// The advisory lock key of a user's merges (see [`lock_user`]); posting
+/// the user's common words takes it too, in SQL (sql/word_postings.sql:
+/// keep the two in step).
 fn user_lock(user: &str) -> String {
     format!("neotoma-user:{user}")
 }

@@ -26,8 +26,8 @@ RESET ROLE;
 SELECT neotoma_private._count_common_lexemes('65000000-0000-0000-0000-00000000000a', 3) > 0 AS counted;
 UPDATE neotoma.common_lexemes SET entities = 5000
 WHERE user_id = '65000000-0000-0000-0000-00000000000a' AND lexeme IN ('harbour', 'boat');
-SELECT neotoma_private._post_common_words('65000000-0000-0000-0000-00000000000a') AS words;
-SELECT neotoma_private._post_common_words('65000000-0000-0000-0000-00000000000a') AS again;
+SELECT neotoma_private._post_common_words('65000000-0000-0000-0000-00000000000a', 2000) AS words;
+SELECT neotoma_private._post_common_words('65000000-0000-0000-0000-00000000000a', 2000) AS again;
 SET ROLE neotoma_regress_agent;
 SELECT k.lexeme, count(p.*) AS postings,
        count(p.*) = (SELECT count(*) FROM neotoma.entity_snapshots s WHERE s.search_vector @@ quote_literal(k.lexeme)::tsquery) AS every_entity_having_it

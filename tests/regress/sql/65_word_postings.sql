@@ -46,7 +46,9 @@ INSERT INTO questions VALUES
   (4, '{"search": "harbour", "search_mode": "lexical", "entity_type": "task", "limit": 20}'),
   (5, '{"search": "harbour", "search_mode": "lexical", "workspace": "default", "limit": 20}'),
   (6, '{"search": "harbour", "search_mode": "hybrid", "limit": 5}'),
-  (7, '{"search": "harbour", "search_mode": "lexical", "include_deleted": true, "limit": 50}');
+  (7, '{"search": "harbour", "search_mode": "lexical", "include_deleted": true, "limit": 50}'),
+  (8, '{"search": "harbour", "search_mode": "lexical", "limit": 2, "offset": 1}'),
+  (9, '{"search": "harbour", "search_mode": "lexical", "include_deleted": true, "limit": 3}');
 GRANT SELECT ON questions TO PUBLIC;
 CREATE TEMP TABLE answers (n int, posted boolean, answer jsonb, postings_read bigint);
 GRANT ALL ON answers TO PUBLIC;
@@ -76,7 +78,9 @@ WHERE a.n = 1 AND a.posted AND i <= 3 ORDER BY i;
 
 -- Writes keep them: a new entity, a correction that drops the word, one
 -- that adds it, a deletion (the row stays; the search leaves it out), an
--- erasure (the row goes).
+-- erasure (the row goes); and merges, of an entity having the word into
+-- one that has it not (it answers for the word then) and into one that
+-- has it (they answer once).
 SELECT count(*) AS stored FROM jsonb_array_elements(neotoma.store('{"entities": [
   {"entity_type": "note", "title": "Ferry times", "content": "the harbour ferry leaves at nine"}]}')->'entities');
 SELECT neotoma.correct(jsonb_build_object('entity_id', e.id, 'entity_type', 'note', 'field', 'content', 'value', 'wind and sails'))->'error' AS dropped_the_word
@@ -87,14 +91,19 @@ SELECT neotoma.delete_entity(jsonb_build_object('entity_id', e.id))->'error' AS 
 FROM neotoma.entities e JOIN neotoma.entity_snapshots s ON s.entity_id = e.id WHERE s.snapshot->>'title' = 'Sailing 2';
 SELECT neotoma.erase(jsonb_build_object('entity_id', e.id, 'confirm', true))->'error' AS erased
 FROM neotoma.entities e JOIN neotoma.entity_snapshots s ON s.entity_id = e.id WHERE s.snapshot->>'title' = 'Sailing 3';
+SELECT neotoma.merge_entities(jsonb_build_object('from_entity_id', f.id, 'to_entity_id', t.id))->'error' AS merged
+FROM (VALUES ('Sailing 4', 'Taxes 2'), ('Sailing 5', 'Sailing 6')) m(f, t)
+JOIN neotoma.entity_snapshots fs ON fs.snapshot->>'title' = m.f JOIN neotoma.entities f ON f.id = fs.entity_id
+JOIN neotoma.entity_snapshots ts ON ts.snapshot->>'title' = m.t JOIN neotoma.entities t ON t.id = ts.entity_id;
 SELECT k.lexeme, count(p.*) AS postings,
        count(p.*) = (SELECT count(*) FROM neotoma.entity_snapshots s WHERE s.search_vector @@ quote_literal(k.lexeme)::tsquery) AS every_entity_having_it
 FROM neotoma.posted_lexemes k LEFT JOIN neotoma.word_postings p ON p.lexeme = k.lexeme
 GROUP BY k.lexeme ORDER BY k.lexeme;
 \ir include/ask_with_and_without_postings.sql
-SELECT a.n, a.answer = b.answer AS same_answer_after_writes, a.answer->'total' AS total
+SELECT a.n, a.answer = b.answer AS same_answer_after_writes, a.answer->'total' AS total,
+       a.postings_read > 0 AS postings_read
 FROM answers a JOIN answers b ON b.n = a.n AND NOT b.posted WHERE a.posted ORDER BY a.n;
-SELECT jsonb_path_query_array(a.answer, '$.entities[*].snapshot.title') @> '["Ferry times", "Music 1"]' AS new_ones_found,
+SELECT jsonb_path_query_array(a.answer, '$.entities[*].snapshot.title') @> '["Ferry times", "Music 1", "Taxes 2"]' AS new_ones_found,
        NOT jsonb_path_query_array(a.answer, '$.entities[*].snapshot.title') @> '["Sailing 1"]' AS dropped_not,
        NOT jsonb_path_query_array(a.answer, '$.entities[*].snapshot.title') @> '["Sailing 2"]' AS deleted_not,
        NOT jsonb_path_query_array(a.answer, '$.entities[*].snapshot.title') @> '["Sailing 3"]' AS erased_not

@@ -154,18 +154,78 @@ posted_names AS ( -- new
     LIMIT greatest(cardinality($2::text[]) - ceil($9::float8 * cardinality($2::text[]))::int + 1, 0)) r -- new
   JOIN neotoma.entity_name_trigrams t ON t.user_id = $1::uuid AND t.trigram = r.g), -- new
 -- Whether the one posted word's answer is ranked from its page alone: in
--- lexical search without the observations', the files' and the types'
--- matches, every entity having the word scores alike but for its name
--- (the coverage of one word is 1), so the page is among the names like the
--- query, the entities merged away (they count for another) and the first
--- of the others by id; the total is counted from the postings (posted_total).
--- Ranking every match cost about 30 ms per 10,000 at a million.
+-- lexical or hybrid search without the observations', the files' and the
+-- types' matches, every entity having the word scores alike lexically but
+-- for its name (the coverage of one word is 1), so the page is among the
+-- names like the query, the entities merged away (they count for
+-- another), the semantic candidates and the first of the others by id;
+-- hybrid's lexical places count those others (posted_gaps), the total is
+-- counted from the postings (posted_total). Ranking every match cost about
+-- 30 ms per 10,000 at a million.
 posted_short AS ( -- new
-  SELECT m.all_common AND m.all_posted AND $10 = 'true' AND $16 = 'lexical' AND $20 <> 'true' -- new
+  SELECT m.all_common AND m.all_posted AND $10 = 'true' AND $16 IN ('lexical', 'hybrid') AND $20 <> 'true' -- new
          AND $3::text IS NULL AND $13::text IS NULL AND $12 = 'true' AND $4 <> 'true' -- new
          AND coalesce((SELECT bool_and(cardinality(w.lexemes) = 1) FROM weights w WHERE w.df > 0 AND NOT w.pair), false) AS short, -- new
          (SELECT w.lexemes[1] FROM weights w WHERE w.df > 0 AND NOT w.pair LIMIT 1) AS lexeme -- new
   FROM mass m), -- new
+-- The $27 lists nearest the query (none for an exact scan).
+probed AS MATERIALIZED (
+  SELECT ARRAY(SELECT l.list_no FROM neotoma.embedding_lists l
+               WHERE $14::real[] IS NOT NULL AND $27::int <> 0 AND l.user_id = $1::uuid AND l.model = $18
+               ORDER BY neotoma._cosine(l.centroid, $14::real[]) DESC, l.list_no LIMIT $27::int) AS lists),
+-- (0.8.0 has no embeddings: the lines marked 0.9 leave.)
+sem_hits AS (
+  SELECT NULL::text AS entity_id, NULL::float8 AS sem_sim WHERE false
+  -- The $19 nearest (each similarity computed once), of the selected
+  -- workspaces: the candidates nearest first, each one's workspace looked
+  -- up by key (a scalar subquery) until $19 are in the selection, not
+  -- those of all of them (as a join, a hash of every snapshot of the user:
+  -- 54 ms at 200,000 entities; per candidate, 15 ms of 3,676).
+  UNION ALL (SELECT c.entity_id, c.sim FROM (
+    SELECT v.entity_id, neotoma._cosine(v.embedding, $14::real[]) AS sim FROM (
+      -- Every embedding of the user ($27 = 0: exact), or only those of the
+      -- lists nearest the query and those in none (sql/embeddings.sql):
+      -- each its own index scan (an OR of them, which a kept plan cannot
+      -- simplify, read every embedding of the user: 686 ms at 1,000,000).
+      SELECT v.entity_id, v.embedding FROM neotoma.entity_embeddings v
+      WHERE $14::real[] IS NOT NULL AND $27::int = 0
+        AND v.user_id = $1::uuid AND v.model = $18 AND ($3::text IS NULL OR v.entity_type = $3)
+      UNION ALL
+      SELECT v.entity_id, v.embedding FROM neotoma.entity_embeddings v
+      WHERE $14::real[] IS NOT NULL AND $27::int <> 0
+        AND v.user_id = $1::uuid AND v.model = $18 AND ($3::text IS NULL OR v.entity_type = $3)
+        AND v.list_no = ANY ((SELECT p.lists FROM probed p)::int[])
+        AND v.code IS NULL -- new
+      -- Of those with a code, the $19 likest by their codes, then compared
+      -- exactly (a list's embeddings read from the table: 10,743 pages for
+      -- 64 lists at a million, 104 ms): the codes packed in the lists' rows
+      -- (sql/embeddings.sql), and those written since, read from their
+      -- index alone; an entity in both (its code changed since) counts once.
+      UNION ALL -- new
+      SELECT v.entity_id, v.embedding FROM ( -- new
+        SELECT k.entity_id FROM ( -- new
+          SELECT n.entity_id, n.similarity FROM neotoma._nearest_codes($1::uuid, $18, -- new
+            (SELECT p.lists FROM probed p), $14::real[], $3::text, $19::int) n -- new
+          WHERE $14::real[] IS NOT NULL AND $27::int <> 0 -- new
+          UNION ALL -- new
+          (SELECT c.entity_id, neotoma._code_similarity(c.code, $14::real[]) FROM neotoma.entity_embeddings c -- new
+           WHERE $14::real[] IS NOT NULL AND $27::int <> 0 AND NOT c.packed -- new
+             AND c.user_id = $1::uuid AND c.model = $18 AND ($3::text IS NULL OR c.entity_type = $3) -- new
+             AND c.list_no = ANY ((SELECT p.lists FROM probed p)::int[]) AND c.code IS NOT NULL -- new
+           ORDER BY 2 DESC, 1 LIMIT $19::int)) k -- new
+        GROUP BY k.entity_id ORDER BY max(k.similarity) DESC, k.entity_id LIMIT $19::int) c -- new
+      JOIN neotoma.entity_embeddings v ON v.user_id = $1::uuid AND v.model = $18 AND v.entity_id = c.entity_id -- new
+      UNION ALL
+      SELECT v.entity_id, v.embedding FROM neotoma.entity_embeddings v
+      WHERE $14::real[] IS NOT NULL AND $27::int <> 0
+        AND v.user_id = $1::uuid AND v.model = $18 AND ($3::text IS NULL OR v.entity_type = $3)
+        AND v.list_no IS NULL) v
+    ORDER BY 2 DESC, 1 OFFSET 0
+    ) c
+  WHERE (SELECT s.workspace FROM neotoma.entity_snapshots s -- ws:some
+         WHERE s.user_id = $1::uuid AND s.entity_id = c.entity_id) = ANY($21::text[]) -- ws:some
+  ORDER BY 2 DESC, 1 LIMIT $19)
+  ),
 -- The entities the rare terms found, with the weight of those they have
 -- and their name's similarity to the query (trigrams, as pg_trgm's:
 -- shared / (the query's + the name's − shared); the name's trigrams less
@@ -212,11 +272,12 @@ text_hits AS (
       AND ($3::text IS NULL OR p.entity_type = $3) -- new
       AND p.workspace = ANY($21::text[]) -- ws:some -- new
     UNION ALL -- new
-    -- (posted_short: the names like the query and the entities merged
-    -- away, each found by key; then the first others by id, read in the
-    -- order of the index, past the deleted.)
+    -- (posted_short: the names like the query, the entities merged away
+    -- and the semantic candidates, each found by key; then the first
+    -- others by id, read in the order of the index, past the deleted.)
     SELECT p.entity_id, p.workspace, p.entity_type -- new
-    FROM (SELECT c.entity_id FROM posted_names c UNION SELECT o.id FROM moved o) c -- new
+    FROM (SELECT c.entity_id FROM posted_names c UNION SELECT o.id FROM moved o -- new
+          UNION SELECT h.entity_id FROM sem_hits h) c -- new
     JOIN neotoma.word_postings p ON p.user_id = $1::uuid AND p.lexeme = (SELECT k.lexeme FROM posted_short k) -- new
                                 AND p.entity_id = c.entity_id -- new
     WHERE (SELECT k.short FROM posted_short k) -- new
@@ -228,6 +289,7 @@ text_hits AS (
        AND p.user_id = $1::uuid AND p.lexeme = (SELECT k.lexeme FROM posted_short k) -- new
        AND p.workspace = ANY($21::text[]) -- ws:some -- new
        AND p.entity_id NOT IN (SELECT c.entity_id FROM posted_names c) AND p.entity_id NOT IN (SELECT o.id FROM moved o) -- new
+       AND p.entity_id NOT IN (SELECT h.entity_id FROM sem_hits h) -- new
        AND ($5 = 'true' OR p.entity_id NOT IN (SELECT d.id FROM neotoma.entities d -- new
                                                WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL)) -- new
      ORDER BY p.entity_id LIMIT $7 + $8) -- new
@@ -319,64 +381,6 @@ name_hits AS (
                       FROM neotoma.entity_snapshots s
                       WHERE s.user_id = $1::uuid AND s.entity_id = c.entity_id
                         AND ($3::text IS NULL OR s.entity_type = $3) OFFSET 0) s),
--- The $27 lists nearest the query (none for an exact scan).
-probed AS MATERIALIZED (
-  SELECT ARRAY(SELECT l.list_no FROM neotoma.embedding_lists l
-               WHERE $14::real[] IS NOT NULL AND $27::int <> 0 AND l.user_id = $1::uuid AND l.model = $18
-               ORDER BY neotoma._cosine(l.centroid, $14::real[]) DESC, l.list_no LIMIT $27::int) AS lists),
--- (0.8.0 has no embeddings: the lines marked 0.9 leave.)
-sem_hits AS (
-  SELECT NULL::text AS entity_id, NULL::float8 AS sem_sim WHERE false
-  -- The $19 nearest (each similarity computed once), of the selected
-  -- workspaces: the candidates nearest first, each one's workspace looked
-  -- up by key (a scalar subquery) until $19 are in the selection, not
-  -- those of all of them (as a join, a hash of every snapshot of the user:
-  -- 54 ms at 200,000 entities; per candidate, 15 ms of 3,676).
-  UNION ALL (SELECT c.entity_id, c.sim FROM (
-    SELECT v.entity_id, neotoma._cosine(v.embedding, $14::real[]) AS sim FROM (
-      -- Every embedding of the user ($27 = 0: exact), or only those of the
-      -- lists nearest the query and those in none (sql/embeddings.sql):
-      -- each its own index scan (an OR of them, which a kept plan cannot
-      -- simplify, read every embedding of the user: 686 ms at 1,000,000).
-      SELECT v.entity_id, v.embedding FROM neotoma.entity_embeddings v
-      WHERE $14::real[] IS NOT NULL AND $27::int = 0
-        AND v.user_id = $1::uuid AND v.model = $18 AND ($3::text IS NULL OR v.entity_type = $3)
-      UNION ALL
-      SELECT v.entity_id, v.embedding FROM neotoma.entity_embeddings v
-      WHERE $14::real[] IS NOT NULL AND $27::int <> 0
-        AND v.user_id = $1::uuid AND v.model = $18 AND ($3::text IS NULL OR v.entity_type = $3)
-        AND v.list_no = ANY ((SELECT p.lists FROM probed p)::int[])
-        AND v.code IS NULL -- new
-      -- Of those with a code, the $19 likest by their codes, then compared
-      -- exactly (a list's embeddings read from the table: 10,743 pages for
-      -- 64 lists at a million, 104 ms): the codes packed in the lists' rows
-      -- (sql/embeddings.sql), and those written since, read from their
-      -- index alone; an entity in both (its code changed since) counts once.
-      UNION ALL -- new
-      SELECT v.entity_id, v.embedding FROM ( -- new
-        SELECT k.entity_id FROM ( -- new
-          SELECT n.entity_id, n.similarity FROM neotoma._nearest_codes($1::uuid, $18, -- new
-            (SELECT p.lists FROM probed p), $14::real[], $3::text, $19::int) n -- new
-          WHERE $14::real[] IS NOT NULL AND $27::int <> 0 -- new
-          UNION ALL -- new
-          (SELECT c.entity_id, neotoma._code_similarity(c.code, $14::real[]) FROM neotoma.entity_embeddings c -- new
-           WHERE $14::real[] IS NOT NULL AND $27::int <> 0 AND NOT c.packed -- new
-             AND c.user_id = $1::uuid AND c.model = $18 AND ($3::text IS NULL OR c.entity_type = $3) -- new
-             AND c.list_no = ANY ((SELECT p.lists FROM probed p)::int[]) AND c.code IS NOT NULL -- new
-           ORDER BY 2 DESC, 1 LIMIT $19::int)) k -- new
-        GROUP BY k.entity_id ORDER BY max(k.similarity) DESC, k.entity_id LIMIT $19::int) c -- new
-      JOIN neotoma.entity_embeddings v ON v.user_id = $1::uuid AND v.model = $18 AND v.entity_id = c.entity_id -- new
-      UNION ALL
-      SELECT v.entity_id, v.embedding FROM neotoma.entity_embeddings v
-      WHERE $14::real[] IS NOT NULL AND $27::int <> 0
-        AND v.user_id = $1::uuid AND v.model = $18 AND ($3::text IS NULL OR v.entity_type = $3)
-        AND v.list_no IS NULL) v
-    ORDER BY 2 DESC, 1 OFFSET 0
-    ) c
-  WHERE (SELECT s.workspace FROM neotoma.entity_snapshots s -- ws:some
-         WHERE s.user_id = $1::uuid AND s.entity_id = c.entity_id) = ANY($21::text[]) -- ws:some
-  ORDER BY 2 DESC, 1 LIMIT $19)
-  ),
 type_hits AS (
   SELECT e.id AS entity_id, e.workspace, e.entity_type FROM neotoma.entities e
   WHERE $13::text IS NOT NULL AND e.user_id = $1::uuid AND e.entity_type = $13
@@ -455,11 +459,29 @@ posted_total AS ( -- new
                               AND q.workspace = ANY($21::text[]) -- ws:some -- new
                             )) AS n -- new
   FROM posted_short k WHERE k.short), -- new
+-- posted_short in hybrid search: for each entity of the page's candidates
+-- that only its word ranks (lexical score 0.4), how many entities having
+-- the word that are not among the candidates come before it by id (its
+-- lexical place counts them too). One pass over the postings in id order.
+posted_gaps AS MATERIALIZED ( -- new
+  SELECT u.id, u.gaps FROM ( -- new
+    SELECT u.id, u.gap, sum(u.gap) OVER (ORDER BY u.id ROWS UNBOUNDED PRECEDING) AS gaps -- new
+    FROM (SELECT p.entity_id AS id, 1 AS gap FROM neotoma.word_postings p, posted_short k -- new
+          WHERE k.short AND $16 = 'hybrid' AND p.user_id = $1::uuid AND p.lexeme = k.lexeme -- new
+            AND p.workspace = ANY($21::text[]) -- ws:some -- new
+            AND p.entity_id NOT IN (SELECT g.id FROM eligible g) AND p.entity_id NOT IN (SELECT o.id FROM moved o) -- new
+            AND ($5 = 'true' OR p.entity_id NOT IN (SELECT d.id FROM neotoma.entities d -- new
+                                                    WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL)) -- new
+          UNION ALL -- new
+          SELECT g.id, 0 FROM eligible g, posted_short k WHERE k.short AND $16 = 'hybrid' AND g.lex_score > 0 AND g.lex_score <= 0.4) u) u -- new
+  WHERE u.gap = 0), -- new
 -- Each ranking's places (ties by id), fused by the mode: hybrid's only
 -- (actions/search.rs keeps the lines of the mode that answers).
 places AS (
   SELECT g.*,
-         CASE WHEN g.lex_score > 0 THEN row_number() OVER (ORDER BY g.lex_score > 0 DESC, g.lex_score DESC, g.id) END AS lex_place, -- mode:hybrid
+         CASE WHEN g.lex_score > 0 THEN row_number() OVER (ORDER BY g.lex_score > 0 DESC, g.lex_score DESC, g.id) -- mode:hybrid
+           + coalesce((SELECT c.gaps FROM posted_gaps c WHERE c.id = g.id), 0) -- mode:hybrid -- new
+           END AS lex_place, -- mode:hybrid
          CASE WHEN g.sem_sim IS NOT NULL THEN row_number() OVER (ORDER BY g.sem_sim IS NOT NULL DESC, g.sem_sim DESC, g.id) END AS sem_place -- mode:hybrid
          NULL::bigint AS lex_place, NULL::bigint AS sem_place -- mode:single
   FROM eligible g),
@@ -518,6 +540,7 @@ SELECT json_build_object(
         SELECT 'files' WHERE page.by_file) f) m), '[]'),
   'total', (SELECT count(*) FROM ranked
             WHERE NOT (SELECT k.short FROM posted_short k) -- new
+               OR lex_score = 0 -- new
             )
             + coalesce((SELECT t.n FROM posted_total t), 0) -- new
             ,

@@ -97,8 +97,9 @@ pub fn run(user: Uuid, s: &Search) -> Result<RetrieveEntitiesResponse, NeotomaEr
             Answering::Hybrid => "-- mode:single",
             _ => "-- mode:hybrid",
         };
+        // (A line may also end `-- new`: its mode's mark is anywhere in it.)
         let query = crate::installed::without_lines(&scope.adapt(SEARCH_ENTITIES)?, |l| {
-            l.trim_end().ends_with(other_mode)
+            l.contains(other_mode)
         });
         db::quietly(|| {
             db::with_custom_index_plans(|| {

@@ -138,6 +138,7 @@ def measure(conn: psycopg.Connection, user: str) -> dict[str, float]:
         "search, one word (lexical)": ("retrieve_entities", [{"search": rng.choice(WORDS), "search_mode": "lexical", "limit": 10} for _ in range(CALLS)]),
         "search, a typo (lexical)": ("retrieve_entities", [{"search": typo(p[2]), "search_mode": "lexical", "limit": 10} for p in picks]),
         "search, a 3 % word with its total (lexical)": ("retrieve_entities", [{"search": COMMON, "search_mode": "lexical", "limit": 10}] * (CALLS // 4)),
+        "search, a 3 % word with its total (hybrid)": ("retrieve_entities", [{"search": COMMON, "search_mode": "hybrid", "limit": 10}] * (CALLS // 4)),
         "search, semantic": ("retrieve_entities", [{"search": p[2], "search_mode": "semantic", "limit": 10} for p in picks[: CALLS // 4]]),
         "search, hybrid": ("retrieve_entities", [{"search": p[2], "search_mode": "hybrid", "limit": 10} for p in picks[: CALLS // 4]]),
     }

@@ -102,7 +102,7 @@ pub fn run(user: Uuid, s: &Search) -> Result<RetrieveEntitiesResponse, NeotomaEr
             l.contains(other_mode)
         });
         db::quietly(|| {
-            db::with_custom_index_plans(|| {
+            db::with_generic_index_plans(|| {
                 db::parsed(
                     &query,
                     &[

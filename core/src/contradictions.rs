@@ -200,6 +200,8 @@ mod tests {
             confidence: None,
             contests: 0,
             write_order: 0,
+            valid_from: None,
+            valid_to: None,
         }
     }
 

@@ -57,6 +57,14 @@ pub struct Observation {
     /// written before there was one): at one instant, the later write wins.
     #[serde(default, skip_serializing_if = "is_zero_order")]
     pub write_order: i64,
+    /// When in the world it holds: `[valid_from, valid_to)`, microseconds
+    /// since the epoch, either end open (None: unbounded). An observation
+    /// without either holds at every instant, as every observation did
+    /// before valid time ([`crate::valid_time`] folds the others).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_from: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_to: Option<i64>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -240,9 +248,35 @@ impl Differs {
 /// `entity_snapshots.reducer_state`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct SnapshotState {
+    /// The fields whose observations all hold at every instant.
     pub fields: BTreeMap<String, FieldState>,
     pub observation_count: u64,
     pub last_observation_at: Option<i64>,
+    /// The fields of which some observation holds over an interval only,
+    /// over valid time ([`crate::valid_time`]); absent when none, so a
+    /// state without intervals reads and writes as before valid time.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub timelines: BTreeMap<String, FieldTimeline>,
+}
+
+/// A stretch `[from, to)` of valid time and a field's state over it (None:
+/// no observation of the field holds there).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Segment {
+    #[serde(rename = "f", default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<i64>,
+    #[serde(rename = "u", default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<i64>,
+    #[serde(rename = "s", default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<FieldState>,
+}
+
+/// A field's states over valid time: segments in order, covering the whole
+/// line, no two neighbours equal (folded by [`crate::valid_time`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct FieldTimeline {
+    pub(crate) segments: Vec<Segment>,
 }
 
 impl SnapshotState {
@@ -534,7 +568,7 @@ pub(crate) mod tests {
     };
     use proptest::strategy::Strategy as _;
 
-    fn obs(id: &str, t: i64, priority: i32, spec: f64, fields: Value) -> Observation {
+    pub(crate) fn obs(id: &str, t: i64, priority: i32, spec: f64, fields: Value) -> Observation {
         Observation {
             id: id.to_string(),
             source_id: format!("src-{id}"),
@@ -545,6 +579,8 @@ pub(crate) mod tests {
             confidence: None,
             contests: 0,
             write_order: 0,
+            valid_from: None,
+            valid_to: None,
         }
     }
 
@@ -785,6 +821,8 @@ pub(crate) mod tests {
                     // Distinct, in no order of their ids; the first one
                     // written before write orders existed (0).
                     write_order: (i as i64 * 37) % 101,
+                    valid_from: None,
+                    valid_to: None,
                 })
                 .collect()
         })

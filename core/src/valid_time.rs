@@ -11,9 +11,19 @@
 //! of the set of observations (their ends are the union of the intervals'
 //! ends, each state the fold of the observations covering it), whatever
 //! the order they arrive in, and a store costs the segments its interval
-//! touches, not the field's observations. Not yet wired to storage.
+//! touches, not the field's observations.
+//!
+//! An entity's state ([`SnapshotState`]) keeps a field's plain state while
+//! every observation of it holds always, and its timeline once one holds
+//! over an interval (so which form a field has depends on its
+//! observations, not on their order): [`apply`] is the fold of both,
+//! [`render_at`] the snapshot at one instant, [`valid_until`] how long that
+//! snapshot stays true. Not yet wired to storage.
 
-use crate::reducer::{apply_field, FieldState, Provenance};
+use crate::reducer::{
+    self, apply_field, FieldState, FieldTimeline, Observation, Policies, Provenance, Rendered,
+    Segment, SnapshotState,
+};
 use crate::schema::MergePolicy;
 use crate::NeotomaError;
 use serde_json::Value;
@@ -46,6 +56,14 @@ impl Interval {
         Ok(Interval { from, to })
     }
 
+    /// An observation's interval.
+    pub fn of(o: &Observation) -> Self {
+        Interval {
+            from: o.valid_from,
+            to: o.valid_to,
+        }
+    }
+
     /// Whether the instant `t` lies in it (its start included, its end not).
     pub fn contains(&self, t: i64) -> bool {
         self.from.is_none_or(|f| f <= t) && self.to.is_none_or(|e| t < e)
@@ -75,45 +93,121 @@ fn ends_by(a: Option<i64>, b: Option<i64>) -> bool {
     }
 }
 
-/// A stretch `[from, to)` of the time line and the field's state over it
-/// (None: no observation of the field is valid there).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Segment {
-    pub from: Option<i64>,
-    pub to: Option<i64>,
-    pub state: Option<FieldState>,
+/// Adds one observation to `state`: a field whose observations all hold
+/// always is folded as the reducer folds it; a field with an observation
+/// over an interval, over valid time (its plain state, if any, becomes
+/// the one segment of its timeline: those observations hold throughout).
+pub fn apply(state: &mut SnapshotState, obs: &Observation, policies: &Policies) {
+    let interval = Interval::of(obs);
+    let timed = |field: &str, state: &SnapshotState| {
+        interval != Interval::ALWAYS || state.timelines.contains_key(field)
+    };
+    if !obs.fields.keys().any(|f| timed(f, state)) {
+        reducer::apply(state, obs, policies);
+        return;
+    }
+    let (over_time, plain): (Vec<_>, Vec<_>) =
+        obs.fields.iter().partition(|(f, _)| timed(f, state));
+    // Counts the observation once, and folds its plain fields.
+    let mut rest = obs.clone();
+    rest.fields = plain
+        .into_iter()
+        .map(|(f, v)| (f.clone(), v.clone()))
+        .collect();
+    reducer::apply(state, &rest, policies);
+    let prov = Provenance::of(obs);
+    for (field, value) in over_time {
+        let policy = policies.get(field).copied().unwrap_or_default();
+        let plain_state = state.fields.remove(field);
+        state
+            .timelines
+            .entry(field.clone())
+            .or_insert_with(|| FieldTimeline::always(plain_state))
+            .apply(interval, &prov, value, policy);
+    }
 }
 
-/// A field's states over valid time: segments in order, covering the whole
-/// line, no two neighbours equal.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FieldTimeline {
-    segments: Vec<Segment>,
+/// Folds every observation into a fresh state.
+pub fn reduce<'a>(
+    observations: impl IntoIterator<Item = &'a Observation>,
+    policies: &Policies,
+) -> SnapshotState {
+    let mut state = SnapshotState::default();
+    for o in observations {
+        apply(&mut state, o, policies);
+    }
+    state
+}
+
+/// The state as the observations valid at the instant `t` make it: each
+/// timeline's state then, as a plain field.
+pub fn state_at(state: &SnapshotState, t: i64) -> SnapshotState {
+    let mut fields = state.fields.clone();
+    for (field, timeline) in &state.timelines {
+        if let Some(s) = timeline.at(t) {
+            fields.insert(field.clone(), s.clone());
+        }
+    }
+    SnapshotState {
+        fields,
+        observation_count: state.observation_count,
+        last_observation_at: state.last_observation_at,
+        timelines: Default::default(),
+    }
+}
+
+/// What the snapshot shows at the instant `t` of valid time.
+pub fn render_at(state: &SnapshotState, t: i64) -> Rendered {
+    if state.timelines.is_empty() {
+        return reducer::render(state);
+    }
+    reducer::render(&state_at(state, t))
+}
+
+/// The first instant after `t` at which some field's state changes: the
+/// snapshot rendered at `t` holds until then (None: for ever).
+pub fn valid_until(state: &SnapshotState, t: i64) -> Option<i64> {
+    state
+        .timelines
+        .values()
+        .filter_map(|timeline| timeline.segment_at(t).to)
+        .min()
 }
 
 impl Default for FieldTimeline {
     fn default() -> Self {
-        FieldTimeline {
-            segments: vec![Segment {
-                from: None,
-                to: None,
-                state: None,
-            }],
-        }
+        FieldTimeline::always(None)
     }
 }
 
 impl FieldTimeline {
+    /// One segment, the whole line, in `state`.
+    pub fn always(state: Option<FieldState>) -> Self {
+        FieldTimeline {
+            segments: vec![Segment {
+                from: None,
+                to: None,
+                state,
+            }],
+        }
+    }
+
     pub fn segments(&self) -> &[Segment] {
         &self.segments
     }
 
-    /// The field's state at the instant `t`.
-    pub fn at(&self, t: i64) -> Option<&FieldState> {
+    /// The segment the instant `t` lies in.
+    fn segment_at(&self, t: i64) -> &Segment {
         let i = self
             .segments
             .partition_point(|s| s.to.is_some_and(|e| e <= t));
-        self.segments.get(i).and_then(|s| s.state.as_ref())
+        // The segments cover the line: the last one has no end.
+        &self.segments[i.min(self.segments.len() - 1)]
+    }
+
+    /// The field's state at the instant `t`.
+    pub fn at(&self, t: i64) -> Option<&FieldState> {
+        self.segment_at(t).state.as_ref()
     }
 
     /// Folds in an observation of `value` valid over `interval`.
@@ -189,6 +283,8 @@ mod tests {
             confidence: None,
             contests: 0,
             write_order: 0,
+            valid_from: None,
+            valid_to: None,
         })
     }
 
@@ -312,8 +408,115 @@ mod tests {
         ]
     }
 
+    /// The reducer's generated observations, some given an interval.
+    fn arb_timed_observations() -> impl Strategy<Value = Vec<Observation>> {
+        (
+            crate::reducer::tests::arb_observations(),
+            prop::collection::vec(prop::option::of(arb_interval()), 12),
+        )
+            .prop_map(|(mut observations, intervals)| {
+                for (o, interval) in observations.iter_mut().zip(intervals) {
+                    if let Some(i) = interval {
+                        o.valid_from = i.from;
+                        o.valid_to = i.to;
+                    }
+                }
+                observations
+            })
+    }
+
+    fn entity_policies() -> Vec<Policies> {
+        let with = |field: &str, policy: MergePolicy| Policies::from([(field.to_string(), policy)]);
+        let [_, priority, array] = policies().try_into().expect("three policies");
+        vec![Policies::new(), with("f1", priority), with("tags", array)]
+    }
+
+    #[test]
+    fn a_state_with_timelines_reads_back_as_written() {
+        let mut alice = SnapshotState::default();
+        let policies = Policies::new();
+        let mut o = |id: &str, employer: &str, from: Option<i64>, to: Option<i64>| {
+            let mut obs = crate::reducer::tests::obs(
+                id,
+                1,
+                100,
+                0.5,
+                json!({"employer": employer, "name": "Alice"}),
+            );
+            (obs.valid_from, obs.valid_to) = (from, to);
+            apply(&mut alice, &obs, &policies);
+        };
+        o("a", "Acme", Some(2019), Some(2022));
+        o("b", "Initech", Some(2022), None);
+        assert_eq!(alice.observation_count, 2);
+        // The name's observations hold over intervals too: a timeline.
+        assert_eq!(alice.timelines.len(), 2);
+        assert!(alice.fields.is_empty());
+        let json = serde_json::to_value(&alice).unwrap();
+        assert_eq!(
+            serde_json::from_value::<SnapshotState>(json.clone()).unwrap(),
+            alice
+        );
+        assert_eq!(render_at(&alice, 2020).snapshot["employer"], json!("Acme"));
+        assert_eq!(
+            render_at(&alice, 2023).snapshot["employer"],
+            json!("Initech")
+        );
+        assert!(!render_at(&alice, 2018).snapshot.contains_key("employer"));
+        assert_eq!(valid_until(&alice, 2020), Some(2022));
+        assert_eq!(valid_until(&alice, 2022), None);
+        assert_eq!(valid_until(&alice, 0), Some(2019));
+        // A state without intervals has no timelines, and its JSON none.
+        let plain = reduce(
+            &[crate::reducer::tests::obs(
+                "c",
+                1,
+                100,
+                0.5,
+                json!({"x": 1}),
+            )],
+            &policies,
+        );
+        assert!(!serde_json::to_string(&plain).unwrap().contains("timelines"));
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(300))]
+        #[test]
+        fn an_entity_over_valid_time_is_the_fold_of_what_holds_at_each_instant(
+            observations in arb_timed_observations(),
+            seed in any::<u64>(),
+        ) {
+            let mut shuffled = observations.clone();
+            crate::test_support::shuffle(&mut shuffled, seed);
+            for policies in entity_policies() {
+                let state = reduce(&observations, &policies);
+                prop_assert_eq!(&state, &reduce(&shuffled, &policies));
+                // Without any interval: exactly the reducer's state.
+                let always: Vec<Observation> = observations.iter().cloned().map(|mut o| {
+                    (o.valid_from, o.valid_to) = (None, None);
+                    o
+                }).collect();
+                prop_assert_eq!(reduce(&always, &policies), reducer::reduce(&always, &policies));
+                for at in -1i64..42 {
+                    let holding: Vec<Observation> = always.iter().zip(&observations)
+                        .filter(|(_, o)| Interval::of(o).contains(at))
+                        .map(|(a, _)| a.clone())
+                        .collect();
+                    let expected = reducer::reduce(&holding, &policies);
+                    prop_assert_eq!(&state_at(&state, at).fields, &expected.fields, "at {}", at);
+                    let rendered = render_at(&state, at);
+                    prop_assert_eq!(&rendered, &reducer::render(&expected));
+                    // Until valid_until, the same snapshot.
+                    let until = valid_until(&state, at).unwrap_or(i64::MAX).min(42);
+                    prop_assert!(until > at);
+                    for later in at..until {
+                        prop_assert_eq!(&render_at(&state, later), &rendered, "{} until {}", later, until);
+                    }
+                }
+            }
+        }
+
         #[test]
         fn arrival_order_never_changes_the_segments(
             observations in arb_observations(),

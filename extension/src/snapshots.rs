@@ -69,6 +69,8 @@ impl Row {
             // A new observation: nobody contested it yet.
             contests: 0,
             write_order: self.write_order,
+            valid_from: None,
+            valid_to: None,
         }
     }
 }

@@ -329,6 +329,8 @@ fn assert_relationship(
             confidence: None,
             contests: 0,
             write_order: 0,
+            valid_from: None,
+            valid_to: None,
         };
         apply_to_relationship(user, &id, &[o], false)?;
     }

@@ -232,6 +232,8 @@ fn store_chunk(
                 confidence: origin.trust.confidence,
                 contests: 0,
                 write_order: write_orders.get(i).copied().unwrap_or(0),
+                valid_from: None,
+                valid_to: None,
             },
         ));
     }

@@ -14,7 +14,7 @@ BEGIN
                            'observation_moves', 'entity_name_trigrams', 'entity_embeddings', 'annotations',
                            'observation_contests', 'workspaces', 'contexts', 'graph_ids', 'logins', 'login_codes',
                            'oauth_grants', 'oauth_refresh_tokens', 'inspector_sessions', 'embedding_lists', 'embedding_list_codes',
-                           'embedding_list_builds', 'common_lexemes', 'timeline_counts', 'denied_calls',
+                           'embedding_list_builds', 'common_lexemes', 'common_name_trigrams', 'timeline_counts', 'denied_calls',
                            'posted_lexemes', 'word_postings'] LOOP
     EXECUTE format('ALTER TABLE neotoma.%I ENABLE ROW LEVEL SECURITY', t);
     EXECUTE format('ALTER TABLE neotoma.%I FORCE ROW LEVEL SECURITY', t);

@@ -338,7 +338,8 @@ file_hits AS (
 -- is common, as a term is: the names are found by the word's rare trigrams
 -- that some name has, and compared by those; so a typo reads at most $25 +
 -- 1 index rows per common trigram, whatever the size of the memory
--- (reading every name with "  j" or "son" grew with it). When it has none,
+-- (reading every name with "  j" or "son" grew with it), and none for a
+-- trigram neotoma.common_name_trigrams knows common. When it has none,
 -- the names having a word one typo from it (a deletion variant in common,
 -- sql/search.sql), those sharing the most variants first; failing those
 -- (a word of three letters has none), by all its trigrams.
@@ -352,6 +353,9 @@ rare_grams AS (
   FROM unknown u CROSS JOIN LATERAL unnest(u.grams) g(g)
   CROSS JOIN LATERAL (SELECT count(*) AS n FROM (
       SELECT FROM neotoma.entity_name_trigrams t WHERE t.user_id = $1::uuid AND t.trigram = g.g
+        -- One known common is not read: as if in no name (neither is rare).
+        AND NOT EXISTS (SELECT FROM neotoma.common_name_trigrams c -- new
+                        WHERE c.user_id = $1::uuid AND c.trigram = g.g AND c.names > $25::int) -- new
       LIMIT $25::int + 1) x) d),
 variant_hits AS (
   SELECT NULL::text AS entity_id, 0::bigint AS shared WHERE false

@@ -842,4 +842,53 @@ GRANT SELECT ON neotoma.posted_lexemes, neotoma.word_postings TO neotoma_user;
 REVOKE ALL ON FUNCTION neotoma_private._word_postings_changed(), neotoma_private._word_postings_truncated(),
   neotoma_private._post_common_words(uuid, integer), neotoma_private._words_to_post(integer) FROM PUBLIC;
 
+
+-- The trigrams of many names, counted with the common lexemes: a typo's
+-- common trigrams known without reading their index (sql/embeddings.sql).
+CREATE TABLE neotoma.common_name_trigrams (
+  user_id uuid   NOT NULL,
+  trigram text   NOT NULL,
+  names   bigint NOT NULL,
+  PRIMARY KEY (user_id, trigram)
+);
+CREATE FUNCTION neotoma_private._count_common_name_trigrams(u uuid, more_than integer DEFAULT 1000) RETURNS integer
+LANGUAGE plpgsql SET search_path = pg_catalog, neotoma, pg_temp AS $$
+DECLARE
+  n integer;
+BEGIN
+  DELETE FROM neotoma.common_name_trigrams c WHERE c.user_id = u;
+  INSERT INTO neotoma.common_name_trigrams (user_id, trigram, names)
+  SELECT u, t.trigram, count(*) FROM neotoma.entity_name_trigrams t
+  WHERE t.user_id = u GROUP BY t.trigram HAVING count(*) > more_than;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  RETURN n;
+END $$;
+CREATE OR REPLACE FUNCTION neotoma_private._build_user_embedding_lists(u uuid, min_embeddings integer) RETURNS jsonb
+LANGUAGE plpgsql SET search_path = pg_catalog, neotoma, pg_temp AS $$
+DECLARE
+  m text;
+  built jsonb := '[]';
+BEGIN
+  -- One build of a user at a time (several gateways may keep them).
+  PERFORM pg_advisory_xact_lock(hashtextextended('neotoma embedding lists ' || u::text, 0));
+  FOR m IN SELECT DISTINCT v.model FROM neotoma.entity_embeddings v WHERE v.user_id = u
+           UNION SELECT l.model FROM neotoma.embedding_lists l WHERE l.user_id = u ORDER BY 1 LOOP
+    built := built || neotoma_private._build_embedding_lists(u, m, coalesce(min_embeddings, 4096));
+  END LOOP;
+  PERFORM neotoma_private._count_common_lexemes(u);
+  PERFORM neotoma_private._count_common_name_trigrams(u);
+  INSERT INTO neotoma.embedding_list_builds (user_id, entities, built_at)
+  VALUES (u, (SELECT coalesce(sum(c.current), 0) FROM neotoma.entity_counts c WHERE c.user_id = u), clock_timestamp())
+  ON CONFLICT (user_id) DO UPDATE SET entities = EXCLUDED.entities, built_at = EXCLUDED.built_at;
+  RETURN built;
+END $$;
+
+ALTER TABLE neotoma.common_name_trigrams ENABLE ROW LEVEL SECURITY;
+ALTER TABLE neotoma.common_name_trigrams FORCE ROW LEVEL SECURITY;
+CREATE POLICY common_name_trigrams_own_rows ON neotoma.common_name_trigrams
+  USING (user_id = (SELECT neotoma.current_user_id())) WITH CHECK (user_id = (SELECT neotoma.current_user_id()));
+REVOKE ALL ON neotoma.common_name_trigrams FROM PUBLIC;
+GRANT SELECT ON neotoma.common_name_trigrams TO neotoma_user;
+REVOKE ALL ON FUNCTION neotoma_private._count_common_name_trigrams(uuid, integer) FROM PUBLIC;
+
 SELECT neotoma_private.grant_platform_roles();

@@ -389,7 +389,8 @@ pub fn erase_user_rows(user: &Uuid) -> Result<ErasedCounts, NeotomaError> {
     };
     c.timeline_events = del("timeline_events")?;
     // Their counts (the deletion above appended its deltas), refused calls,
-    // packed lists and posted words: the previous release's SQL keeps none.
+    // packed lists, posted words and common name trigrams: the previous
+    // release's SQL keeps none.
     if crate::installed::is_current() {
         del("timeline_counts")?;
         del("denied_calls")?;
@@ -397,6 +398,7 @@ pub fn erase_user_rows(user: &Uuid) -> Result<ErasedCounts, NeotomaError> {
         // First, so the snapshots' triggers find no posted word to keep.
         del("posted_lexemes")?;
         del("word_postings")?;
+        del("common_name_trigrams")?;
     }
     del("entity_identifiers")?;
     del("entity_snapshots")?;

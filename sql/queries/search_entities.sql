@@ -141,14 +141,18 @@ moved AS (
 -- When the one word is posted and common: the names that may be like the
 -- query. One reaching the least similarity t shares at least ceil(t × n)
 -- of the query's n trigrams, so it has one of the n − ceil(t × n) + 1
--- rarest (each counted up to $25 + 1 rows of the index of names): the
+-- rarest (each counted up to $25 + 1 rows of the index of names, or known
+-- to have more by neotoma.common_name_trigrams, as a typo's): the
 -- names having one of those, compared later by their snapshots (a common
 -- trigram, "  h", is in the names of thousands).
 posted_names AS ( -- new
   SELECT DISTINCT t.entity_id FROM ( -- new
     SELECT g.g FROM mass m, unnest($2::text[]) g(g) -- new
-    CROSS JOIN LATERAL (SELECT count(*) AS n FROM (SELECT FROM neotoma.entity_name_trigrams t -- new
-                          WHERE t.user_id = $1::uuid AND t.trigram = g.g LIMIT $25::int + 1) x) d -- new
+    CROSS JOIN LATERAL (SELECT CASE WHEN EXISTS (SELECT FROM neotoma.common_name_trigrams c -- new
+                                                 WHERE c.user_id = $1::uuid AND c.trigram = g.g AND c.names > $25::int) -- new
+                               THEN $25::int + 1 -- new
+                               ELSE (SELECT count(*) FROM (SELECT FROM neotoma.entity_name_trigrams t -- new
+                                     WHERE t.user_id = $1::uuid AND t.trigram = g.g LIMIT $25::int + 1) x) END AS n) d -- new
     WHERE m.all_common AND m.all_posted AND $11 = 'true' -- new
     ORDER BY d.n, g.g -- new
     LIMIT greatest(cardinality($2::text[]) - ceil($9::float8 * cardinality($2::text[]))::int + 1, 0)) r -- new

@@ -198,11 +198,15 @@ impl FieldTimeline {
 
     /// The segment the instant `t` lies in.
     fn segment_at(&self, t: i64) -> &Segment {
-        let i = self
-            .segments
-            .partition_point(|s| s.to.is_some_and(|e| e <= t));
         // The segments cover the line: the last one has no end.
-        &self.segments[i.min(self.segments.len() - 1)]
+        &self.segments[self.index_at(t).min(self.segments.len() - 1)]
+    }
+
+    /// The index of the segment the instant `t` lies in: the first that
+    /// ends after it.
+    fn index_at(&self, t: i64) -> usize {
+        self.segments
+            .partition_point(|s| s.to.is_some_and(|e| e <= t))
     }
 
     /// The field's state at the instant `t`.
@@ -232,9 +236,7 @@ impl FieldTimeline {
     /// Splits the segment `t` falls strictly inside at `t`, each half with
     /// its state.
     fn split_at(&mut self, t: i64) {
-        let i = self
-            .segments
-            .partition_point(|s| s.to.is_some_and(|e| e <= t));
+        let i = self.index_at(t);
         let Some(s) = self.segments.get_mut(i) else {
             return;
         };

@@ -67,7 +67,7 @@ BEGIN
   RETURN r->'ok';
 END $body$;
 COMMENT ON FUNCTION neotoma.retrieve_entity_snapshot(jsonb) IS
-  'Get the current truth about one entity: its snapshot (field → value) computed by the reducer from all its observations, with provenance for every field (which observation and source it came from). Pass `at` (ISO 8601) for the snapshot as it was at that time. A merged entity redirects to the entity it was merged into (`redirected_from`). include_contradictions also answers the fields whose observations disagree, as list_contradictions does; include_annotations the notes attached to it (annotate).';
+  'Get the current truth about one entity: its snapshot (field → value) computed by the reducer from all its observations, with provenance for every field (which observation and source it came from). Pass `at` (ISO 8601) for the snapshot as it was known at that time, `valid_at` for what was true in the world then (values stored with valid_from/valid_to). A merged entity redirects to the entity it was merged into (`redirected_from`). include_contradictions also answers the fields whose observations disagree, as list_contradictions does; include_annotations the notes attached to it (annotate).';
 
 CREATE OR REPLACE FUNCTION neotoma.get_entity_snapshot(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$
@@ -77,7 +77,7 @@ BEGIN
   RETURN r->'ok';
 END $body$;
 COMMENT ON FUNCTION neotoma.get_entity_snapshot(jsonb) IS
-  'Legacy name of neotoma.retrieve_entity_snapshot: Get the current truth about one entity: its snapshot (field → value) computed by the reducer from all its observations, with provenance for every field (which observation and source it came from). Pass `at` (ISO 8601) for the snapshot as it was at that time. A merged entity redirects to the entity it was merged into (`redirected_from`). include_contradictions also answers the fields whose observations disagree, as list_contradictions does; include_annotations the notes attached to it (annotate).';
+  'Legacy name of neotoma.retrieve_entity_snapshot: Get the current truth about one entity: its snapshot (field → value) computed by the reducer from all its observations, with provenance for every field (which observation and source it came from). Pass `at` (ISO 8601) for the snapshot as it was known at that time, `valid_at` for what was true in the world then (values stored with valid_from/valid_to). A merged entity redirects to the entity it was merged into (`redirected_from`). include_contradictions also answers the fields whose observations disagree, as list_contradictions does; include_annotations the notes attached to it (annotate).';
 
 CREATE OR REPLACE FUNCTION neotoma.list_observations(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$
@@ -408,6 +408,16 @@ BEGIN
 END $body$;
 COMMENT ON FUNCTION neotoma.reclassify(jsonb) IS
   'Move an entity (entity_id) to another type (new_entity_type, with an active schema) and say why (reason), its history kept: the entity of the new type is the one its current snapshot identifies under that type''s identity rules (found or made), and the old entity is merged into it, so every observation, relationship and event counts there and the old id redirects there. Later stores under either type reach it. Logged in neotoma.audit_trail as reclassify. Returns {entity_id, entity_type, previous_entity_id, previous_entity_type, joined_existing, observations_moved, relationships_moved, reason, reclassified_at}.';
+
+CREATE OR REPLACE FUNCTION neotoma.retrieve_field_history(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('retrieve_field_history', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.retrieve_field_history(jsonb) IS
+  'One field of an entity over valid time (when it was true in the world): its values as intervals [valid_from, valid_to), earliest first, each with the observation and source it came from. Values stored with valid_from/valid_to succeed each other; a field stored without them holds always.';
 
 CREATE OR REPLACE FUNCTION neotoma.list_workspaces(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $body$

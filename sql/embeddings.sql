@@ -388,6 +388,8 @@ LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
 -- common words are not those posted (sql/word_postings.sql: a build
 -- counted them since) posts them and does nothing else: it waits for the
 -- user's writes and they for it, so it holds no other lock and ends soon.
+-- Every round first renders again the snapshots whose valid time moved on
+-- since they were written (sql/valid_time.sql), at most 1,000.
 CREATE FUNCTION neotoma_private.maintain_embedding_lists(max_builds integer DEFAULT 1,
                                                          min_embeddings integer DEFAULT 4096) RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
@@ -396,8 +398,10 @@ DECLARE
   built jsonb := '[]';
   -- A word's bar to be common (neotoma_core::search::RARE_TERM_ENTITIES).
   common_bar constant integer := 2000;
-  posting uuid := neotoma_private._words_to_post(common_bar);
+  posting uuid;
 BEGIN
+  PERFORM neotoma_private._rerender_past_validity(1000);
+  posting := neotoma_private._words_to_post(common_bar);
   IF posting IS NOT NULL THEN
     RETURN jsonb_build_array(jsonb_build_object('user_id', posting,
                                                 'words', neotoma_private._post_common_words(posting, common_bar)));

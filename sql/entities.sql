@@ -58,10 +58,15 @@ CREATE TABLE neotoma.observations (
   -- gateway's neotoma.token_id, NULL over SQL and stdio): the agent, for
   -- provenance (list_observations' written_with).
   token_id              uuid        DEFAULT neotoma._calling_token(),
+  -- When in the world its fields hold: [valid_from, valid_to), either end
+  -- open (NULL: unbounded); both NULL, always (0.24.0; docs/design/valid-time.md).
+  valid_from            timestamptz,
+  valid_to              timestamptz,
   PRIMARY KEY (user_id, id),
   FOREIGN KEY (user_id, entity_id) REFERENCES neotoma.entities (user_id, id),
   FOREIGN KEY (user_id, source_id) REFERENCES neotoma.sources (user_id, id),
-  FOREIGN KEY (user_id, interpretation_run_id) REFERENCES neotoma.interpretation_runs (user_id, id)
+  FOREIGN KEY (user_id, interpretation_run_id) REFERENCES neotoma.interpretation_runs (user_id, id),
+  CONSTRAINT observations_valid_interval CHECK (valid_from < valid_to)
 );
 CREATE INDEX observations_entity ON neotoma.observations (user_id, entity_id, observed_at DESC, id);
 CREATE INDEX observations_source ON neotoma.observations (user_id, source_id);
@@ -164,7 +169,8 @@ BEGIN
              'user_id', n.user_id, 'id', n.id, 'entity_id', n.entity_id, 'entity_type', n.entity_type,
              'source_id', n.source_id, 'observed_at', neotoma._micros(n.observed_at),
              'source_priority', n.source_priority, 'specificity_score', n.specificity_score,
-             'fields', n.fields, 'confidence', n.confidence, 'write_order', n.write_order)
+             'fields', n.fields, 'confidence', n.confidence, 'write_order', n.write_order,
+             'valid_from', neotoma._micros(n.valid_from), 'valid_to', neotoma._micros(n.valid_to))
            ORDER BY n.user_id, n.entity_id, n.id)::text
     FROM new_observations n WHERE n.kind NOT IN ('deletion', 'restoration')));
   -- Deleted or not: what the latest deletion or restoration of each entity says.

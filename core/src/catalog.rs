@@ -160,6 +160,7 @@ declare_actions! {
     Annotate = "annotate" [write]: annotations::AnnotateRequest => annotations::AnnotationOut;
     Contest = "contest" [write]: contests::ContestRequest => contests::ContestResponse;
     Reclassify = "reclassify" [write]: reclassify::ReclassifyRequest => reclassify::ReclassifyResponse;
+    RetrieveFieldHistory = "retrieve_field_history" [read]: entities::RetrieveFieldHistoryRequest => entities::RetrieveFieldHistoryResponse;
     ListWorkspaces = "list_workspaces": workspaces::ListWorkspacesRequest => workspaces::ListWorkspacesResponse;
     SetContext = "set_context": workspaces::SetContextRequest => workspaces::ContextResponse;
     GetContext = "get_context": workspaces::GetContextRequest => workspaces::ContextResponse;
@@ -431,7 +432,9 @@ pub fn group_of(id: ActionId) -> ToolGroup {
         | ListRecentChanges
         | ListPotentialDuplicates
         | SplitEntity => ToolGroup::Lifecycle,
-        Contest | Annotate | ListContradictions | Reclassify => ToolGroup::Review,
+        Contest | Annotate | ListContradictions | Reclassify | RetrieveFieldHistory => {
+            ToolGroup::Review
+        }
         ListWorkspaces | SetContext | GetContext | ClearContext => ToolGroup::Workspaces,
         Bulk | CreateRelationships => ToolGroup::Bulk,
         SearchSubgraph | GetSubgraphByIds => ToolGroup::Subgraphs,

@@ -18,7 +18,7 @@
 //! over an interval (so which form a field has depends on its
 //! observations, not on their order): [`apply`] is the fold of both,
 //! [`render_at`] the snapshot at one instant, [`valid_until`] how long that
-//! snapshot stays true. Not yet wired to storage.
+//! snapshot stays true, [`history`] a field's values over valid time.
 
 use crate::reducer::{
     self, apply_field, FieldState, FieldTimeline, Observation, Policies, Provenance, Rendered,
@@ -172,6 +172,48 @@ pub fn valid_until(state: &SnapshotState, t: i64) -> Option<i64> {
         .values()
         .filter_map(|timeline| timeline.segment_at(t).to)
         .min()
+}
+
+/// The snapshot rendered at the instant `t` and until when it holds.
+pub fn rendered_at(state: &SnapshotState, t: i64) -> (Rendered, Option<i64>) {
+    (render_at(state, t), valid_until(state, t))
+}
+
+/// A stretch of valid time over which a field has one value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stretch {
+    pub from: Option<i64>,
+    pub to: Option<i64>,
+    pub value: Value,
+    /// As the snapshot's `field_provenance` gives it.
+    pub provenance: Value,
+}
+
+/// A field's values over valid time, earliest first: one stretch per
+/// segment that has a value (a field whose observations all hold always:
+/// one unbounded stretch; a field never observed: none).
+pub fn history(state: &SnapshotState, field: &str) -> Vec<Stretch> {
+    let segments = match (state.timelines.get(field), state.fields.get(field)) {
+        (Some(timeline), _) => timeline.segments.clone(),
+        (None, Some(plain)) => FieldTimeline::always(Some(plain.clone())).segments,
+        (None, None) => vec![],
+    };
+    segments
+        .into_iter()
+        .filter_map(|s| {
+            let one = SnapshotState {
+                fields: [(field.to_string(), s.state?)].into_iter().collect(),
+                ..Default::default()
+            };
+            let mut r = reducer::render(&one);
+            Some(Stretch {
+                from: s.from,
+                to: s.to,
+                value: r.snapshot.remove(field)?,
+                provenance: r.field_provenance.remove(field).unwrap_or_default(),
+            })
+        })
+        .collect()
 }
 
 impl Default for FieldTimeline {
@@ -352,6 +394,65 @@ mod tests {
             panic!("a value");
         };
         assert!(differs.both());
+    }
+
+    #[test]
+    fn a_fields_history_is_its_values_by_stretch() {
+        let policies = Policies::new();
+        let mut state = SnapshotState::default();
+        let obs = |id: &str, v: Value, from: Option<i64>, to: Option<i64>| Observation {
+            valid_from: from,
+            valid_to: to,
+            ..crate::reducer::tests::obs(id, 1, 100, 0.5, json!({"employer": v, "name": "Alice"}))
+        };
+        apply(
+            &mut state,
+            &obs("b", json!("Initech"), Some(2022), None),
+            &policies,
+        );
+        apply(
+            &mut state,
+            &obs("a", json!("Acme"), Some(2019), Some(2022)),
+            &policies,
+        );
+        let employer: Vec<_> = history(&state, "employer")
+            .into_iter()
+            .map(|s| {
+                (
+                    s.from,
+                    s.to,
+                    s.value,
+                    s.provenance["observation_id"].clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            employer,
+            vec![
+                (Some(2019), Some(2022), json!("Acme"), json!("a")),
+                (Some(2022), None, json!("Initech"), json!("b")),
+            ]
+        );
+        assert_eq!(history(&state, "nickname"), vec![]);
+        // Rendered now (2025): Initech, for ever; in 2020: Acme, until 2022.
+        let (now, until) = rendered_at(&state, 2025);
+        assert_eq!(
+            (now.snapshot["employer"].clone(), until),
+            (json!("Initech"), None)
+        );
+        let (then, until) = rendered_at(&state, 2020);
+        assert_eq!(
+            (then.snapshot["employer"].clone(), until),
+            (json!("Acme"), Some(2022))
+        );
+        // Before 2019 no employer is known, and the name neither (stored
+        // with the same intervals).
+        let (before, until) = rendered_at(&state, 2000);
+        assert_eq!((before.snapshot.get("employer"), until), (None, Some(2019)));
+        let always = obs("c", json!("Globex"), None, None);
+        let plain = reduce([&always], &policies);
+        assert_eq!(history(&plain, "employer").len(), 1);
+        assert_eq!(history(&plain, "employer")[0].from, None);
     }
 
     #[test]

@@ -193,6 +193,11 @@ extension_sql_file!(
     ]
 );
 extension_sql_file!(
+    "../../sql/valid_time.sql",
+    name = "valid_time",
+    requires = ["search_grams"]
+);
+extension_sql_file!(
     "../../sql/word_postings.sql",
     name = "word_postings",
     requires = ["workspaces", "search", "embeddings"]

@@ -23,6 +23,7 @@ use crate::registry;
 use neotoma_core::confidence::Confidence;
 use neotoma_core::reducer::{self, Observation, Policies, SnapshotState};
 use neotoma_core::schema::EntitySchema;
+use neotoma_core::valid_time;
 use neotoma_core::{graph, identity};
 use neotoma_core::{ErrorCode, NeotomaError};
 use pgrx::prelude::*;
@@ -54,6 +55,11 @@ struct Row {
     /// Absent in batches of a trigger before 0.16.0.
     #[serde(default)]
     write_order: i64,
+    /// Its valid time (absent before 0.24.0, null when unbounded).
+    #[serde(default)]
+    valid_from: Option<i64>,
+    #[serde(default)]
+    valid_to: Option<i64>,
 }
 
 impl Row {
@@ -69,8 +75,8 @@ impl Row {
             // A new observation: nobody contested it yet.
             contests: 0,
             write_order: self.write_order,
-            valid_from: None,
-            valid_to: None,
+            valid_from: self.valid_from,
+            valid_to: self.valid_to,
         }
     }
 }
@@ -300,7 +306,7 @@ fn fold(
             continue;
         };
         let policies = policies_of(schemas.get(entity_type.as_str()));
-        reducer::apply(state, observation, &policies);
+        valid_time::apply(state, observation, &policies);
     }
     (states, folded_before)
 }
@@ -499,6 +505,9 @@ struct SnapshotRow<'a> {
     reducer_state: &'a SnapshotState,
     observation_count: u64,
     last_us: Option<i64>,
+    /// Until when the render holds (microseconds; absent: for ever).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    valid_until: Option<i64>,
 }
 
 #[derive(Serialize)]
@@ -580,14 +589,18 @@ fn derived_rows(
     slice: &[(&String, &(String, SnapshotState))],
     schemas: &BTreeMap<String, registry::Active>,
 ) -> Result<DerivedRows, NeotomaError> {
-    let rendered: Vec<reducer::Rendered> = slice
+    // Rendered at the transaction's instant: what is true in the world now
+    // (the same instant for every row the transaction writes).
+    let now = db::transaction_start_micros();
+    let rendered: Vec<(reducer::Rendered, Option<i64>)> = slice
         .iter()
-        .map(|(_, (_, state))| reducer::render(state))
+        .map(|(_, (_, state))| valid_time::rendered_at(state, now))
         .collect();
     let mut snapshot_rows = Vec::with_capacity(slice.len());
     let mut identifier_rows = Vec::new();
     let mut event_rows = Vec::new();
-    for ((entity_id, (entity_type, state)), rendered) in slice.iter().zip(&rendered) {
+    for ((entity_id, (entity_type, state)), (rendered, valid_until)) in slice.iter().zip(&rendered)
+    {
         let schema = schemas.get(entity_type.as_str()).map(|a| &*a.schema);
         if let Some(schema) = schema {
             for (field, value) in identity::identifiers(schema, &rendered.snapshot) {
@@ -603,7 +616,7 @@ fn derived_rows(
             entity_id,
             entity_type,
             state,
-            rendered,
+            (rendered, *valid_until),
             schema,
         ));
     }
@@ -654,7 +667,7 @@ fn snapshot_row<'a>(
     entity_id: &'a str,
     entity_type: &'a str,
     state: &'a SnapshotState,
-    r: &'a reducer::Rendered,
+    (r, valid_until): (&'a reducer::Rendered, Option<i64>),
     schema: Option<&'a EntitySchema>,
 ) -> SnapshotRow<'a> {
     SnapshotRow {
@@ -669,6 +682,7 @@ fn snapshot_row<'a>(
         reducer_state: state,
         observation_count: state.observation_count,
         last_us: state.last_observation_at,
+        valid_until,
     }
 }
 
@@ -686,6 +700,7 @@ const OBSERVATIONS_OF: &str = "
                    WHERE c.user_id = o.user_id AND c.observation_id = o.id
                      AND ($3::bigint IS NULL OR c.created_at <= neotoma._from_micros($3)))
                , 'write_order', o.write_order
+               , 'valid_from', neotoma._micros(o.valid_from), 'valid_to', neotoma._micros(o.valid_to) -- new
                ) ORDER BY o.id) AS observations
       FROM (SELECT id AS owner, id AS member FROM unnest($2::text[]) id
             UNION ALL
@@ -761,7 +776,7 @@ fn rebuild(user: &Uuid, entity_ids: &[String]) -> Result<i64, NeotomaError> {
         observations_of_many(&user_s, live.iter().map(|e| e.id.clone()).collect(), None)?;
     let mut states = BTreeMap::new();
     for e in &live {
-        let state = reducer::reduce(
+        let state = valid_time::reduce(
             &observations.remove(&e.id).unwrap_or_default(),
             &policies_of(schemas.get(e.entity_type.as_str())),
         );
@@ -851,6 +866,45 @@ fn recompute_targets_sql(user_id: pgrx::datum::Uuid, entity_ids: Vec<String>) ->
         Ok(n)
     })();
     match rebuilt {
+        Ok(n) => n,
+        Err(e) => crate::error::raise(&e),
+    }
+}
+
+/// `neotoma_private._rerender_past_validity(max)`: renders again, from
+/// their observations, up to `max` stored snapshots whose `valid_until`
+/// has passed (a value stopped or started holding in the world since they
+/// were written), those due longest first; answers how many. The gateway's
+/// upkeep calls it each round (`maintain_embedding_lists`); a read of one
+/// entity renders its state again by itself.
+#[pg_extern(
+    volatile,
+    parallel_unsafe,
+    security_definer,
+    name = "_rerender_past_validity",
+    schema = "neotoma_private"
+)]
+#[search_path(pg_catalog, neotoma, pg_temp)]
+fn rerender_past_validity(max: i32) -> i64 {
+    let rendered = (|| {
+        let due: BTreeMap<String, Vec<String>> = db::parsed(
+            "SELECT coalesce(json_object_agg(d.user_id, d.ids), '{}')::text FROM (
+               SELECT user_id, array_agg(entity_id ORDER BY entity_id) AS ids FROM (
+                 SELECT user_id, entity_id FROM neotoma.entity_snapshots
+                 WHERE valid_until <= now() ORDER BY valid_until, user_id, entity_id LIMIT $1) s
+               GROUP BY user_id) d",
+            &[Arg::Int(max.max(0) as i64)],
+            "snapshots past their validity",
+        )?;
+        let mut n = 0;
+        for (user, ids) in due {
+            let user =
+                Uuid::parse_str(&user).map_err(|e| NeotomaError::validation(e.to_string()))?;
+            n += rebuild(&user, &ids)?;
+        }
+        Ok(n)
+    })();
+    match rendered {
         Ok(n) => n,
         Err(e) => crate::error::raise(&e),
     }
@@ -1137,13 +1191,17 @@ const VERIFY_PAGE: i64 = 500;
 /// snapshots.
 fn entity_page(after: &(String, String)) -> Result<Vec<Value>, NeotomaError> {
     let v = db::json(
-        "SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', e.user_id, 'id', e.id,
-                   'entity_type', e.entity_type, 'stored', to_jsonb(s) - 'user_id' - 'computed_at')
-                 ORDER BY e.user_id, e.id), '[]')
+        &crate::installed::adapt(
+            "SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', e.user_id, 'id', e.id,
+                   'entity_type', e.entity_type,
+                   'stored', to_jsonb(s) - 'user_id' - 'computed_at' - 'valid_until'
+                   , 'valid_until', neotoma._micros(s.valid_until) -- new
+                   ) ORDER BY e.user_id, e.id), '[]')
          FROM (SELECT user_id, id, entity_type FROM neotoma.entities
                WHERE merged_into IS NULL AND (user_id, id) > ($1::uuid, $2)
                ORDER BY user_id, id LIMIT $3) e
          LEFT JOIN neotoma.entity_snapshots s ON s.user_id = e.user_id AND s.entity_id = e.id",
+        )?,
         &[
             Arg::Text(&after.0),
             Arg::Text(&after.1),
@@ -1154,6 +1212,7 @@ fn entity_page(after: &(String, String)) -> Result<Vec<Value>, NeotomaError> {
 }
 
 fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
+    let now = db::transaction_start_micros();
     let mut checked = 0u64;
     let mut mismatches = Vec::new();
     let mut mismatch_count: u64 = 0;
@@ -1198,13 +1257,18 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
             if observations.is_empty() && e["stored"].is_null() {
                 continue;
             }
-            let state = reducer::reduce(&observations, &policies_of(schema));
-            let rendered = reducer::render(&state);
+            let state = valid_time::reduce(&observations, &policies_of(schema));
+            // A render holds until its valid_until, after which the upkeep
+            // renders it again: it is checked as of the last instant it
+            // still holds, if that is before now.
+            let stored_until = e["valid_until"].as_i64();
+            let instant = stored_until.map_or(now, |u| now.min(u - 1));
+            let (rendered, valid_until) = valid_time::rendered_at(&state, instant);
             let expected = serde_json::to_value(snapshot_row(
                 id,
                 entity_type,
                 &state,
-                &rendered,
+                (&rendered, valid_until),
                 schema.map(|a| &*a.schema),
             ))
             .unwrap_or_default();
@@ -1224,6 +1288,11 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
                         json!({"what": key, "expected": expected[key], "stored": stored.get(key)}),
                     );
                 }
+            }
+            if stored_until != valid_until {
+                differences.push(
+                    json!({"what": "valid_until", "expected": valid_until, "stored": stored_until}),
+                );
             }
             let stored_state: Option<SnapshotState> = stored
                 .get("reducer_state")

@@ -399,8 +399,10 @@ DECLARE
   built jsonb := '[]';
   -- A word's bar to be common (neotoma_core::search::RARE_TERM_ENTITIES).
   common_bar constant integer := 2000;
-  posting uuid := neotoma_private._words_to_post(common_bar);
+  posting uuid;
 BEGIN
+  PERFORM neotoma_private._rerender_past_validity(1000);
+  posting := neotoma_private._words_to_post(common_bar);
   IF posting IS NOT NULL THEN
     RETURN jsonb_build_array(jsonb_build_object('user_id', posting,
                                                 'words', neotoma_private._post_common_words(posting, common_bar)));
@@ -890,5 +892,67 @@ CREATE POLICY common_name_trigrams_own_rows ON neotoma.common_name_trigrams
 REVOKE ALL ON neotoma.common_name_trigrams FROM PUBLIC;
 GRANT SELECT ON neotoma.common_name_trigrams TO neotoma_user;
 REVOKE ALL ON FUNCTION neotoma_private._count_common_name_trigrams(uuid, integer) FROM PUBLIC;
+
+
+-- Valid time (issue 44, docs/design/valid-time.md): observations hold over
+-- [valid_from, valid_to), and snapshots are rendered at the instant they
+-- are written, true until valid_until.
+ALTER TABLE neotoma.observations ADD COLUMN valid_from timestamptz, ADD COLUMN valid_to timestamptz,
+  ADD CONSTRAINT observations_valid_interval CHECK (valid_from < valid_to);
+CREATE OR REPLACE FUNCTION neotoma_private._observations_inserted() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+BEGIN
+  PERFORM neotoma._apply_observations((
+    SELECT jsonb_agg(jsonb_build_object(
+             'user_id', n.user_id, 'id', n.id, 'entity_id', n.entity_id, 'entity_type', n.entity_type,
+             'source_id', n.source_id, 'observed_at', neotoma._micros(n.observed_at),
+             'source_priority', n.source_priority, 'specificity_score', n.specificity_score,
+             'fields', n.fields, 'confidence', n.confidence, 'write_order', n.write_order,
+             'valid_from', neotoma._micros(n.valid_from), 'valid_to', neotoma._micros(n.valid_to))
+           ORDER BY n.user_id, n.entity_id, n.id)::text
+    FROM new_observations n WHERE n.kind NOT IN ('deletion', 'restoration')));
+  -- Deleted or not: what the latest deletion or restoration of each entity says.
+  UPDATE neotoma.entities e
+  SET deleted_at = CASE WHEN l.kind = 'deletion' THEN l.observed_at END,
+      deleted_reason = CASE WHEN l.kind = 'deletion' THEN l.fields->>'reason' END
+  FROM (SELECT DISTINCT ON (o.user_id, o.entity_id) o.user_id, o.entity_id, o.kind, o.observed_at, o.fields
+        FROM neotoma.observations o
+        WHERE (o.user_id, o.entity_id) IN (SELECT n.user_id, n.entity_id FROM new_observations n
+                                           WHERE n.kind IN ('deletion', 'restoration'))
+          AND o.kind IN ('deletion', 'restoration')
+        ORDER BY o.user_id, o.entity_id, o.observed_at DESC, o.write_order DESC, o.id DESC) l
+  WHERE e.user_id = l.user_id AND e.id = l.entity_id;
+  RETURN NULL;
+END $$;
+ALTER TABLE neotoma.entity_snapshots ADD COLUMN valid_until timestamptz;
+CREATE INDEX entity_snapshots_valid_until ON neotoma.entity_snapshots (valid_until)
+  WHERE valid_until IS NOT NULL;
+
+-- Renders again the snapshots whose valid time moved on since they were
+-- written (the upkeep's maintain_embedding_lists calls it each round).
+CREATE FUNCTION neotoma_private."_rerender_past_validity"(
+	"max" INT /* i32 */
+) RETURNS bigint /* i64 */
+STRICT VOLATILE SECURITY DEFINER PARALLEL UNSAFE
+SET search_path TO pg_catalog, neotoma, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'rerender_past_validity_wrapper';
+REVOKE ALL ON FUNCTION neotoma_private._rerender_past_validity(integer) FROM PUBLIC;
+CREATE OR REPLACE FUNCTION neotoma.retrieve_field_history(args jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $body$
+DECLARE r jsonb := neotoma._invoke('retrieve_field_history', coalesce(args, 'null')::text);
+BEGIN
+  IF r ? 'error' THEN PERFORM neotoma._raise(r->'error'); END IF;
+  RETURN r->'ok';
+END $body$;
+COMMENT ON FUNCTION neotoma.retrieve_field_history(jsonb) IS
+  'One field of an entity over valid time (when it was true in the world): its values as intervals [valid_from, valid_to), earliest first, each with the observation and source it came from. Values stored with valid_from/valid_to succeed each other; a field stored without them holds always.';
+REVOKE EXECUTE ON FUNCTION neotoma.retrieve_field_history(jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma.retrieve_field_history(jsonb) TO neotoma_user;
+COMMENT ON FUNCTION neotoma.retrieve_entity_snapshot(jsonb) IS
+  'Get the current truth about one entity: its snapshot (field → value) computed by the reducer from all its observations, with provenance for every field (which observation and source it came from). Pass `at` (ISO 8601) for the snapshot as it was known at that time, `valid_at` for what was true in the world then (values stored with valid_from/valid_to). A merged entity redirects to the entity it was merged into (`redirected_from`). include_contradictions also answers the fields whose observations disagree, as list_contradictions does; include_annotations the notes attached to it (annotate).';
+COMMENT ON FUNCTION neotoma.get_entity_snapshot(jsonb) IS
+  'Legacy name of neotoma.retrieve_entity_snapshot: Get the current truth about one entity: its snapshot (field → value) computed by the reducer from all its observations, with provenance for every field (which observation and source it came from). Pass `at` (ISO 8601) for the snapshot as it was known at that time, `valid_at` for what was true in the world then (values stored with valid_from/valid_to). A merged entity redirects to the entity it was merged into (`redirected_from`). include_contradictions also answers the fields whose observations disagree, as list_contradictions does; include_annotations the notes attached to it (annotate).';
+
 
 SELECT neotoma_private.grant_platform_roles();

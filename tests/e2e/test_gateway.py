@@ -40,7 +40,7 @@ EXPECTED_TOOLS = {
     "plaid_create_link_token", "plaid_exchange_public_token", "plaid_sync", "plaid_list_items",
     "list_provider_catalog", "connect_provider", "list_connectors", "sync_provider_imports",
     "bulk", "create_relationships", "list_contradictions", "annotate", "contest", "reclassify",
-    "list_workspaces", "set_context", "get_context", "clear_context",
+    "retrieve_field_history", "list_workspaces", "set_context", "get_context", "clear_context",
 }  # fmt: skip
 
 INIT = {

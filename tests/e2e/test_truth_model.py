@@ -147,6 +147,46 @@ async def test_bad_store_input_gets_the_envelope_and_writes_nothing(start_gatewa
     assert rows == (0,)
 
 
+async def test_valid_time_now_then_and_as_history(start_gateway, admin_db) -> None:
+    """What was true in the world, and when (docs/actions.md, valid time):
+    stored out of order, the snapshot shows what holds now, valid_at what
+    held then, the field's history the succession; another user sees none."""
+    user = new_user()
+    gw = start_gateway("--user-id", user)
+    other = start_gateway("--user-id", new_user())
+    async with Client(gw.url) as c, Client(other.url) as o:
+        person = ok(await c.call_tool("store", {"entities": [PERSON]}))["entities"][0]["entity_id"]
+        later = {"entity_type": "person", "email": "bo@example.com", "organization": "Initech"}
+        earlier = {**later, "organization": "Acme"}
+        ok(await c.call_tool("store", {"entities": [later], "valid_from": "2022-03-01"}))
+        ok(await c.call_tool("store", {"entities": [earlier], "valid_from": "2019-01-01", "valid_to": "2022-03-01"}))
+        now = ok(await c.call_tool("retrieve_entity_snapshot", {"entity_id": person}))
+        assert now["snapshot"]["organization"] == "Initech" and now["snapshot"]["name"] == "Bo Diaz"
+        then = ok(await c.call_tool("retrieve_entity_snapshot", {"entity_id": person, "valid_at": "2020-06-01T12:00:00"}))
+        assert then["snapshot"]["organization"] == "Acme"
+        assert then["valid_until"].startswith("2022-03-01T00:00:00")
+        assert then["valid_at"] == "2020-06-01T12:00:00"
+        # The end is excluded: on the day of the move, Initech.
+        moved = ok(await c.call_tool("retrieve_entity_snapshot", {"entity_id": person, "valid_at": "2022-03-01"}))
+        assert moved["snapshot"]["organization"] == "Initech"
+        history = ok(await c.call_tool("retrieve_field_history", {"entity_id": person, "field": "organization"}))
+        assert [(i["value"], i.get("valid_from", "")[:10], i.get("valid_to", "")[:10]) for i in history["intervals"]] == [
+            ("Acme", "2019-01-01", "2022-03-01"),
+            ("Initech", "2022-03-01", ""),
+        ]
+        assert all(i["provenance"]["source_id"] for i in history["intervals"])
+        bad = error(await c.call_tool("store", {"entities": [later], "valid_from": "2023-01-01", "valid_to": "2022-01-01"}))
+        assert (bad["code"], bad["details"]["field"]) == ("VALIDATION_ERROR", "valid_to")
+        missing = error(await o.call_tool("retrieve_field_history", {"entity_id": person, "field": "organization"}))
+        assert missing["code"] == "ENTITY_NOT_FOUND"
+    report = admin_db.execute("SELECT neotoma.verify()").fetchone()[0]
+    assert report["ok"] is True, report
+    stored = admin_db.execute(
+        "SELECT count(*) FROM neotoma.observations WHERE user_id = %s AND valid_from IS NOT NULL", (user,)
+    ).fetchone()
+    assert stored == (2,)
+
+
 async def test_snapshots_verify_after_mcp_traffic(start_gateway, admin_db) -> None:
     gw = start_gateway("--user-id", new_user())
     async with Client(gw.url) as c:

@@ -17,6 +17,9 @@ pub struct RetrieveEntitySnapshotRequest {
     pub entity_id: String,
     /// ISO 8601 time: the snapshot as of then, from the observations observed up to it.
     pub at: Option<String>,
+    /// ISO 8601 time: the snapshot as true in the world then, of the values
+    /// valid at it (default: `at`, else now).
+    pub valid_at: Option<String>,
     /// Answer a deleted entity too (with deleted_at) instead of ENTITY_NOT_FOUND.
     pub include_deleted: Option<bool>,
     /// Also answer the fields whose observations disagree (`contradictions`,
@@ -56,6 +59,13 @@ pub struct EntitySnapshotResponse {
     /// Present when the snapshot is as of a past time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub at: Option<String>,
+    /// Present when asked: the instant of valid time the snapshot is true at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_at: Option<String>,
+    /// When some field's value stops or starts holding next, after the
+    /// instant shown (absent: no field holds over an interval ahead).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_until: Option<String>,
     /// Present when the requested entity was merged into this one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub redirected_from: Option<String>,
@@ -73,6 +83,49 @@ pub struct EntitySnapshotResponse {
     /// include_annotations), oldest first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Vec<crate::actions::annotations::AnnotationOut>>,
+}
+
+/// One field of an entity over valid time.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetrieveFieldHistoryRequest {
+    /// Entity id (`ent_…`).
+    pub entity_id: String,
+    /// The field.
+    pub field: String,
+    /// ISO 8601 time: as known then, from the observations observed up to it.
+    pub at: Option<String>,
+    /// Acting user (UUID); optional when the connection identifies the user.
+    pub user_id: Option<String>,
+    /// Which workspaces to answer from: a name, "*" (all of yours) or a
+    /// list; the context (set_context), else `default`, when absent.
+    pub workspace: Option<WorkspaceArg>,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct RetrieveFieldHistoryResponse {
+    pub entity_id: String,
+    pub field: String,
+    /// The field's values over valid time, earliest first: each over
+    /// `[valid_from, valid_to)` (absent end: unbounded). Where no
+    /// observation of the field holds there is no interval.
+    pub intervals: Vec<FieldInterval>,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct FieldInterval {
+    /// Its start (included); absent: since always.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_from: Option<String>,
+    /// Its end (excluded); absent: for ever.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_to: Option<String>,
+    /// The value the reducer chose among the observations valid over it.
+    pub value: Value,
+    /// Where it came from: {observation_id, source_id, observed_at,
+    /// source_priority, specificity_score, confidence} (and
+    /// observation_ids for a merged array), as field_provenance gives it.
+    pub provenance: Value,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -351,13 +404,22 @@ pub(crate) fn spec(name: &str) -> Option<crate::catalog_entry::Entry> {
             "Get the current truth about one entity: its snapshot (field → value) \
                 computed by the reducer from all its observations, with provenance for every field \
                 (which observation and source it came from). Pass `at` (ISO 8601) for the snapshot \
-                as it was at that time. A merged entity redirects to the entity it was merged into \
+                as it was known at that time, `valid_at` for what was true in the world then \
+                (values stored with valid_from/valid_to). A merged entity redirects to the entity it was merged into \
                 (`redirected_from`). include_contradictions also answers the fields whose \
                 observations disagree, as list_contradictions does; include_annotations the notes \
                 attached to it (annotate).",
         )
         .read_only()
         .aliases(&["get_entity_snapshot"]),
+        "retrieve_field_history" => Entry::new(
+            "Retrieve field history",
+            "One field of an entity over valid time (when it was true in the world): \
+                its values as intervals [valid_from, valid_to), earliest first, each with the \
+                observation and source it came from. Values stored with valid_from/valid_to \
+                succeed each other; a field stored without them holds always.",
+        )
+        .read_only(),
         "list_observations" => Entry::new(
             "List observations",
             "List the observations (what each source said) about one entity, newest \

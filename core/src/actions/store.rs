@@ -1,6 +1,7 @@
 //! `store`: the unified action that stores source material.
 
 use crate::confidence::Confidence;
+use crate::valid_time::Interval;
 use crate::workspace::WorkspaceName;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -66,6 +67,11 @@ pub struct StoreRequest {
     /// reliability A–F, information credibility 1–6, e.g. B2); default F3.
     /// A file's interpretations, now or later, have it too.
     pub confidence: Option<Confidence>,
+    /// When in the world the entities' fields hold (ISO 8601), from then on
+    /// (included); absent: since always.
+    pub valid_from: Option<String>,
+    /// Until when they hold (ISO 8601, excluded); absent: for ever.
+    pub valid_to: Option<String>,
     /// Unstructured form: the file's bytes, base64-encoded.
     pub file_content: Option<String>,
     /// Unstructured form: a path readable by the MCP server (alternative to file_content).
@@ -148,8 +154,30 @@ pub struct StoreResponse {
 /// The canonical content of a structured store: what its hash is taken of.
 /// Only the entities count: the same entities stored again (with another
 /// timestamp or priority) are the same source.
-pub fn structured_content(entities: &[Value]) -> Value {
-    json!({ "entities": entities })
+pub fn structured_content(entities: &[Value], valid: Interval) -> Value {
+    let mut content = json!({ "entities": entities });
+    // Only when given, so content stored without valid time keeps its hash
+    // (and its source id).
+    for (key, end) in [("valid_from", valid.from), ("valid_to", valid.to)] {
+        if let Some(us) = end {
+            content[key] = json!(crate::time::format_micros(us));
+        }
+    }
+    content
+}
+
+/// The store's valid time (`valid_from`, `valid_to`): parsed, and refused
+/// when it holds no instant.
+pub fn valid_interval(req: &StoreRequest) -> Result<Interval, crate::NeotomaError> {
+    let end = |field: &str, v: &Option<String>| {
+        v.as_deref()
+            .map(|v| crate::actions::common::micros(field, v))
+            .transpose()
+    };
+    Interval::new(
+        end("valid_from", &req.valid_from)?,
+        end("valid_to", &req.valid_to)?,
+    )
 }
 
 /// The catalog's entries of this family's actions, by name: each one's

@@ -13,11 +13,12 @@ use neotoma_core::reducer::{self, FieldState, SnapshotState, CORRECTION_PRIORITY
 use neotoma_core::request::json_type;
 use neotoma_core::schema::check_name;
 use neotoma_core::time::format_micros;
+use neotoma_core::valid_time;
 use neotoma_core::{ErrorCode, NeotomaError};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
 
 /// An entity row.
@@ -139,12 +140,24 @@ pub fn retrieve_entity_snapshot(
         .as_deref()
         .map(|at| common::micros("at", at))
         .transpose()?;
+    let valid_at = req
+        .valid_at
+        .as_deref()
+        .map(|t| common::micros("valid_at", t))
+        .transpose()?;
     // Followed through a merge; outside the action's workspaces: not found.
     let (entity, redirected_from) = resolve_entity(&user, &entity_id)?;
     let mut out = match at {
-        None => current_snapshot(&user, &entity)?,
-        Some(at) => snapshot_at(&user, &entity, at, req.at.as_deref().unwrap_or_default())?,
+        None => current_snapshot(&user, &entity, valid_at)?,
+        Some(at) => snapshot_at(
+            &user,
+            &entity,
+            at,
+            req.at.as_deref().unwrap_or_default(),
+            valid_at.unwrap_or(at),
+        )?,
     };
+    out.valid_at = req.valid_at.clone();
     out.redirected_from = redirected_from;
     if let Some(d) = deletion {
         out.deleted_at = Some(d.at);
@@ -172,31 +185,52 @@ pub fn retrieve_entity_snapshot(
     Ok(out)
 }
 
-/// The stored snapshot of an entity (as resolved: not merged away).
+/// The stored snapshot of an entity (as resolved: not merged away), or
+/// its stored state rendered at `valid_at` of valid time, or now when the
+/// stored render has stopped holding since it was written.
 fn current_snapshot(
     user: &Uuid,
     entity: &EntityRow,
+    valid_at: Option<i64>,
 ) -> Result<EntitySnapshotResponse, NeotomaError> {
-    let found: Option<EntitySnapshotResponse> = db::parsed(
-        "SELECT jsonb_build_object(
+    let found: Option<Value> = db::parsed(
+        &crate::installed::adapt(
+            "SELECT jsonb_build_object(
            'entity_id', $2::text, 'entity_type', $3::text, 'canonical_name', $4::text,
            'schema_version', coalesce(s.schema_version, ''),
            'snapshot', coalesce(s.snapshot, '{}'), 'provenance', coalesce(s.provenance, '{}'),
            'field_provenance', coalesce(s.field_provenance, '{}'),
            'computed_at', neotoma._iso(s.computed_at),
            'observation_count', coalesce(s.observation_count, 0),
-           'last_observation_at', neotoma._iso(s.last_observation_at))::text
+           'last_observation_at', neotoma._iso(s.last_observation_at)
+           , 'valid_until', neotoma._iso(s.valid_until) -- new
+           , 'state', CASE WHEN $5 OR s.valid_until <= now() THEN s.reducer_state END -- new
+           )::text
          FROM (SELECT) one
          LEFT JOIN neotoma.entity_snapshots s ON s.user_id = $1::uuid AND s.entity_id = $2",
+        )?,
         &[
             Arg::uuid(user),
             Arg::Text(&entity.id),
             Arg::Text(&entity.entity_type),
             Arg::Text(&entity.canonical_name),
+            Arg::Bool(valid_at.is_some()),
         ],
         "snapshot",
     )?;
-    found.ok_or_else(|| not_found(&entity.id))
+    let mut found = found.ok_or_else(|| not_found(&entity.id))?;
+    let state = found.get_mut("state").map(Value::take);
+    let mut out: EntitySnapshotResponse = db::from_json(found, "snapshot")?;
+    if let Some(state) = state.filter(|s| !s.is_null()) {
+        let state: SnapshotState = db::from_json(state, "reducer state")?;
+        let t = valid_at.unwrap_or_else(db::transaction_start_micros);
+        let (r, until) = valid_time::rendered_at(&state, t);
+        out.snapshot = r.snapshot;
+        out.provenance = r.provenance;
+        out.field_provenance = r.field_provenance;
+        out.valid_until = until.map(format_micros);
+    }
+    Ok(out)
 }
 
 /// The snapshot recomputed from the observations observed up to `at`
@@ -206,13 +240,14 @@ fn snapshot_at(
     entity: &EntityRow,
     at: i64,
     as_given: &str,
+    valid_at: i64,
 ) -> Result<EntitySnapshotResponse, NeotomaError> {
     let observations = snapshots::observations_of(user, &entity.id, Some(at))?;
     let schemas = registry::active(*user, std::slice::from_ref(&entity.entity_type))?;
     let schema = schemas.get(&entity.entity_type).map(|a| &*a.schema);
     let policies = schema.map(|s| s.merge_policies.clone()).unwrap_or_default();
-    let state = reducer::reduce(&observations, &policies);
-    let r = reducer::render(&state);
+    let state = valid_time::reduce(&observations, &policies);
+    let (r, valid_until) = valid_time::rendered_at(&state, valid_at);
     let last = state.last_observation_at.map(format_micros);
     Ok(EntitySnapshotResponse {
         entity_id: entity.id.clone(),
@@ -226,6 +261,8 @@ fn snapshot_at(
         observation_count: state.observation_count as i64,
         last_observation_at: last,
         at: Some(as_given.to_string()),
+        valid_at: None,
+        valid_until: valid_until.map(format_micros),
         redirected_from: None,
         deleted_at: None,
         deleted_reason: None,
@@ -294,6 +331,70 @@ pub fn retrieve_field_provenance(
         ],
     )?;
     db::from_json(v, "field provenance")
+}
+
+pub fn retrieve_field_history(
+    user: Uuid,
+    req: RetrieveFieldHistoryRequest,
+) -> Result<RetrieveFieldHistoryResponse, NeotomaError> {
+    let entity_id = common::entity_id("entity_id", &req.entity_id)?;
+    if req.field.trim().is_empty() {
+        return Err(NeotomaError::invalid_field(
+            "field",
+            "field must not be empty",
+        ));
+    }
+    let at = req
+        .at
+        .as_deref()
+        .map(|at| common::micros("at", at))
+        .transpose()?;
+    hide_beyond_limit(&user, &entity_id, || not_found(&entity_id))?;
+    let (entity, _) = resolve_entity(&user, &entity_id)?;
+    let state = match at {
+        None => db::parsed::<Option<SnapshotState>>(
+            "SELECT reducer_state::text FROM neotoma.entity_snapshots
+             WHERE user_id = $1::uuid AND entity_id = $2",
+            &[Arg::uuid(user), Arg::Text(&entity.id)],
+            "reducer state",
+        )?
+        .unwrap_or_default(),
+        Some(at) => {
+            let observations = snapshots::observations_of(&user, &entity.id, Some(at))?;
+            let schemas = registry::active(user, std::slice::from_ref(&entity.entity_type))?;
+            let policies = schemas
+                .get(&entity.entity_type)
+                .map(|a| a.schema.merge_policies.clone())
+                .unwrap_or_default();
+            valid_time::reduce(&observations, &policies)
+        }
+    };
+    let intervals: Vec<FieldInterval> = valid_time::history(&state, &req.field)
+        .into_iter()
+        .map(|s| FieldInterval {
+            valid_from: s.from.map(format_micros),
+            valid_to: s.to.map(format_micros),
+            value: s.value,
+            provenance: s.provenance,
+        })
+        .collect();
+    if intervals.is_empty() {
+        let fields: BTreeSet<&String> = state.fields.keys().chain(state.timelines.keys()).collect();
+        return Err(NeotomaError::new(
+            ErrorCode::FieldNotFound,
+            format!(
+                "no observation of {} has the field `{}`",
+                entity.id, req.field
+            ),
+        )
+        .with("field", req.field.clone())
+        .with("available_fields", json!(fields)));
+    }
+    Ok(RetrieveFieldHistoryResponse {
+        entity_id: entity.id,
+        field: req.field,
+        intervals,
+    })
 }
 
 fn optional_type(field: &str, t: &Option<String>) -> Result<(), NeotomaError> {

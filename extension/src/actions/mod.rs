@@ -189,6 +189,9 @@ fn route(id: ActionId, args: &Value) -> Result<String, NeotomaError> {
         ActionId::ListObservations => {
             serve::<a::ListObservations, _>(entities::list_observations, args)
         }
+        ActionId::RetrieveFieldHistory => {
+            serve::<a::RetrieveFieldHistory, _>(entities::retrieve_field_history, args)
+        }
         ActionId::RetrieveFieldProvenance => {
             serve::<a::RetrieveFieldProvenance, _>(entities::retrieve_field_provenance, args)
         }

@@ -18,6 +18,12 @@ pub fn store(user: Uuid, req: StoreRequest) -> Result<StoreResponse, NeotomaErro
             "file_path",
             "`file_path` is read by the MCP server; in SQL pass the bytes as `file_content` (base64)",
         )),
+        (_, Some(_), _) if req.valid_from.is_some() || req.valid_to.is_some() => {
+            Err(NeotomaError::invalid_field(
+                "valid_from",
+                "valid_from/valid_to go with `entities` (what a file's interpretation observes holds always)",
+            ))
+        }
         (_, Some(content), _) => ingest::files::store(user, content, &req),
         (Some(entities), None, None) => {
             let mut out = ingest::structured::store(user, entities, &req)?;

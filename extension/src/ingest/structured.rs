@@ -10,6 +10,7 @@ use crate::db::{self, Arg};
 use neotoma_core::actions::store::*;
 use neotoma_core::canonical::{canonical_json, sha256_hex};
 use neotoma_core::ids::source_id_in;
+use neotoma_core::valid_time::Interval;
 use neotoma_core::NeotomaError;
 use serde_json::{json, Map, Value};
 use uuid::Uuid;
@@ -29,7 +30,14 @@ pub fn store(
         )
         .with("got", entities.len()));
     }
-    let content = structured_content(entities);
+    let valid = valid_interval(req)?;
+    if valid != Interval::ALWAYS && !crate::installed::is_current() {
+        return Err(NeotomaError::new(
+            neotoma_core::ErrorCode::ServiceUnavailable,
+            "valid_from/valid_to need the extension's current SQL: run ALTER EXTENSION neotoma UPDATE",
+        ));
+    }
+    let content = structured_content(entities, valid);
     let canonical = canonical_json(&content);
     if canonical.len() > MAX_STRUCTURED_BYTES {
         return Err(NeotomaError::invalid_field(
@@ -70,6 +78,7 @@ pub fn store(
             confidence: req.confidence,
         },
         observed_at: extracted_at,
+        valid,
     };
 
     let provenance = match &req.provenance {

@@ -12,6 +12,7 @@ use neotoma_core::confidence::Confidence;
 use neotoma_core::ids::derived_uuid;
 use neotoma_core::reducer::Observation;
 use neotoma_core::schema::FieldType;
+use neotoma_core::valid_time::Interval;
 use neotoma_core::NeotomaError;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -29,6 +30,8 @@ pub struct Origin {
     pub trust: Trust,
     /// Microseconds since the epoch; none = the transaction's time.
     pub observed_at: Option<i64>,
+    /// When in the world what it observes holds (an interpreter's: always).
+    pub valid: Interval,
 }
 
 /// How far a source is trusted: its priority and confidence rating, which
@@ -65,6 +68,7 @@ impl Origin {
             kind: "interpretation",
             trust,
             observed_at: None,
+            valid: Interval::ALWAYS,
         }
     }
 }
@@ -119,12 +123,14 @@ macro_rules! observation_ctes {
       interpretation_run_id, kind, observed_at, specificity_score, source_priority, fields
       , confidence
       , write_order
+      , valid_from, valid_to -- new
       )
   SELECT $1::uuid, (r->>'id')::uuid, r->>'entity_id', r->>'entity_type', r->>'schema_version', $6::uuid,
          $7::uuid, $8, neotoma._from_micros($10), (r->>'specificity_score')::double precision, $9::int,
          r->'fields'
          , r->>'confidence'
          , (r->>'write_order')::bigint
+         , neotoma._from_micros((r->>'valid_from')::bigint), neotoma._from_micros((r->>'valid_to')::bigint) -- new
   FROM unnest($5::jsonb[]) AS r
   RETURNING entity_id, entity_type
 ), fragments AS (
@@ -173,6 +179,10 @@ struct ObservationRow<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     confidence: Option<Confidence>,
     write_order: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    valid_from: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    valid_to: Option<i64>,
 }
 
 /// One slice of a batch; `first` is the index of its first entity in the
@@ -232,8 +242,8 @@ fn store_chunk(
                 confidence: origin.trust.confidence,
                 contests: 0,
                 write_order: write_orders.get(i).copied().unwrap_or(0),
-                valid_from: None,
-                valid_to: None,
+                valid_from: origin.valid.from,
+                valid_to: origin.valid.to,
             },
         ));
     }
@@ -250,6 +260,8 @@ fn store_chunk(
                 fields: &o.fields,
                 confidence: o.confidence,
                 write_order: o.write_order,
+                valid_from: o.valid_from,
+                valid_to: o.valid_to,
             })
             .collect::<Vec<_>>(),
     )?;

@@ -2,9 +2,10 @@
 
 use crate::error::{ErrorCode, NeotomaError, Result};
 use crate::ids::derived_uuid;
-use crate::reducer::Rendered;
+use crate::reducer::{Rendered, SnapshotState};
 use crate::schema::EntitySchema;
 use crate::time::parse_date_or_datetime;
+use crate::valid_time;
 use serde_json::{json, Value};
 use strum::{Display, EnumIter, EnumString, IntoEnumIterator, IntoStaticStr};
 use uuid::Uuid;
@@ -106,6 +107,63 @@ pub fn derive_events(
     out
 }
 
+/// The events of an entity's values over valid time (issue 44): where a
+/// value of a field begins to hold (`ValidFrom`) and where it stops
+/// (`ValidTo`), each with the observation it came from. Not where one
+/// stretch of a value meets another of the same value (only its source
+/// changed). A field whose observations all hold always has none.
+pub fn derive_validity_events(
+    user: &Uuid,
+    entity_type: &str,
+    entity_id: &str,
+    state: &SnapshotState,
+) -> Vec<DerivedEvent> {
+    let mut out = Vec::new();
+    for field in state.timelines.keys() {
+        let stretches = valid_time::history(state, field);
+        let continues = |a: &valid_time::Stretch, b: &valid_time::Stretch| {
+            a.to.is_some() && a.to == b.from && a.value == b.value
+        };
+        for (i, stretch) in stretches.iter().enumerate() {
+            let starts = i == 0 || !continues(&stretches[i - 1], stretch);
+            let stops = stretches
+                .get(i + 1)
+                .is_none_or(|next| !continues(stretch, next));
+            let ends = [
+                ("ValidFrom", stretch.from.filter(|_| starts)),
+                ("ValidTo", stretch.to.filter(|_| stops)),
+            ];
+            for (event_type, at) in ends {
+                let Some(at) = at else { continue };
+                let prov = &stretch.provenance;
+                out.push(DerivedEvent {
+                    id: derived_uuid(
+                        "event",
+                        &[
+                            &user.to_string(),
+                            entity_id,
+                            field,
+                            event_type,
+                            &at.to_string(),
+                        ],
+                    ),
+                    event_type: event_type.to_string(),
+                    timestamp: at,
+                    source_id: prov["source_id"].as_str().unwrap_or_default().to_string(),
+                    observation_id: prov["observation_id"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                    source_field: field.clone(),
+                    properties: json!({"field": field, "value": stretch.value,
+                                       "entity_type": entity_type}),
+                });
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,5 +232,85 @@ mod tests {
         );
         assert_eq!(moved[0].id, events[1].id);
         assert_ne!(moved[0].timestamp, events[1].timestamp);
+    }
+
+    #[test]
+    fn a_succession_over_valid_time_is_its_starts_and_ends() {
+        let obs = |id: &str, role: &str, from: Option<i64>, to: Option<i64>| Observation {
+            valid_from: from,
+            valid_to: to,
+            ..crate::reducer::tests::obs(id, 1, 100, 0.5, json!({"role": role, "name": "Ann"}))
+        };
+        let user = Uuid::nil();
+        let state = crate::valid_time::reduce(
+            &[
+                obs("m", "manager", Some(2022), None),
+                obs("e", "engineer", Some(2019), Some(2022)),
+            ],
+            &Default::default(),
+        );
+        let events: Vec<(String, i64, String, Value)> =
+            derive_validity_events(&user, "person", "ent_1", &state)
+                .into_iter()
+                .filter(|e| e.source_field == "role")
+                .map(|e| {
+                    (
+                        e.event_type,
+                        e.timestamp,
+                        e.observation_id,
+                        e.properties["value"].clone(),
+                    )
+                })
+                .collect();
+        assert_eq!(
+            events,
+            vec![
+                ("ValidFrom".into(), 2019, "e".into(), json!("engineer")),
+                ("ValidTo".into(), 2022, "e".into(), json!("engineer")),
+                ("ValidFrom".into(), 2022, "m".into(), json!("manager")),
+            ]
+        );
+        // The same value from another source where one ends: no event there.
+        let state = crate::valid_time::reduce(
+            &[
+                obs("m", "manager", Some(2022), None),
+                obs("e", "engineer", Some(2019), Some(2022)),
+                obs("e2", "engineer", Some(2017), Some(2019)),
+            ],
+            &Default::default(),
+        );
+        let starts_and_ends: Vec<(String, i64)> =
+            derive_validity_events(&user, "person", "ent_1", &state)
+                .into_iter()
+                .filter(|e| e.source_field == "role")
+                .map(|e| (e.event_type, e.timestamp))
+                .collect();
+        assert_eq!(
+            starts_and_ends,
+            vec![
+                ("ValidFrom".into(), 2017),
+                ("ValidTo".into(), 2022),
+                ("ValidFrom".into(), 2022),
+            ]
+        );
+        // Fields that hold always have none; ids are distinct and stable.
+        let plain = crate::reducer::reduce(
+            &[crate::reducer::tests::obs(
+                "a",
+                1,
+                100,
+                0.5,
+                json!({"role": "x"}),
+            )],
+            &Default::default(),
+        );
+        assert!(derive_validity_events(&user, "person", "ent_1", &plain).is_empty());
+        let ids: std::collections::BTreeSet<Uuid> =
+            derive_validity_events(&user, "person", "ent_1", &state)
+                .into_iter()
+                .map(|e| e.id)
+                .collect();
+        // Role: three; name: from 2019 on (the same value since).
+        assert_eq!(ids.len(), 4);
     }
 }

@@ -26,8 +26,10 @@ use crate::reducer::{
 };
 use crate::schema::MergePolicy;
 use crate::NeotomaError;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 
 /// `[from, to)` in microseconds since the epoch; None: unbounded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -214,6 +216,53 @@ pub fn history(state: &SnapshotState, field: &str) -> Vec<Stretch> {
             })
         })
         .collect()
+}
+
+/// A field's value over one stretch, compact (`[from, to, value,
+/// confidence]` in JSON): what a listing needs to show the field at an
+/// instant without the reducer's state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ValueStretch(
+    pub Option<i64>,
+    pub Option<i64>,
+    pub Value,
+    pub crate::confidence::Confidence,
+);
+
+/// The values of an entity's fields that hold over valid time, by field
+/// (`entity_snapshots.valid_values`); empty when every field holds always.
+pub type ValueTimelines = BTreeMap<String, Vec<ValueStretch>>;
+
+/// The value timelines of a state ([`ValueTimelines`]).
+pub fn value_timelines(state: &SnapshotState) -> ValueTimelines {
+    state
+        .timelines
+        .keys()
+        .map(|field| {
+            let stretches = history(state, field)
+                .into_iter()
+                .map(|s| {
+                    let rating = reducer::of_field(&s.provenance);
+                    ValueStretch(s.from, s.to, s.value, rating)
+                })
+                .collect();
+            (field.clone(), stretches)
+        })
+        .collect()
+}
+
+/// The value of each field of `timelines` at the instant `t` (None: no
+/// value holds then), with its rating.
+pub fn values_at(
+    timelines: &ValueTimelines,
+    t: i64,
+) -> impl Iterator<Item = (&String, Option<&ValueStretch>)> {
+    timelines.iter().map(move |(field, stretches)| {
+        let holding = stretches
+            .iter()
+            .find(|s| Interval { from: s.0, to: s.1 }.contains(t));
+        (field, holding)
+    })
 }
 
 impl Default for FieldTimeline {
@@ -453,6 +502,58 @@ mod tests {
         let plain = reduce([&always], &policies);
         assert_eq!(history(&plain, "employer").len(), 1);
         assert_eq!(history(&plain, "employer")[0].from, None);
+    }
+
+    #[test]
+    fn value_timelines_answer_what_the_render_shows_at_every_instant() {
+        let policies = Policies::new();
+        let obs = |id: &str, v: &str, from: Option<i64>, to: Option<i64>| Observation {
+            valid_from: from,
+            valid_to: to,
+            ..crate::reducer::tests::obs(id, 1, 100, 0.5, json!({"role": v, "name": "Ann"}))
+        };
+        let state = reduce(
+            &[
+                obs("a", "engineer", Some(10), Some(20)),
+                obs("b", "manager", Some(20), None),
+                crate::reducer::tests::obs(
+                    "c",
+                    1,
+                    100,
+                    0.5,
+                    json!({"name": "Ann", "city": "Oslo"}),
+                ),
+            ],
+            &policies,
+        );
+        let timelines = value_timelines(&state);
+        assert_eq!(timelines.keys().collect::<Vec<_>>(), vec!["name", "role"]);
+        for t in [0, 9, 10, 15, 19, 20, 25, i64::MAX] {
+            let rendered = render_at(&state, t);
+            for (field, holding) in values_at(&timelines, t) {
+                assert_eq!(
+                    holding.map(|s| &s.2),
+                    rendered.snapshot.get(field),
+                    "{field} at {t}"
+                );
+            }
+        }
+        let text = serde_json::to_string(&timelines["role"]).unwrap();
+        assert_eq!(
+            text,
+            r#"[[10,20,"engineer","F3"],[20,null,"manager","F3"]]"#
+        );
+        assert!(value_timelines(&reduce(
+            &[crate::reducer::tests::obs(
+                "d",
+                1,
+                100,
+                0.5,
+                json!({"x": 1})
+            )],
+            &policies
+        ))
+        .is_empty());
     }
 
     #[test]

@@ -508,6 +508,9 @@ struct SnapshotRow<'a> {
     /// Until when the render holds (microseconds; absent: for ever).
     #[serde(skip_serializing_if = "Option::is_none")]
     valid_until: Option<i64>,
+    /// The values that hold over valid time, compact (absent: none).
+    #[serde(skip_serializing_if = "valid_time::ValueTimelines::is_empty")]
+    valid_values: valid_time::ValueTimelines,
 }
 
 #[derive(Serialize)]
@@ -610,7 +613,7 @@ fn derived_rows(
                     value,
                 });
             }
-            event_rows.extend(event_rows_of(user_id, schema, entity_id, rendered));
+            event_rows.extend(event_rows_of(user_id, schema, entity_id, state, rendered));
         }
         snapshot_rows.push(snapshot_row(
             entity_id,
@@ -632,15 +635,21 @@ fn derived_rows(
 /// the statement runs, so large folds are written in slices.
 pub const WRITE_SLICE: usize = 100;
 
-/// Timeline event rows of an entity, as stored in `neotoma.timeline_events`.
+/// Timeline event rows of an entity, as stored in `neotoma.timeline_events`:
+/// those of its date fields' values (rendered) and those of its values'
+/// stretches over valid time (its state).
 pub fn event_rows_of(
     user: &Uuid,
     schema: &EntitySchema,
     entity_id: &str,
+    state: &SnapshotState,
     rendered: &reducer::Rendered,
 ) -> Vec<EventRow> {
-    graph::derive_events(user, schema, entity_id, rendered)
+    let of_values = graph::derive_events(user, schema, entity_id, rendered);
+    let of_validity = graph::derive_validity_events(user, &schema.entity_type, entity_id, state);
+    of_values
         .into_iter()
+        .chain(of_validity)
         .map(|e| EventRow {
             id: e.id,
             event_type: e.event_type,
@@ -683,6 +692,7 @@ fn snapshot_row<'a>(
         observation_count: state.observation_count,
         last_us: state.last_observation_at,
         valid_until,
+        valid_values: valid_time::value_timelines(state),
     }
 }
 
@@ -1294,6 +1304,13 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
                     json!({"what": "valid_until", "expected": valid_until, "stored": stored_until}),
                 );
             }
+            // (Absent on the previous release's SQL, which has no column.)
+            if stored.get("valid_values").unwrap_or(&Value::Null) != &expected["valid_values"] {
+                differences.push(
+                    json!({"what": "valid_values", "expected": expected["valid_values"],
+                                        "stored": stored.get("valid_values")}),
+                );
+            }
             let stored_state: Option<SnapshotState> = stored
                 .get("reducer_state")
                 .and_then(|v| serde_json::from_value(v.clone()).ok());
@@ -1301,7 +1318,7 @@ fn verify_all(repair: bool) -> Result<Value, NeotomaError> {
                 differences.push(json!({"what": "reducer_state"}));
             }
             let expected_events = match schema {
-                Some(a) => event_rows_of(&user, &a.schema, id, &rendered),
+                Some(a) => event_rows_of(&user, &a.schema, id, &state, &rendered),
                 None => vec![],
             };
             let stored_events = stored_events_of(&user, id)?;

@@ -924,7 +924,7 @@ BEGIN
   WHERE e.user_id = l.user_id AND e.id = l.entity_id;
   RETURN NULL;
 END $$;
-ALTER TABLE neotoma.entity_snapshots ADD COLUMN valid_until timestamptz;
+ALTER TABLE neotoma.entity_snapshots ADD COLUMN valid_until timestamptz, ADD COLUMN valid_values jsonb;
 CREATE INDEX entity_snapshots_valid_until ON neotoma.entity_snapshots (valid_until)
   WHERE valid_until IS NOT NULL;
 

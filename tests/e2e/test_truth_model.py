@@ -175,6 +175,18 @@ async def test_valid_time_now_then_and_as_history(start_gateway, admin_db) -> No
             ("Initech", "2022-03-01", ""),
         ]
         assert all(i["provenance"]["source_id"] for i in history["intervals"])
+        listed = ok(await c.call_tool("retrieve_entities", {"entity_type": "person", "valid_at": "2020-06-01"}))
+        assert [e["snapshot"]["organization"] for e in listed["entities"]] == ["Acme"]
+        # A correction over part of an interval wins there only.
+        ok(await c.call_tool("correct", {"entity_id": person, "entity_type": "person", "field": "organization",
+                                         "value": "Acme Corp", "valid_from": "2020-01-01", "valid_to": "2021-01-01"}))
+        then = ok(await c.call_tool("retrieve_entity_snapshot", {"entity_id": person, "valid_at": "2020-06-01"}))
+        assert then["snapshot"]["organization"] == "Acme Corp"
+        later = ok(await c.call_tool("retrieve_entity_snapshot", {"entity_id": person, "valid_at": "2021-06-01"}))
+        assert later["snapshot"]["organization"] == "Acme"
+        events = ok(await c.call_tool("list_timeline_events", {"entity_id": person}))["events"]
+        assert {(e["event_type"], e["event_timestamp"][:10]) for e in events} >= {
+            ("ValidFrom", "2019-01-01"), ("ValidTo", "2022-03-01"), ("ValidFrom", "2022-03-01")}
         bad = error(await c.call_tool("store", {"entities": [later], "valid_from": "2023-01-01", "valid_to": "2022-01-01"}))
         assert (bad["code"], bad["details"]["field"]) == ("VALIDATION_ERROR", "valid_to")
         missing = error(await o.call_tool("retrieve_field_history", {"entity_id": person, "field": "organization"}))
@@ -184,7 +196,7 @@ async def test_valid_time_now_then_and_as_history(start_gateway, admin_db) -> No
     stored = admin_db.execute(
         "SELECT count(*) FROM neotoma.observations WHERE user_id = %s AND valid_from IS NOT NULL", (user,)
     ).fetchone()
-    assert stored == (2,)
+    assert stored == (3,)  # two stores and a correction
 
 
 async def test_snapshots_verify_after_mcp_traffic(start_gateway, admin_db) -> None:

@@ -325,12 +325,17 @@ def bases(env: FuzzEnv, action: str) -> list[dict[str, Any]]:
         "retrieve_field_history": [{"entity_id": person, "field": "role"}, {"entity_id": invoice, "field": "amount_due", "at": "2024-06-01"}],
         "list_observations": [{"entity_id": invoice, "limit": 10, "offset": 0}],
         "retrieve_field_provenance": [{"entity_id": person, "field": "email"}, {"entity_id": invoice, "field": "invoice_date"}],
-        "retrieve_entities": [{"entity_type": "person", "limit": 10, "offset": 0, "include_merged": True}],
+        "retrieve_entities": [
+            {"entity_type": "person", "limit": 10, "offset": 0, "include_merged": True},
+            {"entity_type": "person", "valid_at": "2022-01-01"},
+        ],
         "retrieve_entity_by_identifier": [{"identifier": "ann@example.com"}, {"identifier": "INV-1", "entity_type": "invoice"}],
         "list_entity_types": [{"keyword": "invoice"}],
         "correct": [
             {"entity_id": person, "entity_type": "person", "field": "name", "value": "Ann B"},
             {"entity_id": invoice, "entity_type": "invoice", "field": "invoice_date", "value": "2024-01-20"},
+            {"entity_id": person, "entity_type": "person", "field": "role", "value": "chair",
+             "valid_from": "2022-06-01", "valid_to": "2022-09-01"},
         ],
         "create_relationship": [{"relationship_type": "REFERS_TO", "source_entity_id": note, "target_entity_id": invoice, "metadata": {"role": "x"}}],
         "list_relationships": [{"entity_id": person, "direction": "both", "limit": 10}],

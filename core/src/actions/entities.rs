@@ -270,6 +270,10 @@ pub struct RetrieveEntitiesRequest {
     /// this one (letter and number both at least as good), their snapshots
     /// showing only such fields. Not with search.
     pub min_confidence: Option<Confidence>,
+    /// ISO 8601 time: each snapshot as true in the world then (values
+    /// stored with valid_from/valid_to); which entities answer, and their
+    /// order, are decided by the current snapshots.
+    pub valid_at: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -382,6 +386,11 @@ pub struct CorrectRequest {
     pub value: Value,
     /// The correction's confidence rating (admiralty code; default A1).
     pub confidence: Option<Confidence>,
+    /// When in the world the right value holds (ISO 8601), from then on
+    /// (included); absent: since always.
+    pub valid_from: Option<String>,
+    /// Until when it holds (ISO 8601, excluded); absent: for ever.
+    pub valid_to: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]

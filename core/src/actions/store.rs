@@ -166,20 +166,6 @@ pub fn structured_content(entities: &[Value], valid: Interval) -> Value {
     content
 }
 
-/// The store's valid time (`valid_from`, `valid_to`): parsed, and refused
-/// when it holds no instant.
-pub fn valid_interval(req: &StoreRequest) -> Result<Interval, crate::NeotomaError> {
-    let end = |field: &str, v: &Option<String>| {
-        v.as_deref()
-            .map(|v| crate::actions::common::micros(field, v))
-            .transpose()
-    };
-    Interval::new(
-        end("valid_from", &req.valid_from)?,
-        end("valid_to", &req.valid_to)?,
-    )
-}
-
 /// The catalog's entries of this family's actions, by name: each one's
 /// title, its description for an agent and how it behaves
 /// (`crate::catalog::spec`).

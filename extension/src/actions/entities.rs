@@ -7,13 +7,14 @@ use crate::snapshots;
 use neotoma_core::actions::common;
 use neotoma_core::actions::entities::*;
 use neotoma_core::canonical::{canonical_json, sha256_hex};
+use neotoma_core::confidence::Confidence;
 use neotoma_core::identity::{grams_query, identifier_candidates, partial_forms, IdentifierKind};
 use neotoma_core::ids::{derived_uuid, source_id};
 use neotoma_core::reducer::{self, FieldState, SnapshotState, CORRECTION_PRIORITY};
 use neotoma_core::request::json_type;
 use neotoma_core::schema::check_name;
 use neotoma_core::time::format_micros;
-use neotoma_core::valid_time;
+use neotoma_core::valid_time::{self, Interval};
 use neotoma_core::{ErrorCode, NeotomaError};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -408,6 +409,65 @@ pub fn retrieve_entities(
     user: Uuid,
     req: RetrieveEntitiesRequest,
 ) -> Result<RetrieveEntitiesResponse, NeotomaError> {
+    let valid_at = req
+        .valid_at
+        .as_deref()
+        .map(|t| common::micros("valid_at", t))
+        .transpose()?;
+    let min_confidence = req.min_confidence;
+    let mut out = list_or_search(user, req)?;
+    if let Some(t) = valid_at {
+        render_page_at(&user, &mut out.entities, t, min_confidence)?;
+    }
+    Ok(out)
+}
+
+/// Renders the snapshots of a page at the instant `t` of valid time: the
+/// fields of its entities that hold over valid time (their compact value
+/// timelines, `entity_snapshots.valid_values`, read in one statement) take
+/// their value then; the others are the same at every instant, as the
+/// page has them.
+fn render_page_at(
+    user: &Uuid,
+    entities: &mut [EntitySummary],
+    t: i64,
+    min_confidence: Option<Confidence>,
+) -> Result<(), NeotomaError> {
+    let ids: Vec<String> = entities
+        .iter()
+        .filter(|e| e.snapshot.is_some())
+        .map(|e| e.id.clone())
+        .collect();
+    if ids.is_empty() || !crate::installed::is_current() {
+        return Ok(());
+    }
+    let timelines: BTreeMap<String, valid_time::ValueTimelines> = db::parsed(
+        "SELECT coalesce(jsonb_object_agg(entity_id, valid_values), '{}')::text
+         FROM neotoma.entity_snapshots
+         WHERE user_id = $1::uuid AND entity_id = ANY($2) AND valid_values IS NOT NULL",
+        &[Arg::uuid(user), Arg::Texts(ids)],
+        "value timelines",
+    )?;
+    for e in entities {
+        let (Some(timelines), Some(snapshot)) = (timelines.get(&e.id), e.snapshot.as_mut()) else {
+            continue;
+        };
+        for (field, holding) in valid_time::values_at(timelines, t) {
+            let shown = holding.filter(|s| min_confidence.is_none_or(|min| s.3.passes(min)));
+            match shown {
+                Some(s) => snapshot.insert(field.clone(), s.2.clone()),
+                None => snapshot.remove(field),
+            };
+        }
+    }
+    Ok(())
+}
+
+/// `retrieve_entities` as it answers now: a listing, or a search.
+fn list_or_search(
+    user: Uuid,
+    req: RetrieveEntitiesRequest,
+) -> Result<RetrieveEntitiesResponse, NeotomaError> {
     optional_type("entity_type", &req.entity_type)?;
     if let Some(text) = req.search.as_deref() {
         if req.min_confidence.is_some() {
@@ -587,6 +647,13 @@ pub fn correct(user: Uuid, req: CorrectRequest) -> Result<CorrectResponse, Neoto
         )
         .with("expected", def.field_type.as_str()));
     }
+    let valid = common::valid_interval(&req.valid_from, &req.valid_to)?;
+    if valid != Interval::ALWAYS && !crate::installed::is_current() {
+        return Err(NeotomaError::new(
+            ErrorCode::ServiceUnavailable,
+            "valid_from/valid_to need the extension's current SQL: run ALTER EXTENSION neotoma UPDATE",
+        ));
+    }
     let user_s = user.to_string();
     let state: Option<SnapshotState> = match db::json(
         "SELECT reducer_state FROM neotoma.entity_snapshots WHERE user_id = $1::uuid AND entity_id = $2",
@@ -595,7 +662,18 @@ pub fn correct(user: Uuid, req: CorrectRequest) -> Result<CorrectResponse, Neoto
         Value::Null => None,
         v => Some(db::from_json(v, "reducer state")?),
     };
-    let winner = state.as_ref().and_then(|s| s.fields.get(&req.field));
+    // The value it corrects: the field's where the correction holds (its
+    // start, else the instant before its end, else now).
+    let instant = valid
+        .from
+        .or(valid.to.map(|t| t - 1))
+        .unwrap_or_else(db::transaction_start_micros);
+    let winner = state
+        .as_ref()
+        .and_then(|s| match s.timelines.get(&req.field) {
+            Some(timeline) => timeline.at(instant),
+            None => s.fields.get(&req.field),
+        });
     let previous = match winner {
         Some(FieldState::Value { value, prov, .. }) => {
             // The same value again is the same correction, unless it is
@@ -615,12 +693,26 @@ pub fn correct(user: Uuid, req: CorrectRequest) -> Result<CorrectResponse, Neoto
         None => String::new(),
     };
     let value_json = canonical_json(&req.value);
-    let observation_id = derived_uuid(
-        "correction",
-        &[&user_s, &entity.id, &req.field, &value_json, &previous],
-    );
-    let content =
+    // A correction over an interval is another correction than one that
+    // holds always (its id and source say which).
+    let interval = [("valid_from", valid.from), ("valid_to", valid.to)]
+        .into_iter()
+        .filter_map(|(k, t)| Some((k, format_micros(t?))))
+        .collect::<BTreeMap<_, _>>();
+    let mut id_parts = vec![
+        user_s.as_str(),
+        &entity.id,
+        &req.field,
+        &value_json,
+        &previous,
+    ];
+    id_parts.extend(interval.values().map(String::as_str));
+    let observation_id = derived_uuid("correction", &id_parts);
+    let mut content =
         json!({"correction": {"entity_id": entity.id, "field": req.field, "value": req.value}});
+    for (k, t) in &interval {
+        content["correction"][k] = json!(t);
+    }
     let content_hash = sha256_hex(canonical_json(&content).as_bytes());
     let source = source_id(&user, &content_hash).to_string();
     // In the entity's workspace.
@@ -652,9 +744,11 @@ pub fn correct(user: Uuid, req: CorrectRequest) -> Result<CorrectResponse, Neoto
             "INSERT INTO neotoma.observations (user_id, id, entity_id, entity_type, schema_version, source_id,
              kind, observed_at, specificity_score, source_priority, fields
              , confidence
+             , valid_from, valid_to -- new
              )
          VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::uuid, 'correction', clock_timestamp(), 1.0, $7::int, $8
                  , $9
+                 , neotoma._from_micros($10), neotoma._from_micros($11) -- new
                  )
          ON CONFLICT DO NOTHING",
         )?,
@@ -668,6 +762,8 @@ pub fn correct(user: Uuid, req: CorrectRequest) -> Result<CorrectResponse, Neoto
             Arg::Int(CORRECTION_PRIORITY as i64),
             Arg::Json(&Value::Object(fields)),
             Arg::OptText(req.confidence.map(|c| c.to_string()).as_deref()),
+            Arg::OptInt(valid.from),
+            Arg::OptInt(valid.to),
         ],
     )?;
     answer(

@@ -81,6 +81,8 @@ fn correct_fields(
                 value,
                 confidence: None,
                 workspace: None,
+                valid_from: None,
+                valid_to: None,
             },
         )?;
     }

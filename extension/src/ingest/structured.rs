@@ -30,7 +30,7 @@ pub fn store(
         )
         .with("got", entities.len()));
     }
-    let valid = valid_interval(req)?;
+    let valid = neotoma_core::actions::common::valid_interval(&req.valid_from, &req.valid_to)?;
     if valid != Interval::ALWAYS && !crate::installed::is_current() {
         return Err(NeotomaError::new(
             neotoma_core::ErrorCode::ServiceUnavailable,

@@ -59,6 +59,39 @@ SELECT neotoma.store('{"entities": [{"entity_type": "person", "email": "alice@ex
 SELECT i->>'valid_from' AS valid_from, i->>'valid_to' AS valid_to, i->'value' AS value
 FROM jsonb_array_elements(neotoma.retrieve_field_history(jsonb_build_object('entity_id', :'alice', 'field', 'organization'))->'intervals') i;
 
+-- A correction over an interval wins there only: Acme was "Acme Corp"
+-- in 2020 and 2021 (a correction's priority), Acme before and after.
+SELECT neotoma.correct(jsonb_build_object('entity_id', :'alice', 'entity_type', 'person', 'field', 'organization',
+         'value', 'Acme Corp', 'valid_from', '2020-01-01', 'valid_to', '2022-01-01'))->>'message' AS corrected;
+SELECT neotoma.correct(jsonb_build_object('entity_id', :'alice', 'entity_type', 'person', 'field', 'organization',
+         'value', 'Acme Corp', 'valid_from', '2020-01-01', 'valid_to', '2022-01-01'))->>'message' AS again;
+SELECT i->>'valid_from' AS valid_from, i->>'valid_to' AS valid_to, i->'value' AS value,
+       i->'provenance'->>'source_priority' AS priority
+FROM jsonb_array_elements(neotoma.retrieve_field_history(jsonb_build_object('entity_id', :'alice', 'field', 'organization'))->'intervals') i;
+SELECT s->'snapshot'->>'organization' AS organization_now
+FROM neotoma.retrieve_entity_snapshot(jsonb_build_object('entity_id', :'alice')) s;
+
+-- Listings and search answer each snapshot at valid_at too (which
+-- entities, and their order, by what holds now); min_confidence still
+-- filters the fields shown.
+SELECT a.label, e->'snapshot'->>'organization' AS organization, e->'snapshot'->>'name' AS name
+FROM (VALUES ('typed, 2020', '{"entity_type": "person", "valid_at": "2020-06-01"}'::jsonb),
+             ('typed, now', '{"entity_type": "person"}'),
+             ('search, 2023', '{"search": "Alice Martin", "search_mode": "lexical", "valid_at": "2023-01-01"}'),
+             ('confident, 2021', '{"entity_type": "person", "valid_at": "2021-01-01", "min_confidence": "F3"}')) a(label, args),
+     jsonb_array_elements(neotoma.retrieve_entities(a.args)->'entities') e
+WHERE e->>'id' = :'alice' ORDER BY a.label;
+
+-- (A listing reads the compact values over valid time, not the reducer's
+-- state: one [from, to, value, rating] per stretch.)
+SELECT jsonb_array_length(valid_values->'organization') AS stretches, valid_values->'organization'->1 AS second,
+       valid_values ? 'name' AS name_holds_always
+FROM neotoma.entity_snapshots WHERE entity_id = :'alice';
+
+-- Each stretch's start and end are events of the entity's timeline.
+SELECT neotoma._iso(event_timestamp) AS at, event_type, source_field, properties->>'value' AS value
+FROM neotoma.timeline_events WHERE entity_id = :'alice' ORDER BY event_timestamp, event_type, value;
+
 -- An end ahead: an address valid until 2999. Now it holds, and the stored
 -- snapshot says until when.
 SELECT neotoma.store('{"entities": [{"entity_type": "person", "email": "alice@example.com", "address": "1 Main St"}],
@@ -92,7 +125,9 @@ FROM (VALUES
   (6, 'retrieve_entity_snapshot', jsonb_build_object('entity_id', :'alice', 'valid_at', 'soon')),
   (7, 'retrieve_field_history', jsonb_build_object('entity_id', :'alice', 'field', 'salary')),
   (8, 'retrieve_field_history', jsonb_build_object('entity_id', :'alice', 'field', '')),
-  (9, 'retrieve_field_history', jsonb_build_object('entity_id', :'alice'))) t(n, action, args),
+  (9, 'retrieve_field_history', jsonb_build_object('entity_id', :'alice')),
+  (10, 'correct', jsonb_build_object('entity_id', :'alice', 'entity_type', 'person', 'field', 'organization',
+                                     'value', 'X', 'valid_from', '2020-01-01', 'valid_to', '2019-01-01'))) t(n, action, args),
   try_action(t.action, t.args) r
 ORDER BY t.n;
 SELECT count(*) = :observations_before AS nothing_written FROM neotoma.observations WHERE entity_id = :'alice';

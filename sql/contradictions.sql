@@ -16,3 +16,7 @@ COMMENT ON VIEW neotoma.contradictions IS
 -- (actions/contradictions.rs), so the planner knows the index serves it.
 CREATE INDEX entity_snapshots_disagreeing ON neotoma.entity_snapshots (user_id, entity_id)
   WHERE reducer_state @? '$.fields.* ? (@.d == 3)';
+-- And those whose values over valid time disagree where they hold together
+-- (a stretch of a field's timeline with "d": 3; docs/design/valid-time.md).
+CREATE INDEX entity_snapshots_disagreeing_over_time ON neotoma.entity_snapshots (user_id, entity_id)
+  WHERE reducer_state @? '$.timelines.*[*].s ? (@.d == 3)';

@@ -10,6 +10,7 @@ use crate::confidence::Confidence;
 use crate::reducer::{self, Decider, Observation, Policies, Provenance, CORRECTION_PRIORITY};
 use crate::schema::{MergePolicy, Strategy, TieBreaker};
 use crate::time::format_micros;
+use crate::valid_time::Interval;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -120,19 +121,37 @@ fn reason(winner: &Provenance, runner_up: &Provenance, policy: MergePolicy) -> S
 /// one entity), by field name. A field is contradicted when its
 /// observations give two or more distinct values and come from two or more
 /// sources; `merge_array` fields are not (their values are joined, not
-/// chosen between).
+/// chosen between). Over valid time, only observations that hold at a
+/// common instant compete: values over disjoint intervals are a
+/// succession, not a contradiction.
 pub fn find(observations: &[Observation], policies: &Policies) -> Vec<Contradiction> {
-    let mut by_field: BTreeMap<&str, Vec<(Provenance, &Value)>> = BTreeMap::new();
+    let mut by_field: BTreeMap<&str, Vec<(Provenance, &Value, Interval)>> = BTreeMap::new();
     for o in observations {
         for (field, value) in &o.fields {
-            by_field
-                .entry(field.as_str())
-                .or_default()
-                .push((Provenance::of(o), value));
+            by_field.entry(field.as_str()).or_default().push((
+                Provenance::of(o),
+                value,
+                Interval::of(o),
+            ));
         }
     }
     let mut found = Vec::new();
-    for (field, mut candidates) in by_field {
+    for (field, timed) in by_field {
+        // Those that hold at some instant with another value (all of them
+        // when they hold always, as before valid time).
+        let mut candidates: Vec<(Provenance, &Value)> =
+            if timed.iter().all(|(_, _, i)| *i == Interval::ALWAYS) {
+                timed.into_iter().map(|(p, v, _)| (p, v)).collect()
+            } else {
+                let keys: Vec<String> = timed.iter().map(|(_, v, _)| canonical_json(v)).collect();
+                let competes = |a: usize| {
+                    (0..timed.len()).any(|b| keys[a] != keys[b] && timed[a].2.overlaps(&timed[b].2))
+                };
+                (0..timed.len())
+                    .filter(|&a| competes(a))
+                    .map(|a| (timed[a].0.clone(), timed[a].1))
+                    .collect()
+            };
         let policy = policies.get(field).copied().unwrap_or_default();
         if policy.strategy == Strategy::MergeArray {
             continue;
@@ -299,5 +318,38 @@ mod tests {
                 !find(&observations, p).is_empty()
             );
         }
+    }
+
+    #[test]
+    fn a_succession_over_valid_time_is_no_contradiction() {
+        let timed =
+            |id: &str, source: &str, v: &str, from: Option<i64>, to: Option<i64>| Observation {
+                valid_from: from,
+                valid_to: to,
+                ..obs(id, source, 1, 100, json!({"employer": v}))
+            };
+        let succession = [
+            timed("a", "s1", "Acme", Some(10), Some(20)),
+            timed("b", "s2", "Initech", Some(20), None),
+        ];
+        assert!(find(&succession, &Policies::new()).is_empty());
+        // Overlapping, with different values from different sources: one.
+        let overlap = [
+            timed("a", "s1", "Acme", Some(10), Some(21)),
+            timed("b", "s2", "Initech", Some(20), None),
+            timed("c", "s3", "Hooli", Some(0), Some(5)),
+        ];
+        let found = find(&overlap, &Policies::new());
+        assert_eq!(found.len(), 1);
+        let ids: Vec<&str> = found[0]
+            .values
+            .iter()
+            .flat_map(|v| v.observations.iter().map(|o| o.observation_id.as_str()))
+            .collect();
+        assert_eq!(ids.len(), 2, "Hooli held alone: {ids:?}");
+        // The fold's bits say the same.
+        let policies = Policies::new();
+        assert!(!crate::valid_time::reduce(&succession, &policies).disagrees());
+        assert!(crate::valid_time::reduce(&overlap, &policies).disagrees());
     }
 }

@@ -281,12 +281,19 @@ pub struct FieldTimeline {
 
 impl SnapshotState {
     /// Some field has two or more values from two or more sources (the
-    /// index `entity_snapshots_disagreeing` holds such entities: its
-    /// predicate reads the same bits).
+    /// indexes `entity_snapshots_disagreeing` and `…_over_time` hold such
+    /// entities: their predicates read the same bits).
     pub fn disagrees(&self) -> bool {
-        self.fields
-            .values()
-            .any(|f| matches!(f, FieldState::Value { differs, .. } if differs.both()))
+        let both =
+            |f: &FieldState| matches!(f, FieldState::Value { differs, .. } if differs.both());
+        // And over valid time, where values hold together (the index
+        // entity_snapshots_disagreeing_over_time).
+        self.fields.values().any(both)
+            || self
+                .timelines
+                .values()
+                .flat_map(|t| t.segments.iter())
+                .any(|s| s.state.as_ref().is_some_and(both))
     }
 }
 

@@ -71,6 +71,12 @@ impl Interval {
         self.from.is_none_or(|f| f <= t) && self.to.is_none_or(|e| t < e)
     }
 
+    /// Whether it and `other` share an instant.
+    pub fn overlaps(&self, other: &Interval) -> bool {
+        let before = |end: Option<i64>, start: Option<i64>| matches!((end, start), (Some(e), Some(s)) if e <= s);
+        !before(self.to, other.from) && !before(other.to, self.from)
+    }
+
     /// Whether all of `[from, to)` lies in it.
     fn covers(&self, from: Option<i64>, to: Option<i64>) -> bool {
         starts_by(self.from, from) && ends_by(to, self.to)
@@ -554,6 +560,19 @@ mod tests {
             &policies
         ))
         .is_empty());
+    }
+
+    #[test]
+    fn intervals_overlap_when_they_share_an_instant() {
+        let i = |f: Option<i64>, t: Option<i64>| Interval::new(f, t).unwrap();
+        assert!(i(Some(1), Some(5)).overlaps(&i(Some(4), Some(9))));
+        assert!(
+            !i(Some(1), Some(5)).overlaps(&i(Some(5), Some(9))),
+            "the end is excluded"
+        );
+        assert!(!i(Some(5), None).overlaps(&i(None, Some(5))));
+        assert!(Interval::ALWAYS.overlaps(&i(Some(5), Some(6))));
+        assert!(i(None, Some(6)).overlaps(&i(Some(5), None)));
     }
 
     #[test]

@@ -927,6 +927,9 @@ END $$;
 ALTER TABLE neotoma.entity_snapshots ADD COLUMN valid_until timestamptz, ADD COLUMN valid_values jsonb;
 CREATE INDEX entity_snapshots_valid_until ON neotoma.entity_snapshots (valid_until)
   WHERE valid_until IS NOT NULL;
+-- Contradictions over valid time (sql/contradictions.sql).
+CREATE INDEX entity_snapshots_disagreeing_over_time ON neotoma.entity_snapshots (user_id, entity_id)
+  WHERE reducer_state @? '$.timelines.*[*].s ? (@.d == 3)';
 
 -- Renders again the snapshots whose valid time moved on since they were
 -- written (the upkeep's maintain_embedding_lists calls it each round).

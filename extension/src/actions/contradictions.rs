@@ -21,8 +21,9 @@ const MAX_PAGE: i64 = 100;
 /// The live entities with a field given two or more distinct values by two
 /// or more sources (their snapshot's fold says so; merged ones count for
 /// their target, whose fold has their observations), as [user, entity,
-/// type] in user and id order, from the index entity_snapshots_disagreeing
-/// (its predicate, word for word): $1 the user (null: every one the session
+/// type] in user and id order, from the indexes entity_snapshots_disagreeing
+/// and entity_snapshots_disagreeing_over_time (their predicates, word for
+/// word): $1 the user (null: every one the session
 /// can read), $2 the type (or null), $3 limit (null: all), $4 offset, $5
 /// the workspaces (text[]; null: all).
 const CANDIDATES: &str = "
@@ -30,7 +31,9 @@ const CANDIDATES: &str = "
                               ORDER BY p.user_id, p.entity_id), '[]')
     FROM (SELECT s.user_id, s.entity_id, s.entity_type FROM neotoma.entity_snapshots s
           WHERE ($1::uuid IS NULL OR s.user_id = $1::uuid)
-            AND s.reducer_state @? '$.fields.* ? (@.d == 3)'
+            AND (s.reducer_state @? '$.fields.* ? (@.d == 3)'
+                 OR s.reducer_state @? '$.timelines.*[*].s ? (@.d == 3)' -- new
+                 )
             AND ($2::text IS NULL OR s.entity_type = $2)
             AND ($5::text[] IS NULL OR s.workspace = ANY($5::text[]))
             AND EXISTS (SELECT FROM neotoma.entities e WHERE e.user_id = s.user_id AND e.id = s.entity_id
@@ -47,7 +50,7 @@ fn candidates(
 ) -> Result<Vec<(Uuid, String, String)>, NeotomaError> {
     let user = user.map(Uuid::to_string);
     let v = db::json(
-        CANDIDATES,
+        &crate::installed::adapt(CANDIDATES)?,
         &[
             Arg::OptText(user.as_deref()),
             Arg::OptText(entity_type),

@@ -92,6 +92,24 @@ FROM neotoma.entity_snapshots WHERE entity_id = :'alice';
 SELECT neotoma._iso(event_timestamp) AS at, event_type, source_field, properties->>'value' AS value
 FROM neotoma.timeline_events WHERE entity_id = :'alice' ORDER BY event_timestamp, event_type, value;
 
+-- Contradictions: values over disjoint intervals are a succession, not a
+-- contradiction; where they hold together with different values from
+-- different sources, they are one (in the user's listing too).
+SELECT neotoma.store('{"entities": [{"entity_type": "person", "name": "Carol Diaz", "email": "carol@example.com"}]}')->'entities'->0->>'entity_id' AS carol \gset
+SELECT neotoma.store('{"entities": [{"entity_type": "person", "email": "carol@example.com", "role": "engineer"}],
+                       "valid_from": "2019-01-01", "valid_to": "2022-01-01"}') IS NOT NULL AS stored;
+SELECT neotoma.store('{"entities": [{"entity_type": "person", "email": "carol@example.com", "role": "manager"}],
+                       "valid_from": "2022-01-01"}') IS NOT NULL AS stored;
+SELECT jsonb_array_length(neotoma.list_contradictions(jsonb_build_object('entity_id', :'carol'))->'contradictions') AS succession;
+SELECT neotoma.store('{"entities": [{"entity_type": "person", "email": "carol@example.com", "role": "director"}],
+                       "valid_from": "2023-01-01", "valid_to": "2024-01-01"}') IS NOT NULL AS stored;
+SELECT c->>'field' AS field, c->'chosen_value' AS chosen,
+       (SELECT array_agg(v->>'value' ORDER BY v->>'value') FROM jsonb_array_elements(c->'values') v) AS competing
+FROM jsonb_array_elements(neotoma.list_contradictions(jsonb_build_object('entity_id', :'carol'))->'contradictions') c;
+SELECT e->>'entity_id' = :'carol' AS carol_listed
+FROM jsonb_array_elements(neotoma.list_contradictions('{"entity_type": "person"}')->'contradictions') e
+WHERE e->>'entity_id' = :'carol';
+
 -- An end ahead: an address valid until 2999. Now it holds, and the stored
 -- snapshot says until when.
 SELECT neotoma.store('{"entities": [{"entity_type": "person", "email": "alice@example.com", "address": "1 Main St"}],

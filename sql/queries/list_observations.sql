@@ -15,6 +15,7 @@ SELECT jsonb_build_object(
              'specificity_score', p.specificity_score, 'source_priority', p.source_priority,
              'fields', p.fields, 'created_at', neotoma._iso(p.created_at)
              , 'written_with', neotoma_private._written_with(p.token_id) -- new
+             , 'valid_from', neotoma._iso(p.valid_from), 'valid_to', neotoma._iso(p.valid_to) -- new
              , 'confidence', neotoma.observation_confidence(p.confidence, p.source_priority, c.n), 'contests', c.n
              )
            ORDER BY p.observed_at DESC, p.id)

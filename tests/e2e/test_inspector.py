@@ -128,6 +128,24 @@ def test_a_person_finds_inspects_and_corrects_an_entity(start_gateway: Any, brow
     wait(d).until(lambda drv: "Augusta Ada King" in drv.find_element(By.CSS_SELECTOR, "tr[data-field=name] .value").text)
     assert d.find_element(By.ID, "asof-slider").get_attribute("value") == "1"
 
+    # Valid time: roles stored with intervals get a second slider, over the
+    # instants a value starts or stops holding in the world.
+    with psycopg.connect(admin_dsn(DATABASE), autocommit=True) as conn:
+        conn.execute("SELECT set_config('neotoma.user_id', %s, false)", (user,))
+        conn.execute("""SELECT neotoma.store('{"entities": [{"entity_type": "person", "email": "ada@example.com",
+                        "role": "translator"}], "valid_from": "1842-01-01", "valid_to": "1843-09-01"}')""")
+        conn.execute("""SELECT neotoma.store('{"entities": [{"entity_type": "person", "email": "ada@example.com",
+                        "role": "author"}], "valid_from": "1843-09-01"}')""")
+    d.get(entity_url)
+    assert d.find_element(By.CSS_SELECTOR, "tr[data-field=role] .value").text == "author"
+    valid = d.find_element(By.ID, "valid-slider")
+    assert valid.get_attribute("max") == "1" and valid.get_attribute("value") == "1"
+    valid.send_keys(Keys.ARROW_LEFT)
+    wait(d).until(ec.url_contains("valid_at="))
+    wait(d).until(lambda drv: drv.find_element(By.CSS_SELECTOR, "tr[data-field=role] .value").text == "translator")
+    assert "True in the world at 1842-01-01" in d.find_element(By.TAG_NAME, "main").text
+    shot(d, "04b-valid-time")
+
     # A bad correction (no field) is refused with the action's error code,
     # and nothing changes.
     d.get(entity_url)
@@ -159,11 +177,12 @@ def test_a_person_finds_inspects_and_corrects_an_entity(start_gateway: Any, brow
     wait(d).until(ec.url_contains(company))
     assert "Analytical Engines" in d.find_element(By.TAG_NAME, "h1").text
 
-    # The timeline: the invoice's events by month, newest first.
+    # The timeline: the invoice's events by month, newest first, and
+    # where Ada's roles started and ended in the world.
     d.find_element(By.LINK_TEXT, "Timeline").click()
     wait(d).until(ec.url_contains("/inspector/timeline"))
     months = [h.text for h in d.find_elements(By.CSS_SELECTOR, "main h2")]
-    assert months == ["2025-04", "2025-03"]
+    assert months == ["2025-04", "2025-03", "1843-09", "1842-01"]
     shot(d, "06-timeline")
     d.find_element(By.ID, "event_type").send_keys("InvoiceDue", Keys.ENTER)
     wait(d).until(ec.url_contains("event_type=InvoiceDue"))

@@ -166,6 +166,12 @@ pub struct ObservationOut {
     /// The token (agent) it was written with, when it came through one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub written_with: Option<WrittenWith>,
+    /// When in the world its fields hold, when it was stored with an
+    /// interval: from (included) and to (excluded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_to: Option<String>,
 }
 
 /// The token an observation was written with: its id, and its name (the

@@ -446,6 +446,8 @@ async fn entities(
 #[derive(Deserialize, Default)]
 struct EntityQuery {
     at: Option<String>,
+    /// Valid time: the snapshot as true in the world then.
+    valid_at: Option<String>,
     corrected: Option<String>,
 }
 
@@ -464,6 +466,7 @@ async fn render_entity(
     caller: &Caller,
     id: &str,
     at: Option<&str>,
+    valid_at: Option<&str>,
     notice: Option<&str>,
     error: Option<&str>,
 ) -> Response {
@@ -472,6 +475,9 @@ async fn render_entity(
         json!({"entity_id": id, "include_contradictions": true, "include_deleted": true});
     if let Some(at) = at {
         args["at"] = json!(instant(at));
+    }
+    if let Some(valid_at) = valid_at {
+        args["valid_at"] = json!(instant(valid_at));
     }
     let snapshot = match act(state, caller, "retrieve_entity_snapshot", args, false).await {
         Ok(v) => v,
@@ -506,6 +512,7 @@ async fn render_entity(
         relationships: &relationships,
         related: &related,
         at,
+        valid_at,
         notice,
         error,
     };
@@ -532,7 +539,17 @@ async fn entity(
     let Query(q) = query.unwrap_or_default();
     let notice = q.corrected.map(|f| format!("Corrected {f}."));
     let at = q.at.filter(|a| !a.is_empty());
-    render_entity(&state, &caller, &id, at.as_deref(), notice.as_deref(), None).await
+    let valid_at = q.valid_at.filter(|a| !a.is_empty());
+    render_entity(
+        &state,
+        &caller,
+        &id,
+        at.as_deref(),
+        valid_at.as_deref(),
+        notice.as_deref(),
+        None,
+    )
+    .await
 }
 
 #[derive(Deserialize, Default)]
@@ -578,7 +595,7 @@ async fn correct(
         .into_response(),
         Err(e) => {
             let why = format!("{}: {}", e.code.as_str(), e.message);
-            render_entity(&state, &caller, &id, None, None, Some(&why)).await
+            render_entity(&state, &caller, &id, None, None, None, Some(&why)).await
         }
     }
 }
@@ -895,10 +912,10 @@ async fn entity_write(
         return cross_origin();
     }
     match act(state, &caller, action, args, true).await {
-        Ok(_) => render_entity(state, &caller, id, None, Some(done), None).await,
+        Ok(_) => render_entity(state, &caller, id, None, None, Some(done), None).await,
         Err(e) => {
             let why = format!("{}: {}", e.code.as_str(), e.message);
-            render_entity(state, &caller, id, None, None, Some(&why)).await
+            render_entity(state, &caller, id, None, None, None, Some(&why)).await
         }
     }
 }

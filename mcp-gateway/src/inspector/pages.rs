@@ -219,6 +219,8 @@ pub struct EntityView<'a> {
     /// retrieve_related_entities (one hop): the names of related entities.
     pub related: &'a Value,
     pub at: Option<&'a str>,
+    /// Valid time asked (the snapshot as true in the world then).
+    pub valid_at: Option<&'a str>,
     pub notice: Option<&'a str>,
     pub error: Option<&'a str>,
 }
@@ -240,6 +242,35 @@ fn competing(snapshot: &Value) -> BTreeMap<String, Vec<String>> {
         }
     }
     out
+}
+
+/// A slider over `times` (sorted and deduplicated here) that shows the
+/// entity at the chosen one through the query parameter `param`
+/// (static/asof.js); none without times.
+fn time_slider(
+    name: &str,
+    param: &str,
+    label: &str,
+    mut times: Vec<&str>,
+    chosen: Option<&str>,
+) -> String {
+    times.sort_unstable();
+    times.dedup();
+    let Some(last) = times.len().checked_sub(1) else {
+        return String::new();
+    };
+    let at = chosen
+        .and_then(|a| times.iter().position(|t| *t == a))
+        .unwrap_or(last);
+    format!(
+        "<p class=\"slider\"><label for=\"{name}-slider\">{label}</label> \
+         <input type=\"range\" id=\"{name}-slider\" class=\"time-slider\" min=\"0\" max=\"{last}\" step=\"1\" \
+         value=\"{at}\" data-times=\"{}\" data-param=\"{param}\"> \
+         <output id=\"{name}-label\" for=\"{name}-slider\">{}</output></p>\
+         <script src=\"/inspector/static/asof.js\"></script>",
+        escape(&serde_json::to_string(&times).unwrap_or_default()),
+        escape(times[at]),
+    )
 }
 
 pub fn entity_page(v: &EntityView, who: Option<&str>) -> String {
@@ -335,31 +366,30 @@ pub fn entity_page(v: &EntityView, who: Option<&str>) -> String {
         ),
         None => String::new(),
     };
-    // The slider's steps: the observations' times, oldest first.
-    let mut times: Vec<&str> = v.observations["observations"]
-        .as_array()
+    // The sliders' steps: the observations' times (record time), and the
+    // starts and ends of the values stored with an interval (valid time),
+    // oldest first.
+    let observations = v.observations["observations"].as_array();
+    let times: Vec<&str> = observations
         .into_iter()
         .flatten()
         .filter_map(|o| o["observed_at"].as_str())
         .collect();
-    times.sort_unstable();
-    times.dedup();
-    let slider = match times.len() {
-        0 => String::new(),
-        n => {
-            let at =
-                v.at.and_then(|a| times.iter().position(|t| *t == a))
-                    .unwrap_or(n - 1);
-            format!(
-                "<p class=\"slider\"><label for=\"asof-slider\">Observations in time</label> \
-                 <input type=\"range\" id=\"asof-slider\" min=\"0\" max=\"{}\" step=\"1\" value=\"{at}\" data-times=\"{}\"> \
-                 <output id=\"asof-label\" for=\"asof-slider\">{}</output></p>\
-                 <script src=\"/inspector/static/asof.js\"></script>",
-                n - 1,
-                escape(&serde_json::to_string(&times).unwrap_or_default()),
-                escape(times[at]),
-            )
-        }
+    let slider = time_slider("asof", "at", "Observations in time", times, v.at);
+    let ends: Vec<&str> = observations
+        .into_iter()
+        .flatten()
+        .flat_map(|o| [o["valid_from"].as_str(), o["valid_to"].as_str()])
+        .flatten()
+        .collect();
+    let valid_slider = time_slider("valid", "valid_at", "True in the world", ends, v.valid_at);
+    let valid = match v.valid_at {
+        Some(t) => format!(
+            "<p class=\"notice\">True in the world at {} — <a href=\"/inspector/entities/{}\">now</a></p>",
+            escape(t),
+            url_component(id)
+        ),
+        None => String::new(),
     };
     let as_of = match v.at {
         Some(at) => format!(
@@ -371,10 +401,12 @@ pub fn entity_page(v: &EntityView, who: Option<&str>) -> String {
     };
     let body = format!(
         "<h1>{}</h1><p class=\"meta\"><span class=\"type\">{}</span> <code>{}</code> · {} observations · \
-         <a href=\"/inspector/graph/{}\">graph</a></p>{}{}{deleted}{as_of}\
+         <a href=\"/inspector/graph/{}\">graph</a></p>{}{}{deleted}{as_of}{valid}\
          <form method=\"get\" action=\"/inspector/entities/{}\" class=\"inline\">\
          <label for=\"at\">As of</label><input type=\"datetime-local\" id=\"at\" name=\"at\" step=\"1\">\
-         <button type=\"submit\">Show</button></form>{slider}\
+         <label for=\"valid_at\">True in the world at</label>\
+         <input type=\"datetime-local\" id=\"valid_at\" name=\"valid_at\" step=\"1\">\
+         <button type=\"submit\">Show</button></form>{slider}{valid_slider}\
          <h2>Snapshot</h2><table class=\"snapshot\"><thead><tr><th>Field</th><th>Value</th><th>Source</th><th>Observed</th>\
          <th>Priority</th><th>Confidence</th><th>Competing values</th></tr></thead><tbody>{rows}</tbody></table>\
          <h2>Correct a field</h2><form method=\"post\" action=\"/inspector/entities/{}/correct\" class=\"correct\">\
@@ -745,6 +777,7 @@ mod tests {
                 relationships: &json!({"relationships": []}),
                 related: &json!({}),
                 at: None,
+                valid_at: None,
                 notice: None,
                 error: None,
             },
@@ -773,6 +806,7 @@ mod tests {
                 relationships: &json!({"relationships": []}),
                 related: &json!({}),
                 at: None,
+                valid_at: None,
                 notice: None,
                 error: None,
             },
@@ -781,6 +815,46 @@ mod tests {
         assert!(html.contains("by &lt;reader&gt; agent"));
         assert!(html.contains("by 5e1f-token"));
         assert_eq!(html.matches("class=\"agent\"").count(), 2);
+    }
+
+    #[test]
+    fn values_stored_with_intervals_get_a_valid_time_slider() {
+        let observations = json!({"observations": [
+            {"observed_at": "2026-01-03T00:00:00Z", "kind": "store", "fields": {"role": "manager"},
+             "valid_from": "2022-03-01T00:00:00.000000Z"},
+            {"observed_at": "2026-01-02T00:00:00Z", "kind": "store", "fields": {"role": "engineer"},
+             "valid_from": "2019-01-01T00:00:00.000000Z", "valid_to": "2022-03-01T00:00:00.000000Z"}
+        ]});
+        let (snapshot, relationships, related) = (
+            json!({"entity_id": "ent_1", "snapshot": {"role": "engineer"}}),
+            json!({"relationships": []}),
+            json!({}),
+        );
+        let view = |valid_at| EntityView {
+            snapshot: &snapshot,
+            observations: &observations,
+            relationships: &relationships,
+            related: &related,
+            at: None,
+            valid_at,
+            notice: None,
+            error: None,
+        };
+        let html = entity_page(&view(Some("2020-06-01T00:00:00Z")), None);
+        assert!(html.contains("id=\"valid-slider\""));
+        assert!(html.contains("data-param=\"valid_at\""));
+        // Two distinct ends: 2019-01-01 and 2022-03-01.
+        assert!(html.contains("max=\"1\""), "{html}");
+        assert!(html.contains("True in the world at 2020-06-01T00:00:00Z"));
+        let plain = json!({"observations": [{"observed_at": "2026-01-03T00:00:00Z", "kind": "store", "fields": {}}]});
+        let html = entity_page(
+            &EntityView {
+                observations: &plain,
+                ..view(None)
+            },
+            None,
+        );
+        assert!(!html.contains("valid-slider") && html.contains("asof-slider"));
     }
 
     #[test]

@@ -110,6 +110,20 @@ SELECT e->>'entity_id' = :'carol' AS carol_listed
 FROM jsonb_array_elements(neotoma.list_contradictions('{"entity_type": "person"}')->'contradictions') e
 WHERE e->>'entity_id' = :'carol';
 
+-- Merge and split keep intervals: Dan's roles (another e-mail, another
+-- entity) move with him into Carol, and back out when split off.
+SELECT neotoma.store('{"entities": [{"entity_type": "person", "name": "Dan Diaz", "email": "dan@example.com"}]}')->'entities'->0->>'entity_id' AS dan \gset
+SELECT neotoma.store('{"entities": [{"entity_type": "person", "email": "dan@example.com", "country": "Peru"}],
+                       "valid_from": "2015-01-01", "valid_to": "2016-01-01"}')->>'source_id' AS dan_source \gset
+SELECT neotoma.merge_entities(jsonb_build_object('from_entity_id', :'dan', 'to_entity_id', :'carol'))->>'to_entity_id' = :'carol' AS merged;
+SELECT string_agg(i->'value' #>> '{}' || ' ' || left(i->>'valid_from', 10) || '..' || left(i->>'valid_to', 10), ', ') AS carols_countries
+FROM jsonb_array_elements(neotoma.retrieve_field_history(jsonb_build_object('entity_id', :'carol', 'field', 'country'))->'intervals') i;
+SELECT neotoma.split_entity(jsonb_build_object('entity_id', :'carol', 'source_ids', jsonb_build_array(:'dan_source')))
+       ->>'to_entity_id' AS split_off \gset
+SELECT try_action('retrieve_field_history', jsonb_build_object('entity_id', :'carol', 'field', 'country'))->'error'->>'code' AS carol_country_after_split;
+SELECT jsonb_array_length(neotoma.retrieve_field_history(jsonb_build_object('entity_id', :'split_off', 'field', 'country'))->'intervals') AS split_off_countries;
+SELECT neotoma.verify()->'mismatches' AS mismatches_after_merge_and_split;
+
 -- An end ahead: an address valid until 2999. Now it holds, and the stored
 -- snapshot says until when.
 SELECT neotoma.store('{"entities": [{"entity_type": "person", "email": "alice@example.com", "address": "1 Main St"}],

@@ -328,6 +328,7 @@ def bases(env: FuzzEnv, action: str) -> list[dict[str, Any]]:
         "retrieve_entities": [
             {"entity_type": "person", "limit": 10, "offset": 0, "include_merged": True},
             {"entity_type": "person", "valid_at": "2022-01-01"},
+            {"search": "lead", "current_only": False, "valid_at": "2022-01-01"},
         ],
         "retrieve_entity_by_identifier": [{"identifier": "ann@example.com"}, {"identifier": "INV-1", "entity_type": "invoice"}],
         "list_entity_types": [{"keyword": "invoice"}],

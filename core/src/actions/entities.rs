@@ -17,8 +17,7 @@ pub struct RetrieveEntitySnapshotRequest {
     pub entity_id: String,
     /// ISO 8601 time: the snapshot as of then, from the observations observed up to it.
     pub at: Option<String>,
-    /// ISO 8601 time: the snapshot as true in the world then, of the values
-    /// valid at it (default: `at`, else now).
+    /// ISO 8601: as true in the world then (default: `at`, else now).
     pub valid_at: Option<String>,
     /// Answer a deleted entity too (with deleted_at) instead of ENTITY_NOT_FOUND.
     pub include_deleted: Option<bool>,
@@ -276,10 +275,12 @@ pub struct RetrieveEntitiesRequest {
     /// this one (letter and number both at least as good), their snapshots
     /// showing only such fields. Not with search.
     pub min_confidence: Option<Confidence>,
-    /// ISO 8601 time: each snapshot as true in the world then (values
-    /// stored with valid_from/valid_to); which entities answer, and their
-    /// order, are decided by the current snapshots.
+    /// ISO 8601: snapshots as true in the world then (the answers and their
+    /// order are those of now).
     pub valid_at: Option<String>,
+    /// With `search`: only what holds now (default true); false also finds
+    /// values that ended, listed in `ended`.
+    pub current_only: Option<bool>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -312,6 +313,19 @@ pub struct EntitySummary {
     /// embedding to the query's (when it matched semantically).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub semantic_similarity: Option<f64>,
+    /// With `search` and current_only false: its values whose validity
+    /// ended (valid time), each with when.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<Vec<EndedValue>>,
+}
+
+/// A value of a field that held over valid time until `valid_to`, and no
+/// longer does.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct EndedValue {
+    pub field: String,
+    pub value: Value,
+    pub valid_to: String,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -392,10 +406,9 @@ pub struct CorrectRequest {
     pub value: Value,
     /// The correction's confidence rating (admiralty code; default A1).
     pub confidence: Option<Confidence>,
-    /// When in the world the right value holds (ISO 8601), from then on
-    /// (included); absent: since always.
+    /// ISO 8601: when the value starts to hold in the world (absent: always).
     pub valid_from: Option<String>,
-    /// Until when it holds (ISO 8601, excluded); absent: for ever.
+    /// ISO 8601: when it stops holding, excluded (absent: never).
     pub valid_to: Option<String>,
 }
 

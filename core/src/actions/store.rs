@@ -67,10 +67,9 @@ pub struct StoreRequest {
     /// reliability A–F, information credibility 1–6, e.g. B2); default F3.
     /// A file's interpretations, now or later, have it too.
     pub confidence: Option<Confidence>,
-    /// When in the world the entities' fields hold (ISO 8601), from then on
-    /// (included); absent: since always.
+    /// ISO 8601: when the fields start to hold in the world (absent: always).
     pub valid_from: Option<String>,
-    /// Until when they hold (ISO 8601, excluded); absent: for ever.
+    /// ISO 8601: when they stop holding, excluded (absent: never).
     pub valid_to: Option<String>,
     /// Unstructured form: the file's bytes, base64-encoded.
     pub file_content: Option<String>,

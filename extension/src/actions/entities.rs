@@ -415,11 +415,65 @@ pub fn retrieve_entities(
         .map(|t| common::micros("valid_at", t))
         .transpose()?;
     let min_confidence = req.min_confidence;
+    let say_ended = req.current_only == Some(false);
     let mut out = list_or_search(user, req)?;
     if let Some(t) = valid_at {
         render_page_at(&user, &mut out.entities, t, min_confidence)?;
     }
+    if say_ended {
+        mark_ended(&user, &mut out.entities)?;
+    }
     Ok(out)
+}
+
+/// The compact value timelines (`entity_snapshots.valid_values`) of those
+/// of `ids` that have values over valid time, in one statement.
+fn value_timelines_of(
+    user: &Uuid,
+    ids: Vec<String>,
+) -> Result<BTreeMap<String, valid_time::ValueTimelines>, NeotomaError> {
+    if ids.is_empty() || !crate::installed::is_current() {
+        return Ok(BTreeMap::new());
+    }
+    db::parsed(
+        "SELECT coalesce(jsonb_object_agg(entity_id, valid_values), '{}')::text
+         FROM neotoma.entity_snapshots
+         WHERE user_id = $1::uuid AND entity_id = ANY($2) AND valid_values IS NOT NULL",
+        &[Arg::uuid(user), Arg::Texts(ids)],
+        "value timelines",
+    )
+}
+
+/// Says, of each answered entity, which of its values held over valid time
+/// until before now and no longer hold (`ended`, latest end first).
+fn mark_ended(user: &Uuid, entities: &mut [EntitySummary]) -> Result<(), NeotomaError> {
+    let now = db::transaction_start_micros();
+    let timelines = value_timelines_of(user, entities.iter().map(|e| e.id.clone()).collect())?;
+    for e in entities {
+        let Some(timelines) = timelines.get(&e.id) else {
+            continue;
+        };
+        let mut ended: Vec<(i64, EndedValue)> = Vec::new();
+        for (field, holding) in valid_time::values_at(timelines, now) {
+            let current = holding.map(|s| &s.2);
+            for s in &timelines[field] {
+                match s.1 {
+                    Some(to) if to <= now && current != Some(&s.2) => ended.push((
+                        to,
+                        EndedValue {
+                            field: field.clone(),
+                            value: s.2.clone(),
+                            valid_to: format_micros(to),
+                        },
+                    )),
+                    _ => {}
+                }
+            }
+        }
+        ended.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.field.cmp(&b.1.field)));
+        e.ended = Some(ended.into_iter().map(|(_, v)| v).collect());
+    }
+    Ok(())
 }
 
 /// Renders the snapshots of a page at the instant `t` of valid time: the
@@ -438,16 +492,7 @@ fn render_page_at(
         .filter(|e| e.snapshot.is_some())
         .map(|e| e.id.clone())
         .collect();
-    if ids.is_empty() || !crate::installed::is_current() {
-        return Ok(());
-    }
-    let timelines: BTreeMap<String, valid_time::ValueTimelines> = db::parsed(
-        "SELECT coalesce(jsonb_object_agg(entity_id, valid_values), '{}')::text
-         FROM neotoma.entity_snapshots
-         WHERE user_id = $1::uuid AND entity_id = ANY($2) AND valid_values IS NOT NULL",
-        &[Arg::uuid(user), Arg::Texts(ids)],
-        "value timelines",
-    )?;
+    let timelines = value_timelines_of(user, ids)?;
     for e in entities {
         let (Some(timelines), Some(snapshot)) = (timelines.get(&e.id), e.snapshot.as_mut()) else {
             continue;
@@ -481,6 +526,7 @@ fn list_or_search(
     for (field, given) in [
         ("search_mode", req.search_mode.is_some()),
         ("include_observations", req.include_observations.is_some()),
+        ("current_only", req.current_only.is_some()),
     ] {
         if given {
             return Err(NeotomaError::invalid_field(

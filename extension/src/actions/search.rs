@@ -56,7 +56,10 @@ pub fn search_entities(
             include_deleted: req.include_deleted.unwrap_or(false),
             include_snapshots: req.include_snapshots.unwrap_or(true),
             in_values: true,
-            in_observations: req.include_observations.unwrap_or(false),
+            // Values whose validity ended are no longer in the snapshots:
+            // found in the observations.
+            in_observations: req.include_observations.unwrap_or(false)
+                || req.current_only == Some(false),
             in_names: true,
             in_aliases: true,
             in_types: false,

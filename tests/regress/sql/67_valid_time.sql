@@ -82,6 +82,17 @@ FROM (VALUES ('typed, 2020', '{"entity_type": "person", "valid_at": "2020-06-01"
      jsonb_array_elements(neotoma.retrieve_entities(a.args)->'entities') e
 WHERE e->>'id' = :'alice' ORDER BY a.label;
 
+-- A search finds what holds now; with current_only false, also values
+-- whose validity ended, saying which ended and when.
+SELECT a.current_only, count(e.*) FILTER (WHERE e->>'id' = :'alice') AS alice_found,
+       (SELECT string_agg((x->>'value') || ' until ' || left(x->>'valid_to', 10), ', ')
+        FROM jsonb_array_elements(min(e->>'ended') FILTER (WHERE e->>'id' = :'alice')::jsonb) x) AS ended
+FROM (VALUES ('default', '{"search": "Acme", "search_mode": "lexical"}'::jsonb),
+             ('false', '{"search": "Acme", "search_mode": "lexical", "current_only": false}')) a(current_only, args)
+LEFT JOIN LATERAL jsonb_array_elements(neotoma.retrieve_entities(a.args)->'entities') e ON true
+GROUP BY a.current_only ORDER BY a.current_only;
+SELECT try_action('retrieve_entities', '{"current_only": false}')->'error'->>'code' AS without_search;
+
 -- (A listing reads the compact values over valid time, not the reducer's
 -- state: one [from, to, value, rating] per stretch.)
 SELECT jsonb_array_length(valid_values->'organization') AS stretches, valid_values->'organization'->1 AS second,

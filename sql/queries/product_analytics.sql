@@ -66,7 +66,8 @@ cohort_of AS (
 curve AS (
   SELECT w::date AS week, count(DISTINCT a.user_id) AS active
   FROM bounds b,
-       generate_series((SELECT week FROM cohort), (b.hi AT TIME ZONE 'UTC')::date - 1, interval '1 week') w
+       generate_series((SELECT week FROM cohort), ((b.hi - interval '1 microsecond') AT TIME ZONE 'UTC')::date,
+                       interval '1 week') w
   LEFT JOIN neotoma.sources a ON (a.created_at AT TIME ZONE 'UTC')::date >= w::date
        AND (a.created_at AT TIME ZONE 'UTC')::date < w::date + 7
        AND a.user_id IN (SELECT s.user_id FROM signups s WHERE date_trunc('week', s.day)::date = (SELECT week FROM cohort))

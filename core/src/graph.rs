@@ -90,21 +90,40 @@ pub fn derive_events(
         let Some(timestamp) = value.as_str().and_then(parse_date_or_datetime) else {
             continue;
         };
-        let prov = &rendered.field_provenance[field];
-        out.push(DerivedEvent {
-            id: derived_uuid("event", &[&user.to_string(), entity_id, field]),
+        out.push(DerivedEvent::of_value(
+            derived_uuid("event", &[&user.to_string(), entity_id, field]),
             event_type,
             timestamp,
-            source_id: prov["source_id"].as_str().unwrap_or_default().to_string(),
-            observation_id: prov["observation_id"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string(),
-            source_field: field.clone(),
-            properties: json!({"field": field, "value": value, "entity_type": schema.entity_type}),
-        });
+            field,
+            &rendered.field_provenance[field],
+            json!({"field": field, "value": value, "entity_type": schema.entity_type}),
+        ));
     }
     out
+}
+
+impl DerivedEvent {
+    /// An event of a field's value, from the provenance of that value
+    /// (the snapshot's `field_provenance` form: its source and observation).
+    fn of_value(
+        id: Uuid,
+        event_type: String,
+        timestamp: i64,
+        field: &str,
+        prov: &Value,
+        properties: Value,
+    ) -> DerivedEvent {
+        let text = |key: &str| prov[key].as_str().unwrap_or_default().to_string();
+        DerivedEvent {
+            id,
+            event_type,
+            timestamp,
+            source_id: text("source_id"),
+            observation_id: text("observation_id"),
+            source_field: field.to_string(),
+            properties,
+        }
+    }
 }
 
 /// The events of an entity's values over valid time (issue 44): where a
@@ -135,29 +154,21 @@ pub fn derive_validity_events(
             ];
             for (event_type, at) in ends {
                 let Some(at) = at else { continue };
-                let prov = &stretch.provenance;
-                out.push(DerivedEvent {
-                    id: derived_uuid(
-                        "event",
-                        &[
-                            &user.to_string(),
-                            entity_id,
-                            field,
-                            event_type,
-                            &at.to_string(),
-                        ],
-                    ),
-                    event_type: event_type.to_string(),
-                    timestamp: at,
-                    source_id: prov["source_id"].as_str().unwrap_or_default().to_string(),
-                    observation_id: prov["observation_id"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_string(),
-                    source_field: field.clone(),
-                    properties: json!({"field": field, "value": stretch.value,
-                                       "entity_type": entity_type}),
-                });
+                let id_parts = [
+                    &user.to_string(),
+                    entity_id,
+                    field,
+                    event_type,
+                    &at.to_string(),
+                ];
+                out.push(DerivedEvent::of_value(
+                    derived_uuid("event", &id_parts),
+                    event_type.to_string(),
+                    at,
+                    field,
+                    &stretch.provenance,
+                    json!({"field": field, "value": stretch.value, "entity_type": entity_type}),
+                ));
             }
         }
     }

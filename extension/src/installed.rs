@@ -6,6 +6,7 @@
 //! command to run (docs/upgrades.md).
 
 use crate::db;
+use neotoma_core::valid_time::Interval;
 use neotoma_core::{ErrorCode, NeotomaError};
 use std::borrow::Cow;
 use std::cell::Cell;
@@ -78,6 +79,23 @@ fn unserved(installed: &str) -> NeotomaError {
 /// release's, nor an older one that an upgrade script passes through).
 pub fn is_current() -> bool {
     matches!(sql(), Ok(Sql::Current))
+}
+
+/// A request's valid time (`valid_from`, `valid_to`), refused with
+/// SERVICE_UNAVAILABLE when it holds over an interval and the database's
+/// SQL is the previous release's, which has no columns to keep it.
+pub fn served_interval(
+    valid_from: &Option<String>,
+    valid_to: &Option<String>,
+) -> Result<Interval, NeotomaError> {
+    let valid = neotoma_core::actions::common::valid_interval(valid_from, valid_to)?;
+    if valid != Interval::ALWAYS && !is_current() {
+        return Err(NeotomaError::new(
+            ErrorCode::ServiceUnavailable,
+            "valid_from/valid_to need the extension's current SQL: run ALTER EXTENSION neotoma UPDATE",
+        ));
+    }
+    Ok(valid)
 }
 
 /// `query` as the installed SQL can run it: on a database at the previous

@@ -76,14 +76,21 @@ pub fn micros(field: &str, value: &str) -> Result<i64> {
     crate::time::parse_date_or_datetime(value).ok_or_else(|| bad_timestamp(field))
 }
 
+/// An optional instant ([`micros`]) when given.
+pub fn optional_micros(field: &str, value: &Option<String>) -> Result<Option<i64>> {
+    value.as_deref().map(|v| micros(field, v)).transpose()
+}
+
 /// A request's valid time (`valid_from`, `valid_to`, ISO 8601): parsed,
 /// and refused when it holds no instant.
 pub fn valid_interval(
     valid_from: &Option<String>,
     valid_to: &Option<String>,
 ) -> Result<crate::valid_time::Interval> {
-    let end = |field: &str, v: &Option<String>| v.as_deref().map(|v| micros(field, v)).transpose();
-    crate::valid_time::Interval::new(end("valid_from", valid_from)?, end("valid_to", valid_to)?)
+    crate::valid_time::Interval::new(
+        optional_micros("valid_from", valid_from)?,
+        optional_micros("valid_to", valid_to)?,
+    )
 }
 
 fn bad_timestamp(field: &str) -> NeotomaError {

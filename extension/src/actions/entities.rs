@@ -14,7 +14,7 @@ use neotoma_core::reducer::{self, FieldState, SnapshotState, CORRECTION_PRIORITY
 use neotoma_core::request::json_type;
 use neotoma_core::schema::check_name;
 use neotoma_core::time::format_micros;
-use neotoma_core::valid_time::{self, Interval};
+use neotoma_core::valid_time;
 use neotoma_core::{ErrorCode, NeotomaError};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -136,16 +136,8 @@ pub fn retrieve_entity_snapshot(
     if let (Some(d), false) = (&deletion, req.include_deleted.unwrap_or(false)) {
         return Err(crate::lifecycle::deleted_error(&entity_id, &d.at));
     }
-    let at = req
-        .at
-        .as_deref()
-        .map(|at| common::micros("at", at))
-        .transpose()?;
-    let valid_at = req
-        .valid_at
-        .as_deref()
-        .map(|t| common::micros("valid_at", t))
-        .transpose()?;
+    let at = common::optional_micros("at", &req.at)?;
+    let valid_at = common::optional_micros("valid_at", &req.valid_at)?;
     // Followed through a merge; outside the action's workspaces: not found.
     let (entity, redirected_from) = resolve_entity(&user, &entity_id)?;
     let mut out = match at {
@@ -234,6 +226,24 @@ fn current_snapshot(
     Ok(out)
 }
 
+/// The reducer's state of an entity from the observations observed up to
+/// `at`, with the version of the schema it was folded with ("" without
+/// one).
+fn known_at(
+    user: &Uuid,
+    entity: &EntityRow,
+    at: i64,
+) -> Result<(SnapshotState, String), NeotomaError> {
+    let observations = snapshots::observations_of(user, &entity.id, Some(at))?;
+    let schemas = registry::active(*user, std::slice::from_ref(&entity.entity_type))?;
+    let schema = schemas.get(&entity.entity_type).map(|a| &*a.schema);
+    let policies = schema.map(|s| s.merge_policies.clone()).unwrap_or_default();
+    Ok((
+        valid_time::reduce(&observations, &policies),
+        schema.map(|s| s.schema_version.clone()).unwrap_or_default(),
+    ))
+}
+
 /// The snapshot recomputed from the observations observed up to `at`
 /// (normalised); the answer repeats `at` as the caller wrote it.
 fn snapshot_at(
@@ -243,18 +253,14 @@ fn snapshot_at(
     as_given: &str,
     valid_at: i64,
 ) -> Result<EntitySnapshotResponse, NeotomaError> {
-    let observations = snapshots::observations_of(user, &entity.id, Some(at))?;
-    let schemas = registry::active(*user, std::slice::from_ref(&entity.entity_type))?;
-    let schema = schemas.get(&entity.entity_type).map(|a| &*a.schema);
-    let policies = schema.map(|s| s.merge_policies.clone()).unwrap_or_default();
-    let state = valid_time::reduce(&observations, &policies);
+    let (state, schema_version) = known_at(user, entity, at)?;
     let (r, valid_until) = valid_time::rendered_at(&state, valid_at);
     let last = state.last_observation_at.map(format_micros);
     Ok(EntitySnapshotResponse {
         entity_id: entity.id.clone(),
         entity_type: entity.entity_type.clone(),
         canonical_name: entity.canonical_name.clone(),
-        schema_version: schema.map(|s| s.schema_version.clone()).unwrap_or_default(),
+        schema_version,
         snapshot: r.snapshot,
         provenance: r.provenance,
         field_provenance: r.field_provenance,
@@ -345,11 +351,7 @@ pub fn retrieve_field_history(
             "field must not be empty",
         ));
     }
-    let at = req
-        .at
-        .as_deref()
-        .map(|at| common::micros("at", at))
-        .transpose()?;
+    let at = common::optional_micros("at", &req.at)?;
     hide_beyond_limit(&user, &entity_id, || not_found(&entity_id))?;
     let (entity, _) = resolve_entity(&user, &entity_id)?;
     let state = match at {
@@ -360,15 +362,7 @@ pub fn retrieve_field_history(
             "reducer state",
         )?
         .unwrap_or_default(),
-        Some(at) => {
-            let observations = snapshots::observations_of(&user, &entity.id, Some(at))?;
-            let schemas = registry::active(user, std::slice::from_ref(&entity.entity_type))?;
-            let policies = schemas
-                .get(&entity.entity_type)
-                .map(|a| a.schema.merge_policies.clone())
-                .unwrap_or_default();
-            valid_time::reduce(&observations, &policies)
-        }
+        Some(at) => known_at(&user, &entity, at)?.0,
     };
     let intervals: Vec<FieldInterval> = valid_time::history(&state, &req.field)
         .into_iter()
@@ -409,11 +403,7 @@ pub fn retrieve_entities(
     user: Uuid,
     req: RetrieveEntitiesRequest,
 ) -> Result<RetrieveEntitiesResponse, NeotomaError> {
-    let valid_at = req
-        .valid_at
-        .as_deref()
-        .map(|t| common::micros("valid_at", t))
-        .transpose()?;
+    let valid_at = common::optional_micros("valid_at", &req.valid_at)?;
     let min_confidence = req.min_confidence;
     let say_ended = req.current_only == Some(false);
     let mut out = list_or_search(user, req)?;
@@ -693,13 +683,7 @@ pub fn correct(user: Uuid, req: CorrectRequest) -> Result<CorrectResponse, Neoto
         )
         .with("expected", def.field_type.as_str()));
     }
-    let valid = common::valid_interval(&req.valid_from, &req.valid_to)?;
-    if valid != Interval::ALWAYS && !crate::installed::is_current() {
-        return Err(NeotomaError::new(
-            ErrorCode::ServiceUnavailable,
-            "valid_from/valid_to need the extension's current SQL: run ALTER EXTENSION neotoma UPDATE",
-        ));
-    }
+    let valid = crate::installed::served_interval(&req.valid_from, &req.valid_to)?;
     let user_s = user.to_string();
     let state: Option<SnapshotState> = match db::json(
         "SELECT reducer_state FROM neotoma.entity_snapshots WHERE user_id = $1::uuid AND entity_id = $2",

@@ -10,7 +10,6 @@ use crate::db::{self, Arg};
 use neotoma_core::actions::store::*;
 use neotoma_core::canonical::{canonical_json, sha256_hex};
 use neotoma_core::ids::source_id_in;
-use neotoma_core::valid_time::Interval;
 use neotoma_core::NeotomaError;
 use serde_json::{json, Map, Value};
 use uuid::Uuid;
@@ -30,13 +29,7 @@ pub fn store(
         )
         .with("got", entities.len()));
     }
-    let valid = neotoma_core::actions::common::valid_interval(&req.valid_from, &req.valid_to)?;
-    if valid != Interval::ALWAYS && !crate::installed::is_current() {
-        return Err(NeotomaError::new(
-            neotoma_core::ErrorCode::ServiceUnavailable,
-            "valid_from/valid_to need the extension's current SQL: run ALTER EXTENSION neotoma UPDATE",
-        ));
-    }
+    let valid = crate::installed::served_interval(&req.valid_from, &req.valid_to)?;
     let content = structured_content(entities, valid);
     let canonical = canonical_json(&content);
     if canonical.len() > MAX_STRUCTURED_BYTES {

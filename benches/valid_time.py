@@ -5,7 +5,10 @@ changed over valid time.
 
 Goals (docs/design/valid-time.md): a store with an interval within 1.2× of
 the same store without one; a snapshot read and a listing's first page
-with `valid_at` within 1.3× of the same call without it. Each pair is timed alternately in one connection
+with `valid_at` within 1.3× of the same call without it. The same bars for
+relationships: a creation with an interval, and an entity's relationships
+(RELATED of them, half over intervals, with metadata per stretch) listed,
+and walked two hops, at a `valid_at`. Each pair is timed alternately in one connection
 (p50 of CALLS each), so that the machine's drift falls on both alike.
 Figures only; nothing here is a test.
 """
@@ -24,6 +27,7 @@ from million import load
 SCALE = float(os.environ.get("BENCH_SCALE", "1"))
 ENTITIES = max(10_000, int(100_000 * SCALE))
 WITH_HISTORY = 2_000
+RELATED = 40
 CALLS = 41
 ROLE = "neotoma_bench_valid_time"
 DATABASE = "neotoma_bench_valid_time"
@@ -82,6 +86,38 @@ def main() -> None:
 
         plain_store, timed_store = alternate(
             conn, store({}), store({"valid_from": "2024-01-01", "valid_to": "2030-01-01"}))
+        others = [r[0] for r in conn.execute(
+            "SELECT entity_id FROM neotoma.entity_snapshots WHERE entity_id <> %s ORDER BY entity_id LIMIT %s",
+            (person, 2 * CALLS + 2 + RELATED)).fetchall()]
+
+        def relate(interval: dict, targets: list[str]):
+            def call(k: int) -> None:
+                act(conn, "create_relationship", {"relationship_type": "REFERS_TO", "source_entity_id": person,
+                                                  "target_entity_id": targets[k], **interval})
+            return call
+
+        plain_relate, timed_relate = alternate(
+            conn, relate({}, others[:CALLS + 1]),
+            relate({"valid_from": "2024-01-01", "valid_to": "2030-01-01"}, others[CALLS + 1:2 * CALLS + 2]))
+        hub = others[-1]
+        for i, other in enumerate(others[-RELATED - 1:-1]):
+            for role, interval in (("engineer", {"valid_from": "2019-01-01", "valid_to": "2022-03-01"}),
+                                   ("manager", {"valid_from": "2022-03-01"})) if i % 2 else (("member", {}),):
+                act(conn, "create_relationship", {"relationship_type": "PART_OF", "source_entity_id": other,
+                                                  "target_entity_id": hub, "metadata": {"role": role}, **interval})
+        listed = {"entity_id": hub, "limit": 100}
+        plain_rels, timed_rels = alternate(
+            conn,
+            lambda _: act(conn, "list_relationships", listed),
+            lambda _: act(conn, "list_relationships", {**listed, "valid_at": "2020-06-01"}))
+        walk = {"entity_id": hub, "max_hops": 2, "include_entities": False}
+        plain_walk, timed_walk = alternate(
+            conn,
+            lambda _: act(conn, "retrieve_related_entities", walk),
+            lambda _: act(conn, "retrieve_related_entities", {**walk, "valid_at": "2020-06-01"}))
+        roles = sorted(r["metadata"]["role"] for r in act(conn, "list_relationships",
+                                                          {**listed, "valid_at": "2020-06-01"})["relationships"])
+        assert roles == ["engineer"] * (RELATED // 2) + ["member"] * (RELATED // 2), roles
         plain_read, timed_read = alternate(
             conn,
             lambda _: act(conn, "retrieve_entity_snapshot", {"entity_id": person}),
@@ -101,7 +137,10 @@ def main() -> None:
     rows = [("operation", "without", "with valid time", "ratio", "goal", "")]
     for label, a, b, bar in (("store one entity (with valid_from/valid_to)", plain_store, timed_store, 1.2),
                              ("retrieve_entity_snapshot (with valid_at)", plain_read, timed_read, 1.3),
-                             ("retrieve_entities, typed, first page (with valid_at)", plain_page, timed_page, 1.3)):
+                             ("retrieve_entities, typed, first page (with valid_at)", plain_page, timed_page, 1.3),
+                             ("create_relationship (with valid_from/valid_to)", plain_relate, timed_relate, 1.2),
+                             (f"list_relationships, {RELATED} (with valid_at)", plain_rels, timed_rels, 1.3),
+                             ("retrieve_related_entities, 2 hops (with valid_at)", plain_walk, timed_walk, 1.3)):
         rows.append((label, f"{a:.2f} ms", f"{b:.2f} ms", f"{b / a:.2f}x", f"≤ {bar}x", goal(b / a <= bar)))
     rows.append(("retrieve_field_history (against the snapshot read)", f"{plain_read:.2f} ms", f"{history:.2f} ms",
                  f"{history / plain_read:.2f}x", "", ""))

@@ -23,6 +23,10 @@ CREATE TABLE neotoma.relationships (
   -- sets them; verify() checks them).
   deleted_at          timestamptz,
   deleted_reason      text,
+  -- When it holds in the world: the union of its assertions' valid times
+  -- ([valid_from, valid_to), unbounded without them). Reads answer what
+  -- holds at their valid_at (default now); verify() checks it.
+  valid_during        tstzmultirange NOT NULL DEFAULT '{(,)}',
   PRIMARY KEY (user_id, id),
   UNIQUE (user_id, relationship_type, source_entity_id, target_entity_id),
   FOREIGN KEY (user_id, source_entity_id) REFERENCES neotoma.entities (user_id, id),
@@ -44,9 +48,14 @@ CREATE TABLE neotoma.relationship_observations (
   -- Deletions and restorations carry only a reason; the reducer folds
   -- assertions alone.
   kind              text        NOT NULL DEFAULT 'assertion' CHECK (kind IN ('assertion', 'deletion', 'restoration')),
+  -- An assertion's valid time, [valid_from, valid_to) (either end open:
+  -- unbounded; neither: always).
+  valid_from        timestamptz,
+  valid_to          timestamptz,
   PRIMARY KEY (user_id, id),
   FOREIGN KEY (user_id, relationship_id) REFERENCES neotoma.relationships (user_id, id),
-  FOREIGN KEY (user_id, source_id) REFERENCES neotoma.sources (user_id, id)
+  FOREIGN KEY (user_id, source_id) REFERENCES neotoma.sources (user_id, id),
+  CONSTRAINT relationship_observations_valid_interval CHECK (valid_from < valid_to)
 );
 CREATE INDEX relationship_observations_relationship ON neotoma.relationship_observations (user_id, relationship_id);
 -- The relationships a source observed (a source's neighborhood, erasing a
@@ -62,6 +71,15 @@ CREATE TABLE neotoma.graph_write_locks (
   writes            bigint NOT NULL,
   PRIMARY KEY (user_id, relationship_type)
 );
+-- A relationship's valid time as answers show it: null while it holds
+-- always, else its stretches [{valid_from, valid_to}], earliest first (an
+-- end left out: unbounded).
+CREATE FUNCTION neotoma._valid_during(during tstzmultirange) RETURNS jsonb
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN during <> '{(,)}' THEN
+    coalesce((SELECT jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
+                'valid_from', neotoma._iso(lower(x)), 'valid_to', neotoma._iso(upper(x)))) ORDER BY lower(x) NULLS FIRST)
+              FROM unnest(during) x), '[]') END $$;
 CREATE TRIGGER relationship_observations_append_only BEFORE UPDATE OR DELETE ON neotoma.relationship_observations
   FOR EACH ROW EXECUTE FUNCTION neotoma._refuse_change();
 

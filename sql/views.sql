@@ -51,13 +51,14 @@ SELECT r.user_id, r.id AS relationship_id, r.relationship_type,
        r.source_entity_id, se.entity_type AS source_entity_type, se.canonical_name AS source_name,
        r.target_entity_id, te.entity_type AS target_entity_type, te.canonical_name AS target_name,
        r.snapshot AS metadata, r.observation_count, r.last_observation_at, r.created_at,
-       se.workspace AS source_workspace, te.workspace AS target_workspace
+       se.workspace AS source_workspace, te.workspace AS target_workspace, r.valid_during
 FROM neotoma.relationships r
 JOIN neotoma.entities se ON se.user_id = r.user_id AND se.id = r.source_entity_id
 JOIN neotoma.entities te ON te.user_id = r.user_id AND te.id = r.target_entity_id
-WHERE r.merged_into IS NULL AND r.deleted_at IS NULL AND se.deleted_at IS NULL AND te.deleted_at IS NULL;
+WHERE r.merged_into IS NULL AND r.deleted_at IS NULL AND se.deleted_at IS NULL AND te.deleted_at IS NULL
+  AND r.valid_during @> now();
 COMMENT ON VIEW neotoma.relationship_overview IS
-  'Current relationships (not re-keyed by a merge, not deleted, between entities that are not deleted) with the type and name of both entities and the reduced metadata.';
+  'Current relationships (not re-keyed by a merge, not deleted, between entities that are not deleted, holding now in valid time) with the type and name of both entities, the reduced metadata and when the relationship holds (valid_during).';
 
 -- Timeline events with the entity they are about (not of deleted entities).
 CREATE VIEW neotoma.timeline WITH (security_invoker = true) AS

@@ -66,6 +66,18 @@ impl Interval {
         }
     }
 
+    /// A source's `content` with the interval's given ends beside what it
+    /// holds (`valid_from`, `valid_to`): only when given, so content stored
+    /// without valid time keeps its hash (and its source id).
+    pub fn stamped(&self, mut content: serde_json::Value) -> serde_json::Value {
+        for (key, end) in [("valid_from", self.from), ("valid_to", self.to)] {
+            if let Some(us) = end {
+                content[key] = serde_json::json!(crate::time::format_micros(us));
+            }
+        }
+        content
+    }
+
     /// Whether the instant `t` lies in it (its start included, its end not).
     pub fn contains(&self, t: i64) -> bool {
         self.from.is_none_or(|f| f <= t) && self.to.is_none_or(|e| t < e)

@@ -523,14 +523,14 @@ struct IdentifierRow<'a> {
 /// A timeline event row as written to `neotoma.timeline_events`.
 #[derive(Serialize, Deserialize, PartialEq, Debug)]
 pub struct EventRow {
-    id: Uuid,
-    event_type: String,
-    ts: i64,
-    source_id: String,
-    entity_id: String,
-    source_field: String,
-    observation_id: String,
-    properties: Value,
+    pub id: Uuid,
+    pub event_type: String,
+    pub ts: i64,
+    pub source_id: String,
+    pub entity_id: String,
+    pub source_field: String,
+    pub observation_id: String,
+    pub properties: Value,
 }
 
 /// The JSON text of each row (they are plain data: serialising cannot fail).
@@ -1026,7 +1026,9 @@ const VERIFY_RELATIONSHIPS_PAGE: &str = "
                  FROM neotoma.relationship_observations o
                  WHERE o.user_id = r.user_id AND o.relationship_id = r.id
                    AND o.kind = 'assertion'
-                   )) ORDER BY r.user_id, r.id), '[]')
+                   )
+               , 'valid_during', neotoma._valid_during(r.valid_during), 'expected_valid_during', neotoma._valid_during((SELECT coalesce(range_agg(tstzrange(o.valid_from, o.valid_to)), '{(,)}') FROM neotoma.relationship_observations o WHERE o.user_id = r.user_id AND o.relationship_id = r.id AND o.kind = 'assertion')) -- new
+               ) ORDER BY r.user_id, r.id), '[]')
     FROM (SELECT * FROM neotoma.relationships
           WHERE merged_into IS NULL AND (user_id, id) > ($1::uuid, $2::uuid)
           ORDER BY user_id, id LIMIT $3) r";
@@ -1060,6 +1062,11 @@ fn verify_relationships() -> Result<(u64, Vec<Value>), NeotomaError> {
             {
                 mismatches.push(json!({"user_id": r["user_id"], "relationship_id": r["id"],
                                        "expected": rendered.snapshot, "stored": r["snapshot"]}));
+            } else if r["valid_during"] != r["expected_valid_during"] {
+                // When it holds: the union of its assertions' intervals.
+                mismatches.push(json!({"user_id": r["user_id"], "relationship_id": r["id"],
+                                       "field": "valid_during",
+                                       "expected": r["expected_valid_during"], "stored": r["valid_during"]}));
             }
         }
         let last = &page[page.len() - 1];

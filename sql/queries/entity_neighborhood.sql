@@ -1,6 +1,7 @@
 -- retrieve_graph_neighborhood of an entity. $1 user, $2 entity id,
 -- $3..$6 include relationships, sources, events, observations ('true'/'false'),
--- $7 the workspaces (text[]): relationships to entities outside them are left out.
+-- $7 the workspaces (text[]): relationships to entities outside them are left out;
+-- $8 a valid time (microseconds): relationships not holding then are left out.
 WITH rel AS (
   SELECT r.* FROM neotoma.relationships r
   WHERE $3 = 'true' AND r.user_id = $1::uuid AND r.merged_into IS NULL
@@ -12,6 +13,7 @@ WITH rel AS (
     AND r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL)
     AND r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.workspace <> ALL ($7::text[])) -- ws:some
     AND r.deleted_at IS NULL
+    AND r.valid_during @> neotoma._from_micros($8) -- new
     ),
 own AS (
   SELECT o.* FROM neotoma.observations o
@@ -28,7 +30,9 @@ SELECT jsonb_build_object(
      'relationships', coalesce((SELECT jsonb_agg(jsonb_build_object('id', r.id,
          'relationship_type', r.relationship_type, 'source_entity_id', r.source_entity_id,
          'target_entity_id', r.target_entity_id, 'metadata', r.snapshot,
-         'created_at', neotoma._iso(r.created_at)) ORDER BY r.id) FROM rel r), '[]'),
+         'created_at', neotoma._iso(r.created_at))
+         || jsonb_strip_nulls(jsonb_build_object('valid_during', neotoma._valid_during(r.valid_during))) -- new
+         ORDER BY r.id) FROM rel r), '[]'),
      'related_entities', coalesce((SELECT jsonb_agg(jsonb_build_object('id', x.id,
          'entity_type', x.entity_type, 'canonical_name', x.canonical_name,
          'snapshot', coalesce(xs.snapshot, '{}')) ORDER BY x.id)

@@ -3,7 +3,8 @@
 -- a deleted relationship: lines marked 0.6 and 0.7, left out before those) of the types $3 (all when null) in
 -- direction $4 ('outbound', 'inbound' or 'both'), up to $5 hops; at most $6
 -- entities, nearest first; with their snapshots when $7. Entities outside the
--- workspaces $8 (text[]) are not walked to.
+-- workspaces $8 (text[]) are not walked to. Only relationships holding at
+-- valid time $9 (microseconds) are walked.
 --
 -- walk holds (entity, hop) pairs; an entity's hop is the least it was
 -- reached at. The walk re-expands entities it meets again at later hops
@@ -22,6 +23,7 @@ WITH RECURSIVE walk(id, hop) AS (
       AND r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL)
       AND r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.workspace <> ALL ($8::text[])) -- ws:some
       AND r.deleted_at IS NULL
+      AND r.valid_during @> neotoma._from_micros($9) -- new
     UNION ALL
     SELECT r.source_entity_id FROM neotoma.relationships r
     WHERE $4 <> 'outbound' AND r.user_id = $1::uuid AND r.target_entity_id = w.id
@@ -29,6 +31,7 @@ WITH RECURSIVE walk(id, hop) AS (
       AND r.source_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL)
       AND r.source_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.workspace <> ALL ($8::text[])) -- ws:some
       AND r.deleted_at IS NULL
+      AND r.valid_during @> neotoma._from_micros($9) -- new
       ) x
   WHERE w.hop < $5
 ),
@@ -56,6 +59,7 @@ walked AS (
      AND r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL)
      AND r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.workspace <> ALL ($8::text[])) -- ws:some
      AND r.deleted_at IS NULL
+     AND r.valid_during @> neotoma._from_micros($9) -- new
     WHERE f.hop < (SELECT hop FROM last_hop)
     UNION ALL
     SELECT r.id, r.relationship_type, r.source_entity_id, r.target_entity_id, f.hop + 1
@@ -65,6 +69,7 @@ walked AS (
      AND r.source_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL)
      AND r.source_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.workspace <> ALL ($8::text[])) -- ws:some
      AND r.deleted_at IS NULL
+     AND r.valid_during @> neotoma._from_micros($9) -- new
     WHERE f.hop < (SELECT hop FROM last_hop)) e
   GROUP BY id, relationship_type, source_entity_id, target_entity_id
 )

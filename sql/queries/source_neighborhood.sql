@@ -1,6 +1,7 @@
 -- retrieve_graph_neighborhood of a source. $1 user, $2 source id,
 -- $3..$5 include relationships, events, observations ('true'/'false'), $6
--- the workspaces (text[]): a source elsewhere is not found, entities elsewhere are left out.
+-- the workspaces (text[]): a source elsewhere is not found, entities elsewhere are left out;
+-- $7 a valid time (microseconds): relationships not holding then are left out.
 -- Deleted entities, their events and relationships, and deleted
 -- relationships are left out (lines marked 0.6 and 0.7: not before those).
 WITH obs AS (
@@ -36,7 +37,9 @@ SELECT jsonb_build_object(
      'relationships', coalesce((SELECT jsonb_agg(jsonb_build_object('id', r.id,
          'relationship_type', r.relationship_type, 'source_entity_id', r.source_entity_id,
          'target_entity_id', r.target_entity_id, 'metadata', r.snapshot,
-         'created_at', neotoma._iso(r.created_at)) ORDER BY r.id)
+         'created_at', neotoma._iso(r.created_at))
+         || jsonb_strip_nulls(jsonb_build_object('valid_during', neotoma._valid_during(r.valid_during))) -- new
+         ORDER BY r.id)
        FROM neotoma.relationships r
        WHERE r.user_id = $1::uuid AND r.merged_into IS NULL
          -- (One IN of a UNION, not an OR of two: under row level security
@@ -53,6 +56,7 @@ SELECT jsonb_build_object(
          AND r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL)
          AND r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.workspace <> ALL ($6::text[])) -- ws:some
          AND r.deleted_at IS NULL
+         AND r.valid_during @> neotoma._from_micros($7) -- new
          ), '[]'))
    ELSE '{}' END
 || CASE WHEN $4 = 'true' THEN jsonb_build_object(

@@ -2,7 +2,8 @@
 -- (text[], in that order), each with its snapshot and latest observations
 -- (theirs and those of the entities merged into them, newest first, at most
 -- $3), the current relationships whose both ends are among them, and the
--- ids that name none (or one outside the workspaces $4, text[]). $1 user.
+-- ids that name none (or one outside the workspaces $4, text[]). $1 user;
+-- $5 a valid time (microseconds): relationships not holding then are left out.
 WITH ids AS (
   SELECT t.id, min(t.ord) AS ord FROM unnest($2::text[]) WITH ORDINALITY AS t(id, ord) GROUP BY t.id),
 found AS (
@@ -42,6 +43,8 @@ SELECT json_build_object(
     FROM neotoma.relationships r
     WHERE r.user_id = $1::uuid AND r.source_entity_id IN (SELECT id FROM found)
       AND r.target_entity_id IN (SELECT id FROM found)
-      AND r.merged_into IS NULL AND r.deleted_at IS NULL), '[]'),
+      AND r.merged_into IS NULL AND r.deleted_at IS NULL
+      AND r.valid_during @> neotoma._from_micros($5) -- new
+      ), '[]'),
   'missing', coalesce((SELECT json_agg(i.id ORDER BY i.ord) FROM ids i
                        WHERE i.id NOT IN (SELECT id FROM found)), '[]'))::text

@@ -958,4 +958,33 @@ COMMENT ON FUNCTION neotoma.get_entity_snapshot(jsonb) IS
   'Legacy name of neotoma.retrieve_entity_snapshot: Get the current truth about one entity: its snapshot (field → value) computed by the reducer from all its observations, with provenance for every field (which observation and source it came from). Pass `at` (ISO 8601) for the snapshot as it was known at that time, `valid_at` for what was true in the world then (values stored with valid_from/valid_to). A merged entity redirects to the entity it was merged into (`redirected_from`). include_contradictions also answers the fields whose observations disagree, as list_contradictions does; include_annotations the notes attached to it (annotate).';
 
 
+-- Valid time of relationships (issue 44): assertions hold over
+-- [valid_from, valid_to); a relationship over the union of its assertions'
+-- intervals (every relationship before: always, the column's default).
+ALTER TABLE neotoma.relationships ADD COLUMN valid_during tstzmultirange NOT NULL DEFAULT '{(,)}';
+ALTER TABLE neotoma.relationship_observations ADD COLUMN valid_from timestamptz, ADD COLUMN valid_to timestamptz,
+  ADD CONSTRAINT relationship_observations_valid_interval CHECK (valid_from < valid_to);
+CREATE FUNCTION neotoma._valid_during(during tstzmultirange) RETURNS jsonb
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN during <> '{(,)}' THEN
+    coalesce((SELECT jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
+                'valid_from', neotoma._iso(lower(x)), 'valid_to', neotoma._iso(upper(x)))) ORDER BY lower(x) NULLS FIRST)
+              FROM unnest(during) x), '[]') END $$;
+REVOKE EXECUTE ON FUNCTION neotoma._valid_during(tstzmultirange) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma._valid_during(tstzmultirange) TO neotoma_user;
+CREATE OR REPLACE VIEW neotoma.relationship_overview WITH (security_invoker = true) AS
+SELECT r.user_id, r.id AS relationship_id, r.relationship_type,
+       r.source_entity_id, se.entity_type AS source_entity_type, se.canonical_name AS source_name,
+       r.target_entity_id, te.entity_type AS target_entity_type, te.canonical_name AS target_name,
+       r.snapshot AS metadata, r.observation_count, r.last_observation_at, r.created_at,
+       se.workspace AS source_workspace, te.workspace AS target_workspace, r.valid_during
+FROM neotoma.relationships r
+JOIN neotoma.entities se ON se.user_id = r.user_id AND se.id = r.source_entity_id
+JOIN neotoma.entities te ON te.user_id = r.user_id AND te.id = r.target_entity_id
+WHERE r.merged_into IS NULL AND r.deleted_at IS NULL AND se.deleted_at IS NULL AND te.deleted_at IS NULL
+  AND r.valid_during @> now();
+COMMENT ON VIEW neotoma.relationship_overview IS
+  'Current relationships (not re-keyed by a merge, not deleted, between entities that are not deleted, holding now in valid time) with the type and name of both entities, the reduced metadata and when the relationship holds (valid_during).';
+
+
 SELECT neotoma_private.grant_platform_roles();

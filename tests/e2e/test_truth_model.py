@@ -199,6 +199,60 @@ async def test_valid_time_now_then_and_as_history(start_gateway, admin_db) -> No
     assert stored == (3,)  # two stores and a correction
 
 
+async def test_relationships_over_valid_time(start_gateway, admin_db) -> None:
+    """A relationship holds over the union of its assertions' intervals
+    (docs/actions.md, valid time): listings, traversals and neighborhoods
+    answer what holds at valid_at (default now), each with its metadata
+    then; current_only false lists the others; another user sees none."""
+    user = new_user()
+    gw = start_gateway("--user-id", user)
+    other = start_gateway("--user-id", new_user())
+    async with Client(gw.url) as c, Client(other.url) as o:
+        stored = ok(await c.call_tool("store", {"entities": [
+            PERSON, {"entity_type": "company", "name": "Acme"}, {"entity_type": "company", "name": "Initech"}]}))
+        bo, acme, initech = (e["entity_id"] for e in stored["entities"])
+        part_of = {"relationship_type": "PART_OF", "source_entity_id": bo}
+        first = ok(await c.call_tool("create_relationship", {**part_of, "target_entity_id": acme,
+                   "metadata": {"role": "engineer"}, "valid_from": "2019-01-01", "valid_to": "2020-06-01"}))
+        assert first["valid_during"] == [{"valid_from": "2019-01-01T00:00:00.000000Z",
+                                          "valid_to": "2020-06-01T00:00:00.000000Z"}]
+        ok(await c.call_tool("create_relationships", {"relationships": [
+            {**part_of, "target_entity_id": acme, "metadata": {"role": "manager"},
+             "valid_from": "2020-06-01", "valid_to": "2022-03-01"},
+            {**part_of, "target_entity_id": initech, "valid_from": "2022-03-01"}]}))
+
+        async def targets(**args):
+            listed = ok(await c.call_tool("list_relationships", {"entity_id": bo, **args}))
+            return sorted((r["target_entity_id"], r["metadata"].get("role")) for r in listed["relationships"])
+
+        assert await targets() == [(initech, None)]
+        assert await targets(valid_at="2019-05-01") == [(acme, "engineer")]
+        assert await targets(valid_at="2021-05-01") == [(acme, "manager")]
+        assert await targets(valid_at="2018-01-01") == []
+        assert len(await targets(current_only=False)) == 2
+        snapshot = ok(await c.call_tool("get_relationship_snapshot", {**part_of, "target_entity_id": acme,
+                                                                      "valid_at": "2019-05-01"}))
+        assert snapshot["snapshot"]["snapshot"] == {"role": "engineer"}
+        assert snapshot["snapshot"]["valid_during"] == [{"valid_from": "2019-01-01T00:00:00.000000Z",
+                                                         "valid_to": "2022-03-01T00:00:00.000000Z"}]
+        related = ok(await c.call_tool("retrieve_related_entities", {"entity_id": bo, "valid_at": "2020-01-01"}))
+        assert [e["id"] for e in related["entities"]] == [acme]
+        related = ok(await c.call_tool("retrieve_related_entities", {"entity_id": bo}))
+        assert [e["id"] for e in related["entities"]] == [initech]
+        around = ok(await c.call_tool("retrieve_graph_neighborhood", {"node_id": bo, "valid_at": "2021-01-01"}))
+        assert [(r["target_entity_id"], r["metadata"]) for r in around["relationships"]] == [(acme, {"role": "manager"})]
+        bad = error(await c.call_tool("create_relationship", {**part_of, "target_entity_id": initech,
+                                                              "valid_from": "2023-01-01", "valid_to": "2022-01-01"}))
+        assert (bad["code"], bad["details"]["field"]) == ("VALIDATION_ERROR", "valid_to")
+        missing = error(await o.call_tool("list_relationships", {"entity_id": bo, "current_only": False}))
+        assert missing["code"] == "ENTITY_NOT_FOUND"
+    report = admin_db.execute("SELECT neotoma.verify()").fetchone()[0]
+    assert report["ok"] is True, report
+    assert admin_db.execute(
+        "SELECT count(*) FROM neotoma.relationship_observations WHERE user_id = %s AND valid_from IS NOT NULL", (user,)
+    ).fetchone() == (3,)
+
+
 async def test_snapshots_verify_after_mcp_traffic(start_gateway, admin_db) -> None:
     gw = start_gateway("--user-id", new_user())
     async with Client(gw.url) as c:

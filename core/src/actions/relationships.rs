@@ -39,6 +39,10 @@ pub struct CreateRelationshipRequest {
     pub target_entity_id: String,
     /// Facts about the relationship (amount settled, role, note…); reduced like entity fields.
     pub metadata: Option<Object>,
+    /// ISO 8601: holds in the world from (absent: always).
+    pub valid_from: Option<String>,
+    /// ISO 8601: until, excluded (absent: never).
+    pub valid_to: Option<String>,
     pub user_id: Option<String>,
     /// The workspace to write in; the context (set_context), else `default`,
     /// when absent. What it names must lie there.
@@ -60,6 +64,20 @@ pub struct RelationshipOut {
     pub deleted_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deleted_reason: Option<String>,
+    /// When it holds in the world, when not always: [valid_from, valid_to)
+    /// stretches, earliest first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_during: Option<Vec<ValidStretch>>,
+}
+
+/// A stretch of valid time, `[valid_from, valid_to)` (an absent end:
+/// unbounded).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ValidStretch {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_to: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -75,6 +93,10 @@ pub struct ListRelationshipsRequest {
     /// Also list deleted relationships and those to deleted entities, with
     /// deleted_at (default false).
     pub include_deleted: Option<bool>,
+    /// ISO 8601: as true in the world then (default now).
+    pub valid_at: Option<String>,
+    /// Only those holding at valid_at (default true).
+    pub current_only: Option<bool>,
     pub user_id: Option<String>,
     /// Which workspaces to answer from: a name, "*" (all of yours) or a
     /// list; the context (set_context), else `default`, when absent.
@@ -100,6 +122,8 @@ pub struct GetRelationshipSnapshotRequest {
     /// Answer for a deleted relationship too (with deleted_at) instead of
     /// NOT_FOUND (default false).
     pub include_deleted: Option<bool>,
+    /// ISO 8601: as true in the world then (default now).
+    pub valid_at: Option<String>,
     pub user_id: Option<String>,
     /// Which workspaces to answer from: a name, "*" (all of yours) or a
     /// list; the context (set_context), else `default`, when absent.
@@ -126,6 +150,9 @@ pub struct RelationshipSnapshot {
     pub deleted_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deleted_reason: Option<String>,
+    /// When it holds in the world, when not always.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_during: Option<Vec<ValidStretch>>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -139,6 +166,11 @@ pub struct RelationshipObservationOut {
     pub specificity_score: f64,
     pub source_priority: i32,
     pub metadata: Object,
+    /// An assertion's valid time, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_to: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]

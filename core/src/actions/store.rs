@@ -154,15 +154,7 @@ pub struct StoreResponse {
 /// Only the entities count: the same entities stored again (with another
 /// timestamp or priority) are the same source.
 pub fn structured_content(entities: &[Value], valid: Interval) -> Value {
-    let mut content = json!({ "entities": entities });
-    // Only when given, so content stored without valid time keeps its hash
-    // (and its source id).
-    for (key, end) in [("valid_from", valid.from), ("valid_to", valid.to)] {
-        if let Some(us) = end {
-            content[key] = json!(crate::time::format_micros(us));
-        }
-    }
-    content
+    valid.stamped(json!({ "entities": entities }))
 }
 
 /// The catalog's entries of this family's actions, by name: each one's

@@ -35,6 +35,8 @@ pub struct SearchSubgraphRequest {
     pub page: Option<i64>,
     /// Entities per page (1–100, default 20).
     pub per_page: Option<i64>,
+    /// ISO 8601: relationships holding then (default now).
+    pub valid_at: Option<String>,
     pub user_id: Option<String>,
     /// Which workspaces to answer from: a name, "*" (all of yours) or a
     /// list; the context (set_context), else `default`, when absent.
@@ -46,6 +48,8 @@ pub struct SearchSubgraphRequest {
 pub struct GetSubgraphByIdsRequest {
     /// Entity ids (1–100).
     pub entity_ids: Vec<String>,
+    /// ISO 8601: relationships holding then (default now).
+    pub valid_at: Option<String>,
     pub user_id: Option<String>,
     /// Which workspaces to answer from: a name, "*" (all of yours) or a
     /// list; the context (set_context), else `default`, when absent.

@@ -20,6 +20,9 @@ pub struct ListTimelineEventsRequest {
     pub source_id: Option<String>,
     /// Only events of this entity.
     pub entity_id: Option<String>,
+    /// ISO 8601, with entity_id: its events as true in the world then
+    /// (default now).
+    pub valid_at: Option<String>,
     /// Max results (1–1000, default 100).
     pub limit: Option<i64>,
     pub offset: Option<i64>,

@@ -22,6 +22,8 @@ pub struct RetrieveRelatedEntitiesRequest {
     pub max_hops: Option<i64>,
     /// Include each entity's snapshot (default true).
     pub include_entities: Option<bool>,
+    /// ISO 8601: relationships holding then (default now).
+    pub valid_at: Option<String>,
     pub user_id: Option<String>,
     /// Which workspaces to answer from: a name, "*" (all of yours) or a
     /// list; the context (set_context), else `default`, when absent.
@@ -76,6 +78,8 @@ pub struct RetrieveGraphNeighborhoodRequest {
     pub include_events: Option<bool>,
     /// Default false.
     pub include_observations: Option<bool>,
+    /// ISO 8601: relationships holding then (default now).
+    pub valid_at: Option<String>,
     pub user_id: Option<String>,
     /// Which workspaces to answer from: a name, "*" (all of yours) or a
     /// list; the context (set_context), else `default`, when absent.

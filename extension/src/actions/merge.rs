@@ -225,9 +225,12 @@ fn move_relationships(user: &Uuid, from: &str, to: &str) -> Result<i64, NeotomaE
 /// deletions and restorations: those stay with it).
 const MOVE_ASSERTIONS: &str = "
     INSERT INTO neotoma.relationship_observations (user_id, id, relationship_id, source_id,
-        observed_at, source_priority, specificity_score, metadata)
+        observed_at, source_priority, specificity_score, metadata
+        , valid_from, valid_to -- new
+        )
     SELECT o.user_id, neotoma._derived_uuid('moved_relationship_observation', ARRAY[o.id::text, $3]),
            $3::uuid, o.source_id, o.observed_at, o.source_priority, o.specificity_score, o.metadata
+           , o.valid_from, o.valid_to -- new
     FROM neotoma.relationship_observations o
     WHERE o.user_id = $1::uuid AND o.relationship_id = $2::uuid
       AND o.kind = 'assertion'

@@ -178,6 +178,8 @@ fn part_of(user: &Uuid, part: &str, whole: &str) -> Result<(), NeotomaError> {
             source_entity_id: part.into(),
             target_entity_id: whole.into(),
             metadata: None,
+            valid_from: None,
+            valid_to: None,
             user_id: None,
             workspace: None,
         },

@@ -10,8 +10,9 @@ use neotoma_core::actions::relationships::*;
 use neotoma_core::canonical::{canonical_json, sha256_hex};
 use neotoma_core::graph::RelationshipType;
 use neotoma_core::ids::{derived_uuid, relationship_id, source_id};
-use neotoma_core::reducer::{self, Observation, SnapshotState};
+use neotoma_core::reducer::{self, Observation, Rendered, SnapshotState};
 use neotoma_core::schema::check_name;
+use neotoma_core::valid_time::Interval;
 use neotoma_core::{ErrorCode, NeotomaError};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -88,7 +89,8 @@ const UNDELETED: &str = "
      AND r.deleted_at IS NULL
      ";
 
-/// [`edges`] between entities that are not deleted (what retrievals show).
+/// [`edges`] between entities that are not deleted, holding now in valid
+/// time (what retrievals show).
 pub fn live_edges(
     user: &Uuid,
     nodes: Vec<String>,
@@ -104,12 +106,13 @@ pub fn live_edges(
     )
 }
 
-/// Relationship `r` is not deleted, nor is either of its ends (lines
-/// marked with the version that brought each).
+/// Relationship `r` is not deleted, nor is either of its ends, and holds
+/// now.
 const LIVE: &str = "
      AND r.source_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL)
      AND r.target_entity_id NOT IN (SELECT d.id FROM neotoma.entities d WHERE d.user_id = $1::uuid AND d.deleted_at IS NOT NULL)
      AND r.deleted_at IS NULL
+     AND r.valid_during @> now() -- new
      ";
 
 fn edges_where(
@@ -245,10 +248,12 @@ pub fn apply_to_relationship(
         reducer::apply(&mut state, o, &Default::default());
     }
     let r = reducer::render(&state);
+    let intervals: Vec<[Option<i64>; 2]> = observations
+        .iter()
+        .map(|o| [o.valid_from, o.valid_to])
+        .collect();
     db::run(
-        "UPDATE neotoma.relationships SET snapshot = $3, provenance = $4, reducer_state = $5,
-                observation_count = $6, last_observation_at = neotoma._from_micros($7)
-         WHERE user_id = $1::uuid AND id = $2::uuid",
+        &crate::installed::adapt(UPDATE_RELATIONSHIP)?,
         &[
             Arg::uuid(user),
             Arg::Text(id),
@@ -257,9 +262,24 @@ pub fn apply_to_relationship(
             Arg::Json(&serde_json::to_value(&state).unwrap_or_default()),
             Arg::Int(state.observation_count as i64),
             Arg::Int(state.last_observation_at.unwrap_or(0)),
+            Arg::Json(&json!(intervals)),
+            Arg::Bool(fresh),
         ],
     )
 }
+
+/// A relationship's snapshot, and when it holds: the union of its
+/// assertions' intervals ($8, `[[from, to], …]` in microseconds, null
+/// ends unbounded) with the stored one, or alone when the relationship had
+/// none folded yet or is folded afresh ($9). Without assertions it holds
+/// always, as the column's default says.
+const UPDATE_RELATIONSHIP: &str = "
+    UPDATE neotoma.relationships SET snapshot = $3, provenance = $4, reducer_state = $5,
+           observation_count = $6, last_observation_at = neotoma._from_micros($7)
+           , valid_during = coalesce(CASE WHEN $9 OR observation_count = 0 THEN n.during ELSE valid_during + n.during END, CASE WHEN $9 THEN '{(,)}' ELSE valid_during END) -- new
+    FROM (SELECT range_agg(tstzrange(neotoma._from_micros((x->>0)::bigint), neotoma._from_micros((x->>1)::bigint))) AS during
+          FROM jsonb_array_elements($8) x) n
+    WHERE user_id = $1::uuid AND id = $2::uuid";
 
 /// Records one assertion of `source → target` (creating the relationship if
 /// new); asserting the same thing again adds nothing.
@@ -269,6 +289,7 @@ fn assert_relationship(
     source: &str,
     target: &str,
     metadata: &Map<String, Value>,
+    valid: Interval,
 ) -> Result<RelationshipOut, NeotomaError> {
     let user_s = user.to_string();
     check_cycle(user, rtype, source, target)?;
@@ -278,8 +299,10 @@ fn assert_relationship(
          VALUES ($1::uuid, $2::uuid, $3, $4, $5) ON CONFLICT DO NOTHING",
         &[Arg::uuid(user), Arg::Text(&id), Arg::Text(rtype.as_str()), Arg::Text(source), Arg::Text(target)],
     )?;
-    let content = json!({"relationship": {"relationship_type": rtype.as_str(), "source_entity_id": source,
-                                          "target_entity_id": target, "metadata": metadata}});
+    let content = valid.stamped(
+        json!({"relationship": {"relationship_type": rtype.as_str(), "source_entity_id": source,
+                                "target_entity_id": target, "metadata": metadata}}),
+    );
     let content_hash = sha256_hex(canonical_json(&content).as_bytes());
     let source_uuid = source_id(user, &content_hash);
     let source_s = source_uuid.to_string();
@@ -304,18 +327,15 @@ fn assert_relationship(
     let observation_id =
         derived_uuid("relationship_observation", &[&user_s, &id, &source_s]).to_string();
     let inserted = db::json(
-        "WITH ins AS (
-           INSERT INTO neotoma.relationship_observations (user_id, id, relationship_id, source_id, observed_at, metadata)
-           VALUES ($1::uuid, $2::uuid, $3::uuid, $4::uuid, clock_timestamp(), $5)
-           ON CONFLICT DO NOTHING
-           RETURNING neotoma._micros(observed_at) AS t)
-         SELECT to_jsonb(t) FROM ins",
+        &crate::installed::adapt(INSERT_ASSERTION)?,
         &[
             Arg::uuid(user),
             Arg::Text(&observation_id),
             Arg::Text(&id),
             Arg::uuid(source_uuid),
             Arg::Json(&Value::Object(metadata.clone())),
+            Arg::OptInt(valid.from),
+            Arg::OptInt(valid.to),
         ],
     )?;
     if let Some(t) = inserted.as_i64() {
@@ -329,20 +349,82 @@ fn assert_relationship(
             confidence: None,
             contests: 0,
             write_order: 0,
-            valid_from: None,
-            valid_to: None,
+            valid_from: valid.from,
+            valid_to: valid.to,
         };
         apply_to_relationship(user, &id, &[o], false)?;
     }
     relationship_out(user, &id)
 }
 
+const INSERT_ASSERTION: &str = "
+    WITH ins AS (
+      INSERT INTO neotoma.relationship_observations (user_id, id, relationship_id, source_id, observed_at, metadata
+                                                    , valid_from, valid_to -- new
+                                                    )
+      VALUES ($1::uuid, $2::uuid, $3::uuid, $4::uuid, clock_timestamp(), $5
+              , neotoma._from_micros($6), neotoma._from_micros($7) -- new
+              )
+      ON CONFLICT DO NOTHING
+      RETURNING neotoma._micros(observed_at) AS t)
+    SELECT to_jsonb(t) FROM ins";
+
+/// A relationship as written, its metadata as true now.
 fn relationship_out(user: &Uuid, id: &str) -> Result<RelationshipOut, NeotomaError> {
     let v = db::json(
         &crate::installed::adapt(RELATIONSHIP_OUT)?,
         &[Arg::uuid(user), Arg::Text(id)],
     )?;
-    db::from_json(v, "relationship")
+    let mut out: RelationshipOut = db::from_json(v, "relationship")?;
+    if out.valid_during.is_some() {
+        if let Some(r) = rendered_at(user, id, db::transaction_start_micros())? {
+            out.metadata = r.snapshot;
+        }
+    }
+    Ok(out)
+}
+
+/// A relationship's metadata as true in the world at `t`: reduced from
+/// its assertions valid then (None when none is). Read for relationships
+/// that hold over intervals only: the stored snapshot folds every
+/// assertion, which is their metadata at any instant when all hold always.
+pub fn rendered_at(user: &Uuid, id: &str, t: i64) -> Result<Option<Rendered>, NeotomaError> {
+    let valid: Vec<Observation> = relationship_observations(user, id)?
+        .into_iter()
+        .filter(|o| Interval::of(o).contains(t))
+        .collect();
+    if valid.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(reducer::render(&reducer::reduce(
+        &valid,
+        &Default::default(),
+    ))))
+}
+
+/// Sets the `metadata` of each relationship answered (an object with its
+/// `id`) that holds over intervals (`valid_during`) to its metadata at
+/// `t`, when an assertion of it is valid then.
+pub fn metadata_at<'a>(
+    user: &Uuid,
+    t: i64,
+    relationships: impl IntoIterator<Item = &'a mut Map<String, Value>>,
+) -> Result<(), NeotomaError> {
+    for r in relationships {
+        let Some(id) = r
+            .get("valid_during")
+            .filter(|v| !v.is_null())
+            .and(r.get("id"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+        else {
+            continue;
+        };
+        if let Some(rendered) = rendered_at(user, &id, t)? {
+            r.insert("metadata".into(), Value::Object(rendered.snapshot));
+        }
+    }
+    Ok(())
 }
 
 const RELATIONSHIP_OUT: &str =
@@ -350,6 +432,7 @@ const RELATIONSHIP_OUT: &str =
                   'source_entity_id', source_entity_id, 'target_entity_id', target_entity_id,
                   'metadata', snapshot, 'created_at', neotoma._iso(created_at)
                   , 'deleted_at', neotoma._iso(deleted_at), 'deleted_reason', deleted_reason
+                  , 'valid_during', neotoma._valid_during(valid_during) -- new
                   )
          FROM neotoma.relationships WHERE user_id = $1::uuid AND id = $2::uuid";
 
@@ -375,6 +458,7 @@ pub fn create_relationship(
     let source = common::entity_id("source_entity_id", &req.source_entity_id)?;
     let target = common::entity_id("target_entity_id", &req.target_entity_id)?;
     let metadata = metadata_of(req.metadata)?;
+    let valid = crate::installed::served_interval(&req.valid_from, &req.valid_to)?;
     let (s, _) = resolve_live_entity(&user, &source)?;
     let (t, _) = resolve_live_entity(&user, &target)?;
     // Only a mention may point back at its own entity (the reference
@@ -388,7 +472,7 @@ pub fn create_relationship(
         .with("field", "target_entity_id")
         .with("entity_id", s.id));
     }
-    assert_relationship(&user, rtype, &s.id, &t.id, &metadata)
+    assert_relationship(&user, rtype, &s.id, &t.id, &metadata, valid)
 }
 
 pub fn list_relationships(
@@ -403,6 +487,8 @@ pub fn list_relationships(
         .map(|t| RelationshipType::parse("relationship_type", t))
         .transpose()?;
     let (limit, offset) = common::page(req.limit, req.offset)?;
+    let valid_at = common::optional_micros("valid_at", &req.valid_at)?
+        .unwrap_or_else(db::transaction_start_micros);
     let (entity, _) = resolve_live_entity(&user, &entity_id)?;
     let scope = crate::scope::current();
     let v = db::json(
@@ -420,9 +506,19 @@ pub fn list_relationships(
                 "false"
             }),
             scope.arg(),
+            Arg::Bool(req.current_only.unwrap_or(true)),
+            Arg::Int(valid_at),
         ],
     )?;
-    db::from_json(v, "relationships")
+    let mut page: ListRelationshipsResponse = db::from_json(v, "relationships")?;
+    for r in page.relationships.iter_mut() {
+        if r.valid_during.is_some() {
+            if let Some(rendered) = rendered_at(&user, &r.id, valid_at)? {
+                r.metadata = rendered.snapshot;
+            }
+        }
+    }
+    Ok(page)
 }
 
 pub fn get_relationship_snapshot(
@@ -435,6 +531,8 @@ pub fn get_relationship_snapshot(
     let (s, _) = resolve_live_entity(&user, &source)?;
     let (t, _) = resolve_live_entity(&user, &target)?;
     let id = relationship_id(&user, rtype.as_str(), &s.id, &t.id).to_string();
+    let valid_at = common::optional_micros("valid_at", &req.valid_at)?
+        .unwrap_or_else(db::transaction_start_micros);
     let found = db::json(
         &crate::installed::adapt(RELATIONSHIP_SNAPSHOT)?,
         &[Arg::uuid(user), Arg::Text(&id)],
@@ -469,7 +567,14 @@ pub fn get_relationship_snapshot(
         .with("source_entity_id", s.id)
         .with("target_entity_id", t.id));
     }
-    db::from_json(found, "relationship snapshot")
+    let mut out: GetRelationshipSnapshotResponse = db::from_json(found, "relationship snapshot")?;
+    if out.snapshot.valid_during.is_some() {
+        if let Some(r) = rendered_at(&user, &id, valid_at)? {
+            out.snapshot.snapshot = r.snapshot;
+            out.snapshot.provenance = r.provenance;
+        }
+    }
+    Ok(out)
 }
 
 pub fn relationship_observations(user: &Uuid, id: &str) -> Result<Vec<Observation>, NeotomaError> {
@@ -477,7 +582,9 @@ pub fn relationship_observations(user: &Uuid, id: &str) -> Result<Vec<Observatio
         &crate::installed::adapt(
             "SELECT coalesce(jsonb_agg(jsonb_build_object('id', o.id, 'source_id', o.source_id,
                    'observed_at', neotoma._micros(o.observed_at), 'source_priority', o.source_priority,
-                   'specificity_score', o.specificity_score, 'fields', o.metadata) ORDER BY o.id), '[]')
+                   'specificity_score', o.specificity_score, 'fields', o.metadata
+                   , 'valid_from', neotoma._micros(o.valid_from), 'valid_to', neotoma._micros(o.valid_to) -- new
+                   ) ORDER BY o.id), '[]')
          FROM neotoma.relationship_observations o WHERE o.user_id = $1::uuid AND o.relationship_id = $2::uuid
            AND o.kind = 'assertion'
            ",

@@ -50,7 +50,7 @@ pub fn search_subgraph(
     )
     .map_err(|e| e.renamed_field("search", "query"))?;
     let ids: Vec<String> = found.entities.iter().map(|e| e.id.clone()).collect();
-    let mut graph = subgraph(user, ids)?;
+    let mut graph = subgraph(user, ids, &req.valid_at)?;
     for (entity, hit) in graph.entities.iter_mut().zip(&found.entities) {
         entity.relevance_score = hit.relevance_score;
         entity.matched_fields = hit.matched_fields.clone();
@@ -78,11 +78,18 @@ pub fn get_subgraph_by_ids(
         .iter()
         .map(|id| common::entity_id("entity_ids", id))
         .collect::<Result<Vec<String>, _>>()?;
-    subgraph(user, ids)
+    subgraph(user, ids, &req.valid_at)
 }
 
-/// The subgraph of `ids` (in their order).
-fn subgraph(user: Uuid, ids: Vec<String>) -> Result<SubgraphResponse, NeotomaError> {
+/// The subgraph of `ids` (in their order), with the relationships holding
+/// at `valid_at` (default now).
+fn subgraph(
+    user: Uuid,
+    ids: Vec<String>,
+    valid_at: &Option<String>,
+) -> Result<SubgraphResponse, NeotomaError> {
+    let valid_at =
+        common::optional_micros("valid_at", valid_at)?.unwrap_or_else(db::transaction_start_micros);
     let scope = crate::scope::current();
     db::with_custom_index_plans(|| {
         db::parsed(
@@ -92,6 +99,7 @@ fn subgraph(user: Uuid, ids: Vec<String>) -> Result<SubgraphResponse, NeotomaErr
                 Arg::Texts(ids),
                 Arg::Int(OBSERVATIONS_PER_ENTITY),
                 scope.arg(),
+                Arg::Int(valid_at),
             ],
             "subgraph",
         )

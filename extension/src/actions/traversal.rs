@@ -2,7 +2,7 @@
 //! an entity or a source, and the one-hop `related_*` output of `store`.
 
 use crate::actions::entities::resolve_live_entity;
-use crate::actions::relationships::{live_edges, Direction};
+use crate::actions::relationships::{live_edges, metadata_at, Direction};
 use crate::db::{self, Arg};
 use neotoma_core::actions::common;
 use neotoma_core::actions::traversal::*;
@@ -56,6 +56,7 @@ pub fn retrieve_related_entities(
         })
         .transpose()?;
     let include_entities = req.include_entities.unwrap_or(true);
+    let valid_at = valid_at(&req.valid_at)?;
     let (start, _) = resolve_live_entity(&user, &entity_id)?;
     let scope = crate::scope::current();
     db::parsed(
@@ -69,9 +70,16 @@ pub fn retrieve_related_entities(
             Arg::Int(MAX_TRAVERSAL),
             Arg::Bool(include_entities),
             scope.arg(),
+            Arg::Int(valid_at),
         ],
         "traversal",
     )
+}
+
+/// A read's valid time (`valid_at`, ISO 8601), in microseconds: the
+/// relationships it follows are those holding then (default now).
+fn valid_at(value: &Option<String>) -> Result<i64, NeotomaError> {
+    Ok(common::optional_micros("valid_at", value)?.unwrap_or_else(db::transaction_start_micros))
 }
 
 /// The walk of `retrieve_related_entities`, answered as the response's JSON.
@@ -143,6 +151,7 @@ pub fn retrieve_graph_neighborhood(
         with(req.include_events, true),
         with(req.include_observations, false),
     );
+    let valid_at = valid_at(&req.valid_at)?;
     let scope = crate::scope::current();
     match node_type {
         "entity" => {
@@ -158,16 +167,18 @@ pub fn retrieve_graph_neighborhood(
                     Arg::Text(events),
                     Arg::Text(observations),
                     scope.arg(),
+                    Arg::Int(valid_at),
                 ],
             )?;
             if let Some(from) = redirected {
                 out["redirected_from"] = json!(from);
             }
+            relationships_at(&user, valid_at, &mut out)?;
             Ok(out)
         }
         "source" => {
             let source = common::uuid("node_id", &req.node_id)?;
-            let out = db::json(
+            let mut out = db::json(
                 &scope.adapt(SOURCE_NEIGHBORHOOD)?,
                 &[
                     Arg::uuid(user),
@@ -176,6 +187,7 @@ pub fn retrieve_graph_neighborhood(
                     Arg::Text(events),
                     Arg::Text(observations),
                     scope.arg(),
+                    Arg::Int(valid_at),
                 ],
             )?;
             if out.is_null() {
@@ -185,6 +197,7 @@ pub fn retrieve_graph_neighborhood(
                 )
                 .with("source_id", source.to_string()));
             }
+            relationships_at(&user, valid_at, &mut out)?;
             Ok(out)
         }
         other => Err(NeotomaError::invalid_field(
@@ -192,6 +205,14 @@ pub fn retrieve_graph_neighborhood(
             format!("node_type must be entity or source, not `{other}`"),
         )),
     }
+}
+
+/// A neighborhood's relationships with their metadata as true at `t`.
+fn relationships_at(user: &Uuid, t: i64, out: &mut Value) -> Result<(), NeotomaError> {
+    if let Some(rels) = out.get_mut("relationships").and_then(Value::as_array_mut) {
+        metadata_at(user, t, rels.iter_mut().filter_map(Value::as_object_mut))?;
+    }
+    Ok(())
 }
 
 const ENTITY_NEIGHBORHOOD: &str = include_str!("../../../sql/queries/entity_neighborhood.sql");

@@ -489,9 +489,14 @@ async fn render_entity(
         (json!({"observations": []}), json!({"relationships": []}))
     } else {
         let one = json!({"entity_id": id});
+        // The relationships holding at the valid time shown (default now).
+        let mut related = one.clone();
+        if let Some(valid_at) = valid_at {
+            related["valid_at"] = json!(instant(valid_at));
+        }
         match (
-            act(state, caller, "list_observations", one.clone(), false).await,
-            act(state, caller, "list_relationships", one, false).await,
+            act(state, caller, "list_observations", one, false).await,
+            act(state, caller, "list_relationships", related, false).await,
         ) {
             (Ok(o), Ok(r)) => (o, r),
             (Err(e), _) | (_, Err(e)) => return failed(state, caller, &e),

@@ -348,10 +348,11 @@ pub fn entity_page(v: &EntityView, who: Option<&str>) -> String {
                 .find(|e| e["id"] == other)
                 .map_or(other, |e| display_name(e, other));
             format!(
-                "<li>{} {} {}</li>",
+                "<li>{} {} {}{}</li>",
                 if from == id { "→" } else { "←" },
                 escape(r["relationship_type"].as_str().unwrap_or_default()),
-                entity_link(other, name)
+                entity_link(other, name),
+                valid_during(&r["valid_during"])
             )
         })
         .collect::<String>();
@@ -755,6 +756,34 @@ pub fn error_page(text: &str, who: Option<&str>) -> String {
     )
 }
 
+/// When a relationship holds in the world, when not always: its stretches
+/// as dates (" 2019-01-01 – 2022-03-01, since 2023-01-01").
+fn valid_during(during: &Value) -> String {
+    let day = |s: &Value, key: &str| {
+        s[key]
+            .as_str()
+            .map(|t| t.get(..10).unwrap_or(t).to_string())
+    };
+    let stretches: Vec<String> = during
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| match (day(s, "valid_from"), day(s, "valid_to")) {
+            (Some(f), Some(t)) => format!("{f} – {t}"),
+            (Some(f), None) => format!("since {f}"),
+            (None, Some(t)) => format!("until {t}"),
+            (None, None) => "always".to_string(),
+        })
+        .collect();
+    if stretches.is_empty() {
+        return String::new();
+    }
+    format!(
+        " <span class=\"valid-during\">{}</span>",
+        escape(&stretches.join(", "))
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -815,6 +844,34 @@ mod tests {
         assert!(html.contains("by &lt;reader&gt; agent"));
         assert!(html.contains("by 5e1f-token"));
         assert_eq!(html.matches("class=\"agent\"").count(), 2);
+    }
+
+    #[test]
+    fn a_relationship_says_when_it_holds() {
+        let relationships = json!({"relationships": [
+            {"source_entity_id": "ent_1", "target_entity_id": "ent_2", "relationship_type": "PART_OF",
+             "valid_during": [{"valid_from": "2019-01-01T00:00:00.000000Z", "valid_to": "2022-03-01T00:00:00.000000Z"},
+                              {"valid_from": "2023-01-01T00:00:00.000000Z"}]},
+            {"source_entity_id": "ent_3", "target_entity_id": "ent_1", "relationship_type": "REFERS_TO"}
+        ]});
+        let html = entity_page(
+            &EntityView {
+                snapshot: &json!({"entity_id": "ent_1", "snapshot": {}}),
+                observations: &json!({"observations": []}),
+                relationships: &relationships,
+                related: &json!({}),
+                at: None,
+                valid_at: None,
+                notice: None,
+                error: None,
+            },
+            None,
+        );
+        assert!(html.contains(
+            "<span class=\"valid-during\">2019-01-01 – 2022-03-01, since 2023-01-01</span>"
+        ));
+        // One that holds always says nothing more.
+        assert_eq!(html.matches("valid-during").count(), 1);
     }
 
     #[test]

@@ -103,6 +103,26 @@ FROM neotoma.entity_snapshots WHERE entity_id = :'alice';
 SELECT neotoma._iso(event_timestamp) AS at, event_type, source_field, properties->>'value' AS value
 FROM neotoma.timeline_events WHERE entity_id = :'alice' ORDER BY event_timestamp, event_type, value;
 
+-- One entity's events as true in the world then (list_timeline_events
+-- {entity_id, valid_at}): an invoice due on the 15th until its terms
+-- changed on 2024-02-01, on the 29th since. Without valid_at, the events
+-- of now (the stored ones); valid_at needs entity_id.
+SELECT neotoma.store('{"entities": [{"entity_type": "invoice", "invoice_number": "VT-1", "vendor_name": "Acme"}]}')->'entities'->0->>'entity_id' AS invoice \gset
+SELECT neotoma.store('{"entities": [{"entity_type": "invoice", "invoice_number": "VT-1", "vendor_name": "Acme", "date_due": "2024-02-15"}],
+                       "valid_to": "2024-02-01"}')->'entities'->0->>'entity_id' = :'invoice' AS same_invoice;
+SELECT neotoma.store('{"entities": [{"entity_type": "invoice", "invoice_number": "VT-1", "vendor_name": "Acme", "date_due": "2024-02-29"}],
+                       "valid_from": "2024-02-01"}')->'entities'->0->>'entity_id' = :'invoice' AS same_invoice;
+SELECT coalesce(t, 'now') AS valid_at, e->>'event_type' AS event_type, left(e->>'event_timestamp', 10) AS day,
+       e->>'id' IN (SELECT id::text FROM neotoma.timeline_events) AS stored_id
+FROM unnest(ARRAY[NULL, '2024-01-10', '2024-02-01']) WITH ORDINALITY u(t, n),
+     jsonb_array_elements(neotoma.list_timeline_events(jsonb_strip_nulls(jsonb_build_object(
+       'entity_id', :'invoice', 'event_type', 'InvoiceDue', 'valid_at', t)))->'events') e
+ORDER BY n;
+SELECT l->'total' AS total, (SELECT array_agg(e->>'event_type' ORDER BY e->>'event_timestamp' DESC, e->>'id') FROM jsonb_array_elements(l->'events') e)
+       = (SELECT array_agg(e->>'event_type') FROM jsonb_array_elements(l->'events') e) AS newest_first
+FROM neotoma.list_timeline_events(jsonb_build_object('entity_id', :'invoice', 'valid_at', '2024-01-10', 'limit', 2)) l;
+SELECT try_action('list_timeline_events', '{"valid_at": "2024-01-10"}')->'error' AS valid_at_without_entity;
+
 -- Contradictions: values over disjoint intervals are a succession, not a
 -- contradiction; where they hold together with different values from
 -- different sources, they are one (in the user's listing too).

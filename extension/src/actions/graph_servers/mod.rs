@@ -359,22 +359,26 @@ pub fn count_matching(
 /// whole up to this many, never without bound.
 pub const RELATIONSHIPS_READ: i64 = 10_000;
 
-/// The relations of the workspace's live relationships between live
-/// entities (at most [`RELATIONSHIPS_READ`] relationships).
+/// The relations of the workspace's live relationships (holding now in
+/// valid time) between live entities (at most [`RELATIONSHIPS_READ`] relationships).
 pub fn relations_in(user: &Uuid, workspace: &str) -> Result<Vec<Relation>, NeotomaError> {
     let v = db::json(
-        "SELECT coalesce(jsonb_agg(DISTINCT r.source_entity_id), '[]') FROM (
+        &crate::installed::adapt(
+            "SELECT coalesce(jsonb_agg(DISTINCT r.source_entity_id), '[]') FROM (
            SELECT r.source_entity_id FROM neotoma.relationships r
            JOIN neotoma.entities a ON a.user_id = r.user_id AND a.id = r.source_entity_id
            WHERE r.user_id = $1::uuid AND r.merged_into IS NULL AND r.deleted_at IS NULL AND a.workspace = $2
+             AND r.valid_during @> now() -- new
            ORDER BY r.source_entity_id LIMIT $3) r",
+        )?,
         &[Arg::uuid(user), Arg::Text(workspace), Arg::Int(RELATIONSHIPS_READ)],
     )?;
     let starts: Vec<String> = db::from_json(v, "relationship starts")?;
     relations_of(user, &starts, true)
 }
 
-/// The relations of the live relationships starting (`from_only`) or
+/// The relations of the live relationships (holding now in valid time)
+/// starting (`from_only`) or
 /// starting or ending at one of `ids`, both ends live: a `REFERS_TO`
 /// relationship gives one relation per active type of its metadata, any
 /// other one relation named by its type. At most [`RELATIONSHIPS_READ`]
@@ -396,6 +400,7 @@ pub fn relations_of(
         metadata: Value,
     }
     let v = db::json(
+        &crate::installed::adapt(
         "SELECT coalesce(jsonb_agg(x ORDER BY x->>'source_entity_id', x->>'target_entity_id', x->>'relationship_type'), '[]')
          FROM (SELECT jsonb_build_object('id', r.id, 'relationship_type', r.relationship_type,
                   'source_entity_id', r.source_entity_id, 'target_entity_id', r.target_entity_id,
@@ -407,7 +412,9 @@ pub fn relations_of(
                  AND (r.source_entity_id = ANY($2) OR (NOT $3 AND r.target_entity_id = ANY($2)))
                  AND a.merged_into IS NULL AND a.deleted_at IS NULL
                  AND b.merged_into IS NULL AND b.deleted_at IS NULL
+                 AND r.valid_during @> now() -- new
                ORDER BY r.source_entity_id, r.target_entity_id, r.relationship_type LIMIT $4) y",
+        )?,
         &[
             Arg::uuid(user),
             Arg::Texts(ids.to_vec()),

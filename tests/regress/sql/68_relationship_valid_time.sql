@@ -1,0 +1,133 @@
+-- Valid time of relationships (issue 44, docs/design/valid-time.md): an
+-- assertion may hold over [valid_from, valid_to); a relationship holds
+-- over the union of its assertions' intervals, its metadata at an instant
+-- reduced from the assertions valid then. Reads answer what holds at their
+-- valid_at (default now); verify() checks the stored union. As a
+-- non-superuser role, through row level security.
+\ir include/setup.sql
+BEGIN;
+\set SHOW_CONTEXT never
+SET ROLE neotoma_regress_agent;
+SET neotoma.user_id = '68000000-0000-0000-0000-00000000000a';
+
+SELECT neotoma.store('{"entities": [{"entity_type": "person", "name": "Alice Martin", "email": "alice@example.com"},
+                                    {"entity_type": "company", "name": "Acme"},
+                                    {"entity_type": "company", "name": "Initech"},
+                                    {"entity_type": "company", "name": "Hooli"}]}')->'entities' AS e \gset
+SELECT (:'e'::jsonb)->0->>'entity_id' AS alice, (:'e'::jsonb)->1->>'entity_id' AS acme,
+       (:'e'::jsonb)->2->>'entity_id' AS initech, (:'e'::jsonb)->3->>'entity_id' AS hooli \gset
+
+-- Alice was part of Acme from 2019 (an engineer, then a manager from
+-- mid-2020: two assertions that meet) to March 2022, and of Initech since.
+-- The answer of a creation shows when the relationship holds.
+SELECT r->'valid_during' AS acme_during, r->'metadata' AS metadata_now
+FROM neotoma.create_relationship(jsonb_build_object('relationship_type', 'PART_OF', 'source_entity_id', :'alice',
+       'target_entity_id', :'acme', 'metadata', '{"role": "engineer"}'::jsonb,
+       'valid_from', '2019-01-01', 'valid_to', '2020-06-01')) r;
+SELECT r->'valid_during' AS acme_during
+FROM neotoma.create_relationship(jsonb_build_object('relationship_type', 'PART_OF', 'source_entity_id', :'alice',
+       'target_entity_id', :'acme', 'metadata', '{"role": "manager"}'::jsonb,
+       -- The same instant in another zone: naive and zoned times are UTC instants.
+       'valid_from', '2020-06-01T02:00:00+02:00', 'valid_to', '2022-03-01')) r;
+SELECT r->'valid_during' AS initech_during, r->'metadata' AS metadata_now
+FROM neotoma.create_relationship(jsonb_build_object('relationship_type', 'PART_OF', 'source_entity_id', :'alice',
+       'target_entity_id', :'initech', 'metadata', '{"role": "director"}'::jsonb, 'valid_from', '2022-03-01')) r;
+
+-- Now: Initech only. In 2019: Acme, as an engineer; in 2021: a manager; on
+-- 2022-03-01 Initech (a start is included) and not Acme (an end is not).
+SELECT coalesce(t, 'now') AS valid_at, r->>'target_entity_id' = :'acme' AS acme, r->'metadata'->>'role' AS role
+FROM unnest(ARRAY[NULL, '2018-06-01', '2019-05-01', '2021-05-01', '2022-02-28T23:59:59Z', '2022-03-01']) WITH ORDINALITY u(t, n),
+     jsonb_array_elements(neotoma.list_relationships(jsonb_strip_nulls(jsonb_build_object('entity_id', :'alice', 'valid_at', t)))->'relationships') r
+ORDER BY n;
+SELECT count(*) AS relationships_in_2018
+FROM jsonb_array_elements(neotoma.list_relationships(jsonb_build_object('entity_id', :'alice', 'valid_at', '2018-06-01'))->'relationships');
+-- current_only false lists them all, each saying when it holds.
+SELECT r->>'target_entity_id' = :'acme' AS acme, r->'valid_during' AS valid_during
+FROM jsonb_array_elements(neotoma.list_relationships(jsonb_build_object('entity_id', :'alice', 'current_only', false))->'relationships') r
+ORDER BY 1;
+SELECT neotoma.list_relationships(jsonb_build_object('entity_id', :'alice'))->'total' AS total_now,
+       neotoma.list_relationships(jsonb_build_object('entity_id', :'alice', 'current_only', false))->'total' AS total_all;
+
+-- One relationship at an instant: the metadata valid then, with its
+-- provenance; the observations with their intervals.
+SELECT t AS valid_at, s->'snapshot'->'snapshot' AS metadata,
+       (SELECT o->>'valid_from' FROM jsonb_array_elements(s->'observations') o
+        WHERE o->>'id' = s->'snapshot'->'provenance'->>'role') AS from_assertion_valid_from,
+       jsonb_array_length(s->'snapshot'->'valid_during') AS stretches
+FROM unnest(ARRAY['2019-05-01', '2021-05-01']) t,
+     neotoma.get_relationship_snapshot(jsonb_build_object('relationship_type', 'PART_OF', 'source_entity_id', :'alice',
+       'target_entity_id', :'acme', 'valid_at', t)) s;
+SELECT o->'metadata' AS metadata, o->>'valid_from' AS valid_from, o->>'valid_to' AS valid_to
+FROM jsonb_array_elements(neotoma.get_relationship_snapshot(jsonb_build_object('relationship_type', 'PART_OF',
+       'source_entity_id', :'alice', 'target_entity_id', :'acme'))->'observations') o
+ORDER BY o->>'valid_from';
+
+-- Traversals, neighborhoods and subgraphs follow what holds at valid_at.
+SELECT coalesce(t, 'now') AS valid_at,
+       (SELECT array_agg(x->>'canonical_name' ORDER BY x->>'canonical_name')
+        FROM jsonb_array_elements(neotoma.retrieve_related_entities(jsonb_strip_nulls(jsonb_build_object(
+               'entity_id', :'alice', 'include_entities', false, 'valid_at', t)))->'entities') x) AS related,
+       (SELECT array_agg(x->'metadata'->>'role' ORDER BY x->>'id')
+        FROM jsonb_array_elements(neotoma.retrieve_graph_neighborhood(jsonb_strip_nulls(jsonb_build_object(
+               'node_id', :'alice', 'include_sources', false, 'include_events', false, 'valid_at', t)))->'relationships') x) AS neighborhood_roles,
+       jsonb_array_length(neotoma.get_subgraph_by_ids(jsonb_strip_nulls(jsonb_build_object(
+               'entity_ids', jsonb_build_array(:'alice', :'acme', :'initech'), 'valid_at', t)))->'relationships') AS subgraph_relationships
+FROM unnest(ARRAY[NULL, '2015-01-01', '2021-05-01']) WITH ORDINALITY u(t, n) ORDER BY n;
+-- The view of current relationships: those holding now.
+SELECT target_name, valid_during IS NOT NULL AS has_valid_during FROM neotoma.relationship_overview
+WHERE source_entity_id = :'alice' ORDER BY target_name;
+
+-- Asserting the same again with the same interval adds nothing; the same
+-- metadata over another interval is another assertion, and the union grows.
+SELECT neotoma.create_relationship(jsonb_build_object('relationship_type', 'PART_OF', 'source_entity_id', :'alice',
+         'target_entity_id', :'initech', 'metadata', '{"role": "director"}'::jsonb, 'valid_from', '2022-03-01'))->'valid_during' AS again;
+SELECT neotoma.create_relationship(jsonb_build_object('relationship_type', 'PART_OF', 'source_entity_id', :'alice',
+         'target_entity_id', :'initech', 'metadata', '{"role": "intern"}'::jsonb,
+         'valid_from', '2012-01-01', 'valid_to', '2013-01-01'))->'valid_during' AS with_an_internship;
+SELECT observation_count FROM neotoma.relationships WHERE source_entity_id = :'alice' AND target_entity_id = :'initech';
+-- An assertion that holds always makes the relationship hold always.
+SELECT neotoma.create_relationship(jsonb_build_object('relationship_type', 'REFERS_TO', 'source_entity_id', :'alice',
+         'target_entity_id', :'hooli', 'valid_from', '2010-01-01', 'valid_to', '2011-01-01'))->'valid_during' AS hooli_during;
+SELECT neotoma.create_relationship(jsonb_build_object('relationship_type', 'REFERS_TO', 'source_entity_id', :'alice',
+         'target_entity_id', :'hooli', 'metadata', '{"note": "mentioned"}'::jsonb)) ? 'valid_during' AS hooli_bounded_after;
+
+-- Batches take intervals too: create_relationships and a bulk operation.
+SELECT r->'valid_during' AS batch_during
+FROM jsonb_array_elements(neotoma.create_relationships(jsonb_build_object('relationships', jsonb_build_array(
+       jsonb_build_object('relationship_type', 'DEPENDS_ON', 'source_entity_id', :'acme', 'target_entity_id', :'hooli',
+                          'valid_to', '2001-01-01'))))->'relationships') r;
+SELECT o->'result'->'valid_during' AS bulk_during
+FROM jsonb_array_elements(neotoma.bulk(jsonb_build_object('operations', jsonb_build_array(
+       jsonb_build_object('action', 'create_relationship', 'args', jsonb_build_object('relationship_type', 'DEPENDS_ON',
+         'source_entity_id', :'initech', 'target_entity_id', :'hooli', 'valid_from', '2030-01-01')))))->'results') o;
+
+-- Bad intervals and instants are refused, naming the argument; nothing is written.
+SELECT try_action('create_relationship', jsonb_build_object('relationship_type', 'PART_OF', 'source_entity_id', :'alice',
+         'target_entity_id', :'hooli', 'valid_from', '2022-01-01', 'valid_to', '2022-01-01'))->'error' AS empty_interval;
+SELECT try_action('create_relationship', jsonb_build_object('relationship_type', 'PART_OF', 'source_entity_id', :'alice',
+         'target_entity_id', :'hooli', 'valid_from', 'last spring'))->'error'->'details' AS bad_start;
+SELECT try_action('list_relationships', jsonb_build_object('entity_id', :'alice', 'valid_at', '2020-13-01'))->'error'->'details' AS bad_valid_at;
+SELECT try_action('retrieve_related_entities', jsonb_build_object('entity_id', :'alice', 'valid_at', 7))->'error'->>'code' AS valid_at_not_text;
+SELECT count(*) AS part_of_hooli FROM neotoma.relationships WHERE relationship_type = 'PART_OF' AND target_entity_id = :'hooli';
+
+-- A merge moves the intervals with the assertions: Initech merged into
+-- Initech Corp, Alice's relationship to it holds over the same stretches.
+SELECT neotoma.store('{"entities": [{"entity_type": "company", "name": "Initech Corp"}]}')->'entities'->0->>'entity_id' AS corp \gset
+SELECT neotoma.merge_entities(jsonb_build_object('from_entity_id', :'initech', 'to_entity_id', :'corp'))->>'to_entity_id' = :'corp' AS merged;
+SELECT r->'valid_during' AS rekeyed_during, r->'metadata'->>'role' AS role_now
+FROM jsonb_array_elements(neotoma.list_relationships(jsonb_build_object('entity_id', :'corp', 'direction', 'inbound'))->'relationships') r;
+
+-- verify() recomputes the union; a stored union that is not the fold is found.
+SELECT neotoma.verify()->'mismatches' AS mismatches;
+RESET ROLE;
+UPDATE neotoma.relationships SET valid_during = '{(,)}'
+WHERE relationship_type = 'PART_OF' AND source_entity_id = :'alice' AND target_entity_id = :'acme';
+SELECT m->>'field' AS field, m->'expected' AS expected, m->'stored' AS stored
+FROM jsonb_array_elements(neotoma.verify()->'mismatches') m;
+
+-- Another user sees none of it.
+SET ROLE neotoma_regress_agent;
+SET neotoma.user_id = '68000000-0000-0000-0000-00000000000b';
+SELECT count(*) AS others_relationship_observations FROM neotoma.relationship_observations WHERE valid_from IS NOT NULL OR valid_to IS NOT NULL;
+SELECT try_action('list_relationships', jsonb_build_object('entity_id', :'alice', 'current_only', false))->'error'->>'code' AS others_list;
+ROLLBACK;

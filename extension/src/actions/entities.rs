@@ -418,7 +418,7 @@ pub fn retrieve_entities(
 
 /// The compact value timelines (`entity_snapshots.valid_values`) of those
 /// of `ids` that have values over valid time, in one statement.
-fn value_timelines_of(
+pub fn value_timelines_of(
     user: &Uuid,
     ids: Vec<String>,
 ) -> Result<BTreeMap<String, valid_time::ValueTimelines>, NeotomaError> {

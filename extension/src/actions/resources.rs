@@ -76,6 +76,7 @@ fn knowledge_graph(user: Uuid) -> Result<Value, NeotomaError> {
             ReadGraphRequest {
                 limit: Some(1000),
                 cursor,
+                valid_at: None,
                 user_id: None,
             },
         )?;

@@ -125,8 +125,31 @@ WHERE relationship_type = 'PART_OF' AND source_entity_id = :'alice' AND target_e
 SELECT m->>'field' AS field, m->'expected' AS expected, m->'stored' AS stored
 FROM jsonb_array_elements(neotoma.verify()->'mismatches') m;
 
--- Another user sees none of it.
+-- The graph servers' reads take valid_at too (Neotoma's addition: the
+-- peers' documents have no time): the relations holding then, and the
+-- nodes' fields as true then; without it, what holds now.
 SET ROLE neotoma_regress_agent;
+SET neotoma.user_id = '68000000-0000-0000-0000-00000000000c';
+SELECT neotoma.memory_create_entities('{"entities": [{"name": "Ann", "entityType": "person", "observations": ["likes tea"]},
+                                                     {"name": "Acme", "entityType": "company", "observations": []}]}') IS NOT NULL AS created;
+SELECT e.id AS ann FROM neotoma.entities e JOIN neotoma.entity_snapshots s ON s.entity_id = e.id WHERE s.snapshot->>'name' = 'Ann' \gset
+SELECT e.id AS acme_co FROM neotoma.entities e JOIN neotoma.entity_snapshots s ON s.entity_id = e.id WHERE s.snapshot->>'name' = 'Acme' \gset
+SELECT neotoma.create_relationship(jsonb_build_object('relationship_type', 'PART_OF', 'source_entity_id', :'ann',
+         'target_entity_id', :'acme_co', 'valid_from', '2019-01-01', 'valid_to', '2022-03-01')) IS NOT NULL AS related;
+SELECT neotoma.correct(jsonb_build_object('entity_id', :'ann', 'entity_type', 'person', 'field', 'observations',
+         'value', '["worked at Acme"]'::jsonb, 'valid_from', '2019-01-01', 'valid_to', '2022-03-01')) IS NOT NULL AS corrected;
+SELECT coalesce(t, 'now') AS valid_at,
+       jsonb_path_query_array(g, '$.entities[*] ? (@.name == "Ann").observations') AS ann_observations,
+       jsonb_path_query_array(g, '$.relations[*].relationType') AS relations
+FROM unnest(ARRAY[NULL, '2020-06-01']) WITH ORDINALITY u(t, n),
+     neotoma.memory_read_graph(jsonb_strip_nulls(jsonb_build_object('valid_at', t))) g
+ORDER BY n;
+SELECT jsonb_path_query_array(neotoma.memory_open_nodes('{"names": ["Ann"], "valid_at": "2020-06-01"}'), '$.entities[*].observations') AS opened_then,
+       jsonb_array_length(neotoma.graphmem_find_relations('{}')->'relations') AS graphmem_relations_now,
+       jsonb_path_query_array(neotoma.graphmem_find_relations('{"valid_at": "2020-06-01"}'), '$.relations[*].relation_type') AS graphmem_relations_then;
+SELECT try_action('memory_read_graph', '{"valid_at": "yesterday"}')->'error'->'details' AS bad_dialect_valid_at;
+
+-- Another user sees none of it.
 SET neotoma.user_id = '68000000-0000-0000-0000-00000000000b';
 SELECT count(*) AS others_relationship_observations FROM neotoma.relationship_observations WHERE valid_from IS NOT NULL OR valid_to IS NOT NULL;
 SELECT try_action('list_relationships', jsonb_build_object('entity_id', :'alice', 'current_only', false))->'error'->>'code' AS others_list;

@@ -96,6 +96,9 @@ pub struct GetMemoryRequest {
     /// Omit sources, chains, participants and contradictions
     #[serde(default)]
     pub compact: bool,
+    /// ISO 8601: as true in the world then (default now).
+    #[serde(default)]
+    pub valid_at: Option<String>,
     #[serde(default)]
     #[schemars(skip)]
     pub user_id: Option<String>,

@@ -137,7 +137,20 @@ macro_rules! entity_id_request {
         }
     )*};
 }
-entity_id_request!(GetEntityRequest, DeleteEntityRequest);
+entity_id_request!(DeleteEntityRequest);
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetEntityRequest {
+    /// The ID of the entity.
+    pub entity_id: i64,
+    /// ISO 8601: as true in the world then (default now).
+    #[serde(default)]
+    pub valid_at: Option<String>,
+    #[serde(default)]
+    #[schemars(skip)]
+    pub user_id: Option<String>,
+}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -229,6 +242,9 @@ pub struct FindRelationsRequest {
     pub to_entity_id: Option<i64>,
     /// Filter by relation type.
     pub relation_type: Option<String>,
+    /// ISO 8601: as true in the world then (default now).
+    #[serde(default)]
+    pub valid_at: Option<String>,
     #[serde(default)]
     #[schemars(skip)]
     pub user_id: Option<String>,
@@ -245,6 +261,9 @@ pub struct RelationsResponse {
 pub struct SearchEntitiesRequest {
     /// The search term. Multiple words are tokenized for matching.
     pub query: String,
+    /// ISO 8601: as true in the world then (default now).
+    #[serde(default)]
+    pub valid_at: Option<String>,
     #[serde(default)]
     #[schemars(skip)]
     pub user_id: Option<String>,
@@ -290,6 +309,9 @@ pub struct ListEntitiesRequest {
     /// Entities per page (default 20, max 100).
     #[serde(default = "twenty")]
     pub per_page: i64,
+    /// ISO 8601: as true in the world then (default now).
+    #[serde(default)]
+    pub valid_at: Option<String>,
     #[serde(default)]
     #[schemars(skip)]
     pub user_id: Option<String>,
@@ -322,6 +344,9 @@ pub struct SearchSubgraphRequest {
     /// Entities per page (default 20, max 100).
     #[serde(default = "twenty")]
     pub per_page: i64,
+    /// ISO 8601: as true in the world then (default now).
+    #[serde(default)]
+    pub valid_at: Option<String>,
     #[serde(default)]
     #[schemars(skip)]
     pub user_id: Option<String>,
@@ -332,6 +357,9 @@ pub struct SearchSubgraphRequest {
 pub struct GetSubgraphByIdsRequest {
     /// Entity IDs to include (at most 100).
     pub entity_ids: Vec<i64>,
+    /// ISO 8601: as true in the world then (default now).
+    #[serde(default)]
+    pub valid_at: Option<String>,
     #[serde(default)]
     #[schemars(skip)]
     pub user_id: Option<String>,

@@ -163,6 +163,9 @@ pub struct ReadGraphRequest {
     pub limit: Option<i64>,
     /// The `nextCursor` of the previous page.
     pub cursor: Option<String>,
+    /// ISO 8601: as true in the world then (default now).
+    #[serde(default)]
+    pub valid_at: Option<String>,
     #[serde(default)]
     #[schemars(skip)]
     pub user_id: Option<String>,
@@ -173,6 +176,9 @@ pub struct ReadGraphRequest {
 pub struct SearchNodesRequest {
     /// The search query to match against entity names, types, and observation content
     pub query: String,
+    /// ISO 8601: as true in the world then (default now).
+    #[serde(default)]
+    pub valid_at: Option<String>,
     #[serde(default)]
     #[schemars(skip)]
     pub user_id: Option<String>,
@@ -183,6 +189,9 @@ pub struct SearchNodesRequest {
 pub struct OpenNodesRequest {
     /// An array of entity names to retrieve
     pub names: Vec<String>,
+    /// ISO 8601: as true in the world then (default now).
+    #[serde(default)]
+    pub valid_at: Option<String>,
     #[serde(default)]
     #[schemars(skip)]
     pub user_id: Option<String>,

@@ -16,6 +16,9 @@ pub struct ReadGraphRequest {
     pub limit: Option<i64>,
     /// The `nextCursor` of the previous page.
     pub cursor: Option<String>,
+    /// ISO 8601: as true in the world then (default now).
+    #[serde(default, rename = "validAt")]
+    pub valid_at: Option<String>,
     #[serde(default)]
     #[schemars(skip)]
     pub user_id: Option<String>,
@@ -139,6 +142,9 @@ pub struct GetEntityRelationsRequest {
     /// Or its name.
     #[serde(rename = "entityName")]
     pub entity_name: Option<String>,
+    /// ISO 8601: as true in the world then (default now).
+    #[serde(default, rename = "validAt")]
+    pub valid_at: Option<String>,
     #[serde(default)]
     #[schemars(skip)]
     pub user_id: Option<String>,

@@ -216,6 +216,7 @@ pub fn get_memory(user: Uuid, req: GetMemoryRequest) -> Result<GetMemoryResult, 
 }
 
 fn retrieve(user: &Uuid, req: &GetMemoryRequest) -> Result<GetMemoryResult, NeotomaError> {
+    let _at = super::valid_at::answer_at(&req.valid_at)?;
     let min = check_request(req)?;
     let workspace = super::context_workspace(user)?;
     let found = super::call(

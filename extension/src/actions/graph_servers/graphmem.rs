@@ -302,6 +302,7 @@ pub fn create_entity(
 }
 
 pub fn get_entity(user: Uuid, req: GetEntityRequest) -> Result<EntityDetail, NeotomaError> {
+    let _at = super::valid_at::answer_at(&req.valid_at)?;
     let workspace = super::context_workspace(&user)?;
     let node = entity_node(&user, &workspace, req.entity_id)?;
     detail_of(&user, &node)
@@ -539,6 +540,7 @@ pub fn find_relations(
     user: Uuid,
     req: FindRelationsRequest,
 ) -> Result<RelationsResponse, NeotomaError> {
+    let _at = super::valid_at::answer_at(&req.valid_at)?;
     let workspace = super::context_workspace(&user)?;
     let end = |id: Option<i64>| -> Result<Option<String>, NeotomaError> {
         id.map(|id| entity_node(&user, &workspace, id).map(|n| n.id))
@@ -594,6 +596,7 @@ pub fn search_entities(
     user: Uuid,
     req: SearchEntitiesRequest,
 ) -> Result<SearchEntitiesResponse, NeotomaError> {
+    let _at = super::valid_at::answer_at(&req.valid_at)?;
     check_text("query", &req.query, 1000)?;
     let workspace = super::context_workspace(&user)?;
     // Neotoma's search (text and meaning, fused by rank), then entities
@@ -671,6 +674,7 @@ pub fn list_entities(
     user: Uuid,
     req: ListEntitiesRequest,
 ) -> Result<ListEntitiesResponse, NeotomaError> {
+    let _at = super::valid_at::answer_at(&req.valid_at)?;
     check_page(req.page, req.per_page)?;
     let workspace = super::context_workspace(&user)?;
     let total = super::count_nodes(&user, &workspace)?;
@@ -693,6 +697,7 @@ pub fn search_subgraph(
     user: Uuid,
     req: SearchSubgraphRequest,
 ) -> Result<SubgraphResponse, NeotomaError> {
+    let _at = super::valid_at::answer_at(&req.valid_at)?;
     check_text("query", &req.query, 1000)?;
     check_page(req.page, req.per_page)?;
     let workspace = super::context_workspace(&user)?;
@@ -720,6 +725,7 @@ pub fn get_subgraph_by_ids(
     user: Uuid,
     req: GetSubgraphByIdsRequest,
 ) -> Result<SubgraphResponse, NeotomaError> {
+    let _at = super::valid_at::answer_at(&req.valid_at)?;
     if req.entity_ids.len() > 100 {
         return Err(NeotomaError::invalid_field("entity_ids", "at most 100 ids"));
     }

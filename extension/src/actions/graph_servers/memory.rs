@@ -338,6 +338,7 @@ pub fn delete_relations(
 }
 
 pub fn read_graph(user: Uuid, req: ReadGraphRequest) -> Result<GraphResponse, NeotomaError> {
+    let _at = super::valid_at::answer_at(&req.valid_at)?;
     let limit = req.limit.unwrap_or(PAGE);
     if !(1..=MAX_PAGE).contains(&limit) {
         return Err(NeotomaError::invalid_field(
@@ -360,6 +361,7 @@ pub fn read_graph(user: Uuid, req: ReadGraphRequest) -> Result<GraphResponse, Ne
 }
 
 pub fn search_nodes(user: Uuid, req: SearchNodesRequest) -> Result<GraphResponse, NeotomaError> {
+    let _at = super::valid_at::answer_at(&req.valid_at)?;
     if req.query.len() > 1000 {
         return Err(NeotomaError::invalid_field(
             "query",
@@ -382,6 +384,7 @@ pub fn search_nodes(user: Uuid, req: SearchNodesRequest) -> Result<GraphResponse
 }
 
 pub fn open_nodes(user: Uuid, req: OpenNodesRequest) -> Result<GraphResponse, NeotomaError> {
+    let _at = super::valid_at::answer_at(&req.valid_at)?;
     check_count("names", req.names.len())?;
     let workspace = super::context_workspace(&user)?;
     let mut seen = BTreeSet::new();

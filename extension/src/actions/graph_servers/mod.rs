@@ -13,6 +13,7 @@ pub mod engram;
 pub mod graphmem;
 pub mod ids;
 pub mod memory;
+pub mod valid_at;
 pub mod workspace;
 
 use crate::db::{self, Arg};
@@ -83,8 +84,11 @@ const NODE: &str = "jsonb_build_object(
     'name_provenance', coalesce(s.field_provenance->'name', s.field_provenance->'title'),
     'created', neotoma._micros(e.created_at))";
 
-fn nodes_of(v: Value) -> Result<Vec<Node>, NeotomaError> {
-    db::from_json(v, "nodes")
+/// Nodes as answered, their fields as true at the read's valid time.
+fn nodes_of(user: &Uuid, v: Value) -> Result<Vec<Node>, NeotomaError> {
+    let mut nodes: Vec<Node> = db::from_json(v, "nodes")?;
+    valid_at::render_nodes(user, &mut nodes)?;
+    Ok(nodes)
 }
 
 /// The live entities (neither merged nor deleted) of `workspace` named
@@ -124,7 +128,7 @@ pub fn nodes_named(
             Arg::Texts(names.to_vec()),
         ],
     )?;
-    nodes_of(v)
+    nodes_of(user, v)
 }
 
 /// The oldest live entity named `name`, by name (what the memory server
@@ -152,7 +156,7 @@ pub fn node_by_id(user: &Uuid, workspace: &str, id: &str) -> Result<Option<Node>
     if v.is_null() {
         Ok(None)
     } else {
-        db::from_json(v, "node").map(Some)
+        Ok(nodes_of(user, Value::Array(vec![v]))?.pop())
     }
 }
 
@@ -179,7 +183,7 @@ const LIVE: &str = "FROM neotoma.entities e
     WHERE e.user_id = $1::uuid AND e.workspace = $2 AND e.merged_into IS NULL AND e.deleted_at IS NULL";
 
 /// Nodes in order of creation, of `LIVE` narrowed by `filter`.
-fn nodes_where(filter: &str, args: &[Arg]) -> Result<Vec<Node>, NeotomaError> {
+fn nodes_where(user: &Uuid, filter: &str, args: &[Arg]) -> Result<Vec<Node>, NeotomaError> {
     let v = db::json(
         &format!(
             "SELECT coalesce(jsonb_agg(n ORDER BY (n->>'created')::bigint, n->>'id'), '[]') FROM (
@@ -187,7 +191,7 @@ fn nodes_where(filter: &str, args: &[Arg]) -> Result<Vec<Node>, NeotomaError> {
         ),
         args,
     )?;
-    nodes_of(v)
+    nodes_of(user, v)
 }
 
 fn count_where(filter: &str, args: &[Arg]) -> Result<i64, NeotomaError> {
@@ -215,6 +219,7 @@ pub fn nodes_page(
     };
     db::with_custom_plans(|| {
         nodes_where(
+            user,
             &format!("{from} ORDER BY e.created_at, e.id LIMIT $5"),
             &[
                 Arg::uuid(user),
@@ -236,6 +241,7 @@ pub fn nodes_at(
 ) -> Result<Vec<Node>, NeotomaError> {
     db::with_custom_plans(|| {
         nodes_where(
+            user,
             "ORDER BY e.created_at, e.id OFFSET $3 LIMIT $4",
             &[
                 Arg::uuid(user),
@@ -328,6 +334,7 @@ pub fn nodes_matching(
 ) -> Result<Vec<Node>, NeotomaError> {
     let pattern = like_pattern(query);
     nodes_where(
+        user,
         &format!(
             "{} ORDER BY e.created_at, e.id OFFSET $4 LIMIT $5",
             matching(fields)
@@ -359,8 +366,8 @@ pub fn count_matching(
 /// whole up to this many, never without bound.
 pub const RELATIONSHIPS_READ: i64 = 10_000;
 
-/// The relations of the workspace's live relationships (holding now in
-/// valid time) between live entities (at most [`RELATIONSHIPS_READ`] relationships).
+/// The relations of the workspace's live relationships (holding at the
+/// read's valid time, else now) between live entities (at most [`RELATIONSHIPS_READ`] relationships).
 pub fn relations_in(user: &Uuid, workspace: &str) -> Result<Vec<Relation>, NeotomaError> {
     let v = db::json(
         &crate::installed::adapt(
@@ -368,17 +375,22 @@ pub fn relations_in(user: &Uuid, workspace: &str) -> Result<Vec<Relation>, Neoto
            SELECT r.source_entity_id FROM neotoma.relationships r
            JOIN neotoma.entities a ON a.user_id = r.user_id AND a.id = r.source_entity_id
            WHERE r.user_id = $1::uuid AND r.merged_into IS NULL AND r.deleted_at IS NULL AND a.workspace = $2
-             AND r.valid_during @> now() -- new
+             AND r.valid_during @> coalesce(neotoma._from_micros($4), now()) -- new
            ORDER BY r.source_entity_id LIMIT $3) r",
         )?,
-        &[Arg::uuid(user), Arg::Text(workspace), Arg::Int(RELATIONSHIPS_READ)],
+        &[
+            Arg::uuid(user),
+            Arg::Text(workspace),
+            Arg::Int(RELATIONSHIPS_READ),
+            Arg::OptInt(valid_at::asked()),
+        ],
     )?;
     let starts: Vec<String> = db::from_json(v, "relationship starts")?;
     relations_of(user, &starts, true)
 }
 
-/// The relations of the live relationships (holding now in valid time)
-/// starting (`from_only`) or
+/// The relations of the live relationships (holding at the read's valid
+/// time, else now) starting (`from_only`) or
 /// starting or ending at one of `ids`, both ends live: a `REFERS_TO`
 /// relationship gives one relation per active type of its metadata, any
 /// other one relation named by its type. At most [`RELATIONSHIPS_READ`]
@@ -412,7 +424,7 @@ pub fn relations_of(
                  AND (r.source_entity_id = ANY($2) OR (NOT $3 AND r.target_entity_id = ANY($2)))
                  AND a.merged_into IS NULL AND a.deleted_at IS NULL
                  AND b.merged_into IS NULL AND b.deleted_at IS NULL
-                 AND r.valid_during @> now() -- new
+                 AND r.valid_during @> coalesce(neotoma._from_micros($5), now()) -- new
                ORDER BY r.source_entity_id, r.target_entity_id, r.relationship_type LIMIT $4) y",
         )?,
         &[
@@ -420,6 +432,7 @@ pub fn relations_of(
             Arg::Texts(ids.to_vec()),
             Arg::Bool(from_only),
             Arg::Int(RELATIONSHIPS_READ),
+            Arg::OptInt(valid_at::asked()),
         ],
     )?;
     let rows: Vec<Row> = db::from_json(v, "relationships")?;

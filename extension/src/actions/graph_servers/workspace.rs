@@ -43,6 +43,7 @@ fn relation_model(workspace_name: &str, r: Relation) -> RelationModel {
 }
 
 pub fn read_graph(user: Uuid, req: ReadGraphRequest) -> Result<ReadGraphResponse, NeotomaError> {
+    let _at = super::valid_at::answer_at(&req.valid_at)?;
     let workspace = workspace_of(&req.workspace_name)?;
     let limit = req.limit.unwrap_or(PAGE);
     if !(1..=PAGE).contains(&limit) {
@@ -240,6 +241,7 @@ pub fn get_entity_relations(
     user: Uuid,
     req: GetEntityRelationsRequest,
 ) -> Result<GetEntityRelationsResponse, NeotomaError> {
+    let _at = super::valid_at::answer_at(&req.valid_at)?;
     let workspace = workspace_of(&req.workspace_name)?;
     let given = req
         .entity_id

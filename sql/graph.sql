@@ -80,6 +80,15 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
     coalesce((SELECT jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
                 'valid_from', neotoma._iso(lower(x)), 'valid_to', neotoma._iso(upper(x)))) ORDER BY lower(x) NULLS FIRST)
               FROM unnest(during) x), '[]') END $$;
+-- Whether an assertion of relationship `id` holds over an interval: its
+-- metadata at an instant is then reduced from the assertions valid then
+-- (the stored snapshot folds them all, the metadata at any instant of a
+-- relationship whose assertions all hold always).
+CREATE FUNCTION neotoma._relationship_timed(user_id uuid, id uuid) RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+  SELECT EXISTS (SELECT FROM neotoma.relationship_observations o
+                 WHERE o.user_id = $1 AND o.relationship_id = $2 AND o.kind = 'assertion'
+                   AND (o.valid_from IS NOT NULL OR o.valid_to IS NOT NULL)) $$;
 CREATE TRIGGER relationship_observations_append_only BEFORE UPDATE OR DELETE ON neotoma.relationship_observations
   FOR EACH ROW EXECUTE FUNCTION neotoma._refuse_change();
 

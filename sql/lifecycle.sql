@@ -306,7 +306,9 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, neotoma, pg_temp AS $$
     SELECT 8, f.id::text, jsonb_build_object('table', 'raw_fragments', 'row', to_jsonb(f) - 'user_id')
     FROM neotoma.raw_fragments f WHERE f.user_id = neotoma.current_user_id()
     UNION ALL
-    SELECT 9, r.id::text, jsonb_build_object('table', 'relationships', 'row', to_jsonb(r) - 'user_id')
+    -- (Without valid_during, which an import recomputes from the
+    -- assertions: a multirange's text depends on the session's settings.)
+    SELECT 9, r.id::text, jsonb_build_object('table', 'relationships', 'row', to_jsonb(r) - 'user_id' - 'valid_during')
     FROM neotoma.relationships r WHERE r.user_id = neotoma.current_user_id()
     UNION ALL
     SELECT 10, o.id::text, jsonb_build_object('table', 'relationship_observations', 'row', to_jsonb(o) - 'user_id')
@@ -384,12 +386,15 @@ BEGIN
   END IF;
   FOREACH t IN ARRAY tables LOOP
     -- Rows exported before workspaces existed are in `default`; observations
-    -- exported before write orders existed keep 0 (folded as they were).
-    -- The row is read once, in FROM: `(f(…)).*` calls f once per column.
+    -- exported before write orders existed keep 0 (folded as they were);
+    -- a relationship holds always until its assertions say otherwise
+    -- (below). The row is read once, in FROM: `(f(…)).*` calls f once per
+    -- column.
     EXECUTE format('INSERT INTO neotoma.%1$I SELECT r.*
                     FROM unnest($2) l, LATERAL jsonb_populate_record(jsonb_populate_record(
-                           jsonb_populate_record(NULL::neotoma.%1$I, ''{"workspace": "default", "write_order": 0}''),
-                           l->''row''), jsonb_build_object(''user_id'', $1)) r
+                           jsonb_populate_record(NULL::neotoma.%1$I,
+                                                 ''{"workspace": "default", "write_order": 0, "valid_during": "{(,)}"}''),
+                           (l->''row'') - ''valid_during''), jsonb_build_object(''user_id'', $1)) r
                     WHERE l->>''table'' = %2$L ON CONFLICT DO NOTHING', t, t)
       USING u, lines;
     GET DIAGNOSTICS n = ROW_COUNT;
@@ -398,6 +403,16 @@ BEGIN
       SELECT u, (l->'row'->>'id')::uuid, decode(l->'row'->>'file', 'base64') FROM unnest(lines) l
       WHERE l->>'table' = 'sources' AND l->'row'->>'file' IS NOT NULL
       ON CONFLICT DO NOTHING;
+    END IF;
+    -- When this batch's relationships hold: the union of their assertions'
+    -- intervals (what create_relationship keeps, and verify() checks).
+    IF t = 'relationship_observations' AND n > 0 THEN
+      UPDATE neotoma.relationships r
+      SET valid_during = coalesce((SELECT range_agg(tstzrange(o.valid_from, o.valid_to))
+                                   FROM neotoma.relationship_observations o
+                                   WHERE o.user_id = u AND o.relationship_id = r.id AND o.kind = 'assertion'), '{(,)}')
+      WHERE r.user_id = u AND r.id IN (SELECT (l->'row'->>'relationship_id')::uuid FROM unnest(lines) l
+                                       WHERE l->>'table' = 'relationship_observations');
     END IF;
     IF n > 0 THEN
       counts := counts || jsonb_build_object(t, n);

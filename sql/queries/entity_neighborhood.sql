@@ -31,7 +31,7 @@ SELECT jsonb_build_object(
          'relationship_type', r.relationship_type, 'source_entity_id', r.source_entity_id,
          'target_entity_id', r.target_entity_id, 'metadata', r.snapshot,
          'created_at', neotoma._iso(r.created_at))
-         || jsonb_strip_nulls(jsonb_build_object('valid_during', neotoma._valid_during(r.valid_during))) -- new
+         || jsonb_strip_nulls(jsonb_build_object('valid_during', neotoma._valid_during(r.valid_during), 'timed', CASE WHEN neotoma._relationship_timed(r.user_id, r.id) THEN true END)) -- new
          ORDER BY r.id) FROM rel r), '[]'),
      'related_entities', coalesce((SELECT jsonb_agg(jsonb_build_object('id', x.id,
          'entity_type', x.entity_type, 'canonical_name', x.canonical_name,

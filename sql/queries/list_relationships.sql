@@ -22,7 +22,7 @@ SELECT jsonb_build_object(
       'id', p.id, 'relationship_type', p.relationship_type,
       'source_entity_id', p.source_entity_id, 'target_entity_id', p.target_entity_id,
       'metadata', p.snapshot, 'created_at', neotoma._iso(p.created_at)
-      , 'valid_during', neotoma._valid_during(p.valid_during) -- new
+      , 'valid_during', neotoma._valid_during(p.valid_during), 'timed', neotoma._relationship_timed(p.user_id, p.id) -- new
       )
       || CASE WHEN $7 = 'true' THEN jsonb_build_object('deleted_at', neotoma._iso(p.deleted_at),
                                    'deleted_reason', p.deleted_reason) ELSE '{}' END

@@ -12,7 +12,7 @@ SELECT jsonb_build_object(
      'last_observation_at', neotoma._iso(r.last_observation_at),
      'provenance', r.provenance, 'user_id', r.user_id
      , 'deleted_at', neotoma._iso(r.deleted_at), 'deleted_reason', r.deleted_reason
-     , 'valid_during', neotoma._valid_during(r.valid_during) -- new
+     , 'valid_during', neotoma._valid_during(r.valid_during), 'timed', neotoma._relationship_timed(r.user_id, r.id) -- new
      ),
   'observations', coalesce((SELECT jsonb_agg(jsonb_build_object(
       'id', o.id, 'source_id', o.source_id, 'observed_at', neotoma._iso(o.observed_at),

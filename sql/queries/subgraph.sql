@@ -39,7 +39,9 @@ SELECT json_build_object(
   'relationships', coalesce((
     SELECT json_agg(json_build_object('id', r.id, 'relationship_type', r.relationship_type,
              'source_entity_id', r.source_entity_id, 'target_entity_id', r.target_entity_id,
-             'snapshot', r.snapshot) ORDER BY r.id)
+             'snapshot', r.snapshot
+             , 'valid_during', neotoma._valid_during(r.valid_during), 'timed', neotoma._relationship_timed(r.user_id, r.id) -- new
+             ) ORDER BY r.id)
     FROM neotoma.relationships r
     WHERE r.user_id = $1::uuid AND r.source_entity_id IN (SELECT id FROM found)
       AND r.target_entity_id IN (SELECT id FROM found)

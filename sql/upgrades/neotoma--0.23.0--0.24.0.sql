@@ -972,6 +972,17 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
               FROM unnest(during) x), '[]') END $$;
 REVOKE EXECUTE ON FUNCTION neotoma._valid_during(tstzmultirange) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION neotoma._valid_during(tstzmultirange) TO neotoma_user;
+-- Whether an assertion of relationship `id` holds over an interval: its
+-- metadata at an instant is then reduced from the assertions valid then
+-- (the stored snapshot folds them all, the metadata at any instant of a
+-- relationship whose assertions all hold always).
+CREATE FUNCTION neotoma._relationship_timed(user_id uuid, id uuid) RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+  SELECT EXISTS (SELECT FROM neotoma.relationship_observations o
+                 WHERE o.user_id = $1 AND o.relationship_id = $2 AND o.kind = 'assertion'
+                   AND (o.valid_from IS NOT NULL OR o.valid_to IS NOT NULL)) $$;
+REVOKE EXECUTE ON FUNCTION neotoma._relationship_timed(uuid, uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION neotoma._relationship_timed(uuid, uuid) TO neotoma_user;
 CREATE OR REPLACE VIEW neotoma.relationship_overview WITH (security_invoker = true) AS
 SELECT r.user_id, r.id AS relationship_id, r.relationship_type,
        r.source_entity_id, se.entity_type AS source_entity_type, se.canonical_name AS source_name,
@@ -985,6 +996,174 @@ WHERE r.merged_into IS NULL AND r.deleted_at IS NULL AND se.deleted_at IS NULL A
   AND r.valid_during @> now();
 COMMENT ON VIEW neotoma.relationship_overview IS
   'Current relationships (not re-keyed by a merge, not deleted, between entities that are not deleted, holding now in valid time) with the type and name of both entities, the reduced metadata and when the relationship holds (valid_during).';
+
+
+-- Export leaves a relationship's valid_during out (its text depends on the
+-- session's settings) and import recomputes it from the assertions.
+CREATE OR REPLACE FUNCTION neotoma.export_lines() RETURNS SETOF jsonb
+LANGUAGE sql STABLE SET search_path = pg_catalog, neotoma, pg_temp AS $$
+  SELECT x.line FROM (
+    SELECT 0 AS n, w.name AS k, jsonb_build_object('table', 'workspaces', 'row', to_jsonb(w) - 'user_id') AS line
+    FROM neotoma.workspaces w WHERE w.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 1, s.id::text, jsonb_build_object('table', 'sources', 'row', to_jsonb(s) - 'user_id'
+             || jsonb_build_object('file', translate(encode(f.content, 'base64'), E'\n', '')))
+    FROM neotoma.sources s LEFT JOIN neotoma.files f ON f.user_id = s.user_id AND f.source_id = s.id
+    WHERE s.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 2, r.id::text, jsonb_build_object('table', 'interpretation_runs', 'row', to_jsonb(r) - 'user_id')
+    FROM neotoma.interpretation_runs r WHERE r.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 3, c.id::text, jsonb_build_object('table', 'entity_schemas', 'row', to_jsonb(c) - 'user_id')
+    FROM neotoma.entity_schemas c WHERE c.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 4, e.id, jsonb_build_object('table', 'entities', 'row', to_jsonb(e) - 'user_id')
+    FROM neotoma.entities e WHERE e.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 5, sp.id::text, jsonb_build_object('table', 'entity_splits', 'row', to_jsonb(sp) - 'user_id')
+    FROM neotoma.entity_splits sp WHERE sp.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 6, m.observation_id::text, jsonb_build_object('table', 'observation_moves', 'row', to_jsonb(m) - 'user_id')
+    FROM neotoma.observation_moves m WHERE m.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 7, o.id::text, jsonb_build_object('table', 'observations', 'row', to_jsonb(o) - 'user_id')
+    FROM neotoma.observations o WHERE o.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 8, f.id::text, jsonb_build_object('table', 'raw_fragments', 'row', to_jsonb(f) - 'user_id')
+    FROM neotoma.raw_fragments f WHERE f.user_id = neotoma.current_user_id()
+    UNION ALL
+    -- (Without valid_during, which an import recomputes from the
+    -- assertions: a multirange's text depends on the session's settings.)
+    SELECT 9, r.id::text, jsonb_build_object('table', 'relationships', 'row', to_jsonb(r) - 'user_id' - 'valid_during')
+    FROM neotoma.relationships r WHERE r.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 10, o.id::text, jsonb_build_object('table', 'relationship_observations', 'row', to_jsonb(o) - 'user_id')
+    FROM neotoma.relationship_observations o WHERE o.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 11, m.id::text, jsonb_build_object('table', 'entity_merges', 'row', to_jsonb(m) - 'user_id')
+    FROM neotoma.entity_merges m WHERE m.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 12, x.id::text, jsonb_build_object('table', 'erasures', 'row', to_jsonb(x) - 'user_id')
+    FROM neotoma.erasures x WHERE x.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 13, a.id::text, jsonb_build_object('table', 'annotations', 'row', to_jsonb(a) - 'user_id')
+    FROM neotoma.annotations a WHERE a.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 14, c.id::text, jsonb_build_object('table', 'observation_contests', 'row', to_jsonb(c) - 'user_id')
+    FROM neotoma.observation_contests c WHERE c.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 15, lpad(g.id::text, 20, '0'), jsonb_build_object('table', 'graph_ids', 'row', to_jsonb(g) - 'user_id')
+    FROM neotoma.graph_ids g WHERE g.user_id = neotoma.current_user_id()
+    UNION ALL
+    SELECT 16, m.variant, jsonb_build_object('table', 'entity_type_mappings', 'row', to_jsonb(m) - 'user_id')
+    FROM neotoma.entity_type_mappings m WHERE m.user_id = neotoma.current_user_id()
+  ) x ORDER BY x.n, x.k
+$$;
+CREATE OR REPLACE FUNCTION neotoma_private.import_lines(lines jsonb[]) RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, neotoma, pg_temp AS $$
+DECLARE
+  u uuid := neotoma.current_user_id();
+  -- In reference order: a batch writes each table's rows in one statement.
+  tables text[] := ARRAY['workspaces', 'sources', 'interpretation_runs', 'entity_schemas', 'entities', 'entity_splits',
+                         'observation_moves', 'observations', 'raw_fragments', 'relationships',
+                         'relationship_observations', 'entity_merges', 'erasures', 'annotations',
+                         'observation_contests', 'graph_ids', 'entity_type_mappings'];
+  t text;
+  n bigint;
+  moved text[];
+  bad jsonb;
+  bad_at bigint;
+  problem text;
+  counts jsonb := '{}';
+BEGIN
+  IF u IS NULL THEN
+    PERFORM neotoma._raise(jsonb_build_object('code', 'USER_ID_REQUIRED',
+      'message', 'import acts for the session''s user: set neotoma.user_id', 'details', '{}'::jsonb));
+  END IF;
+  SELECT l INTO bad FROM unnest(lines) l
+  WHERE jsonb_typeof(l->'row') IS DISTINCT FROM 'object' OR (l->>'table') IS NULL OR NOT (l->>'table' = ANY (tables))
+     OR (l->'row' ? 'workspace' AND NOT coalesce(l->'row'->>'workspace' ~ '^[a-z0-9][a-z0-9_-]{0,62}$', false))
+  LIMIT 1;
+  IF bad IS NOT NULL THEN
+    PERFORM neotoma._raise(jsonb_build_object('code', 'VALIDATION_ERROR',
+      'message', format('each line must be {"table": one of %s, "row": {…}}, a row''s workspace a workspace name: unknown table or bad row in %L', array_to_string(tables, ', '), left(bad::text, 100)),
+      'details', jsonb_build_object('line', left(bad::text, 200))));
+  END IF;
+  -- A schema is imported only if register_schema would have accepted it:
+  -- one that cannot be read would break the user's every use of its type.
+  SELECT u.line_at, neotoma._schema_row_problem(u.l->'row') INTO bad_at, problem
+  FROM unnest(lines) WITH ORDINALITY u(l, line_at)
+  WHERE u.l->>'table' = 'entity_schemas' AND neotoma._schema_row_problem(u.l->'row') IS NOT NULL
+  ORDER BY u.line_at LIMIT 1;
+  IF problem IS NOT NULL THEN
+    PERFORM neotoma._raise(jsonb_build_object('code', 'VALIDATION_ERROR',
+      'message', format('line %s of the import is an entity schema that cannot be used: %s', bad_at, problem),
+      'details', jsonb_build_object('line', bad_at, 'table', 'entity_schemas')));
+  END IF;
+  FOREACH t IN ARRAY tables LOOP
+    -- Rows exported before workspaces existed are in `default`; observations
+    -- exported before write orders existed keep 0 (folded as they were);
+    -- a relationship holds always until its assertions say otherwise
+    -- (below). The row is read once, in FROM: `(f(…)).*` calls f once per
+    -- column.
+    EXECUTE format('INSERT INTO neotoma.%1$I SELECT r.*
+                    FROM unnest($2) l, LATERAL jsonb_populate_record(jsonb_populate_record(
+                           jsonb_populate_record(NULL::neotoma.%1$I,
+                                                 ''{"workspace": "default", "write_order": 0, "valid_during": "{(,)}"}''),
+                           (l->''row'') - ''valid_during''), jsonb_build_object(''user_id'', $1)) r
+                    WHERE l->>''table'' = %2$L ON CONFLICT DO NOTHING', t, t)
+      USING u, lines;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    IF t = 'sources' THEN
+      INSERT INTO neotoma.files (user_id, source_id, content)
+      SELECT u, (l->'row'->>'id')::uuid, decode(l->'row'->>'file', 'base64') FROM unnest(lines) l
+      WHERE l->>'table' = 'sources' AND l->'row'->>'file' IS NOT NULL
+      ON CONFLICT DO NOTHING;
+    END IF;
+    -- When this batch's relationships hold: the union of their assertions'
+    -- intervals (what create_relationship keeps, and verify() checks).
+    IF t = 'relationship_observations' AND n > 0 THEN
+      UPDATE neotoma.relationships r
+      SET valid_during = coalesce((SELECT range_agg(tstzrange(o.valid_from, o.valid_to))
+                                   FROM neotoma.relationship_observations o
+                                   WHERE o.user_id = u AND o.relationship_id = r.id AND o.kind = 'assertion'), '{(,)}')
+      WHERE r.user_id = u AND r.id IN (SELECT (l->'row'->>'relationship_id')::uuid FROM unnest(lines) l
+                                       WHERE l->>'table' = 'relationship_observations');
+    END IF;
+    IF n > 0 THEN
+      counts := counts || jsonb_build_object(t, n);
+    END IF;
+  END LOOP;
+  -- A moved observation counts for the entity its split moved it to (its
+  -- copy, imported too), not for the one it names: the entities of this
+  -- batch's moved observations, and of the observations this batch's moves
+  -- name, folded again from all their observations.
+  SELECT array_agg(DISTINCT o.entity_id ORDER BY o.entity_id) INTO moved
+  FROM neotoma.observation_moves m
+  JOIN neotoma.observations o ON o.user_id = m.user_id AND o.id = m.observation_id
+  WHERE m.user_id = u AND m.observation_id IN (
+    SELECT (l->'row'->>'id')::uuid FROM unnest(lines) l WHERE l->>'table' = 'observations'
+    UNION ALL
+    SELECT (l->'row'->>'observation_id')::uuid FROM unnest(lines) l WHERE l->>'table' = 'observation_moves');
+  IF moved IS NOT NULL THEN
+    PERFORM neotoma_private._recompute_targets(u, moved);
+  END IF;
+  -- Observations written here from now on come after the imported ones.
+  -- (This batch's lines only, here and below: reading all of the user's
+  -- rows on every batch made an import grow with the square of its size.)
+  SELECT max((l->'row'->>'write_order')::bigint) INTO n FROM unnest(lines) l
+  WHERE l->>'table' = 'observations';
+  IF n > (SELECT last_value FROM neotoma.observation_write_order) THEN
+    PERFORM setval('neotoma.observation_write_order', n);
+  END IF;
+  -- Every workspace the batch's entities and sources name is one of the
+  -- user's (a file may hold them without its workspaces lines).
+  INSERT INTO neotoma.workspaces (user_id, name)
+  SELECT DISTINCT u, l->'row'->>'workspace' FROM unnest(lines) l
+  WHERE l->>'table' IN ('entities', 'sources') AND l->'row'->>'workspace' <> 'default'
+  ON CONFLICT DO NOTHING;
+  RETURN counts;
+END $$;
 
 
 SELECT neotoma_private.grant_platform_roles();

@@ -68,6 +68,11 @@ pub struct RelationshipOut {
     /// stretches, earliest first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub valid_during: Option<Vec<ValidStretch>>,
+    /// Whether an assertion of it holds over an interval (its metadata is
+    /// then rendered at the instant asked; not answered).
+    #[serde(default, skip_serializing)]
+    #[schemars(skip)]
+    pub timed: bool,
 }
 
 /// A stretch of valid time, `[valid_from, valid_to)` (an absent end:
@@ -153,6 +158,10 @@ pub struct RelationshipSnapshot {
     /// When it holds in the world, when not always.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub valid_during: Option<Vec<ValidStretch>>,
+    /// As RelationshipOut's (not answered).
+    #[serde(default, skip_serializing)]
+    #[schemars(skip)]
+    pub timed: bool,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]

@@ -86,7 +86,15 @@ pub struct SubgraphRelationship {
     pub relationship_type: String,
     pub source_entity_id: String,
     pub target_entity_id: String,
+    /// Its metadata at the valid time asked for.
     pub snapshot: Object,
+    /// When it holds in the world, when not always.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_during: Option<Vec<crate::actions::relationships::ValidStretch>>,
+    /// Whether an assertion of it holds over an interval (not answered).
+    #[serde(default, skip_serializing)]
+    #[schemars(skip)]
+    pub timed: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -376,7 +376,7 @@ fn relationship_out(user: &Uuid, id: &str) -> Result<RelationshipOut, NeotomaErr
         &[Arg::uuid(user), Arg::Text(id)],
     )?;
     let mut out: RelationshipOut = db::from_json(v, "relationship")?;
-    if out.valid_during.is_some() {
+    if out.timed {
         if let Some(r) = rendered_at(user, id, db::transaction_start_micros())? {
             out.metadata = r.snapshot;
         }
@@ -386,8 +386,9 @@ fn relationship_out(user: &Uuid, id: &str) -> Result<RelationshipOut, NeotomaErr
 
 /// A relationship's metadata as true in the world at `t`: reduced from
 /// its assertions valid then (None when none is). Read for relationships
-/// that hold over intervals only: the stored snapshot folds every
-/// assertion, which is their metadata at any instant when all hold always.
+/// with an assertion over an interval (`timed`) only: the stored snapshot
+/// folds every assertion, which is the metadata at any instant when all
+/// hold always.
 pub fn rendered_at(user: &Uuid, id: &str, t: i64) -> Result<Option<Rendered>, NeotomaError> {
     let valid: Vec<Observation> = relationship_observations(user, id)?
         .into_iter()
@@ -403,23 +404,22 @@ pub fn rendered_at(user: &Uuid, id: &str, t: i64) -> Result<Option<Rendered>, Ne
 }
 
 /// Sets the `metadata` of each relationship answered (an object with its
-/// `id`) that holds over intervals (`valid_during`) to its metadata at
-/// `t`, when an assertion of it is valid then.
+/// `id`, and `timed: true` when an assertion of it holds over an interval,
+/// which leaves the answer) to its metadata at `t`, when an assertion of
+/// it is valid then.
 pub fn metadata_at<'a>(
     user: &Uuid,
     t: i64,
     relationships: impl IntoIterator<Item = &'a mut Map<String, Value>>,
 ) -> Result<(), NeotomaError> {
     for r in relationships {
-        let Some(id) = r
-            .get("valid_during")
-            .filter(|v| !v.is_null())
-            .and(r.get("id"))
-            .and_then(Value::as_str)
-            .map(str::to_string)
-        else {
+        let timed = r.remove("timed") == Some(Value::Bool(true));
+        let Some(id) = r.get("id").and_then(Value::as_str).map(str::to_string) else {
             continue;
         };
+        if !timed {
+            continue;
+        }
         if let Some(rendered) = rendered_at(user, &id, t)? {
             r.insert("metadata".into(), Value::Object(rendered.snapshot));
         }
@@ -432,7 +432,7 @@ const RELATIONSHIP_OUT: &str =
                   'source_entity_id', source_entity_id, 'target_entity_id', target_entity_id,
                   'metadata', snapshot, 'created_at', neotoma._iso(created_at)
                   , 'deleted_at', neotoma._iso(deleted_at), 'deleted_reason', deleted_reason
-                  , 'valid_during', neotoma._valid_during(valid_during) -- new
+                  , 'valid_during', neotoma._valid_during(valid_during), 'timed', neotoma._relationship_timed(user_id, id) -- new
                   )
          FROM neotoma.relationships WHERE user_id = $1::uuid AND id = $2::uuid";
 
@@ -512,7 +512,7 @@ pub fn list_relationships(
     )?;
     let mut page: ListRelationshipsResponse = db::from_json(v, "relationships")?;
     for r in page.relationships.iter_mut() {
-        if r.valid_during.is_some() {
+        if r.timed {
             if let Some(rendered) = rendered_at(&user, &r.id, valid_at)? {
                 r.metadata = rendered.snapshot;
             }
@@ -568,7 +568,7 @@ pub fn get_relationship_snapshot(
         .with("target_entity_id", t.id));
     }
     let mut out: GetRelationshipSnapshotResponse = db::from_json(found, "relationship snapshot")?;
-    if out.snapshot.valid_during.is_some() {
+    if out.snapshot.timed {
         if let Some(r) = rendered_at(&user, &id, valid_at)? {
             out.snapshot.snapshot = r.snapshot;
             out.snapshot.provenance = r.provenance;

@@ -91,7 +91,7 @@ fn subgraph(
     let valid_at =
         common::optional_micros("valid_at", valid_at)?.unwrap_or_else(db::transaction_start_micros);
     let scope = crate::scope::current();
-    db::with_custom_index_plans(|| {
+    let mut graph: SubgraphResponse = db::with_custom_index_plans(|| {
         db::parsed(
             &scope.adapt(SUBGRAPH)?,
             &[
@@ -103,5 +103,11 @@ fn subgraph(
             ],
             "subgraph",
         )
-    })
+    })?;
+    for r in graph.relationships.iter_mut().filter(|r| r.timed) {
+        if let Some(rendered) = super::relationships::rendered_at(&user, &r.id, valid_at)? {
+            r.snapshot = rendered.snapshot;
+        }
+    }
+    Ok(graph)
 }

@@ -104,8 +104,12 @@ pub fn related_to(user: &Uuid, ids: &[String]) -> Result<(Objects, Objects), Neo
         .collect();
     let summaries = entity_summaries(user, others.iter().cloned().collect())?;
     let metadata = db::json(
-        "SELECT coalesce(jsonb_object_agg(id, snapshot), '{}') FROM neotoma.relationships
-         WHERE user_id = $1::uuid AND id = ANY($2)",
+        &crate::installed::adapt(
+            "SELECT coalesce(jsonb_object_agg(id, jsonb_build_object('id', id, 'metadata', snapshot
+                      , 'timed', neotoma._relationship_timed(user_id, id) -- new
+                      )), '{}')
+         FROM neotoma.relationships WHERE user_id = $1::uuid AND id = ANY($2)",
+        )?,
         &[
             Arg::uuid(user),
             Arg::uuid_texts(&rels.iter().map(|e| e.id.clone()).collect::<Vec<_>>()),
@@ -115,14 +119,16 @@ pub fn related_to(user: &Uuid, ids: &[String]) -> Result<(Objects, Objects), Neo
         .iter()
         .filter_map(|id| summaries.get(id).and_then(Value::as_object).cloned())
         .collect();
-    let relationships = rels
+    let mut relationships: Objects = rels
         .into_iter()
         .map(|e| {
-            let mut m = Map::new();
-            m.insert(
-                "metadata".into(),
-                metadata.get(&e.id).cloned().unwrap_or(json!({})),
-            );
+            // {id, metadata, timed} (timed leaves in metadata_at).
+            let mut m = metadata
+                .get(&e.id)
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            m.entry("metadata").or_insert_with(|| json!({}));
             m.insert("id".into(), json!(e.id));
             m.insert("relationship_type".into(), json!(e.relationship_type));
             m.insert("source_entity_id".into(), json!(e.source_entity_id));
@@ -130,6 +136,12 @@ pub fn related_to(user: &Uuid, ids: &[String]) -> Result<(Objects, Objects), Neo
             m
         })
         .collect();
+    // What holds now: their metadata now.
+    metadata_at(
+        user,
+        db::transaction_start_micros(),
+        relationships.iter_mut(),
+    )?;
     Ok((entities, relationships))
 }
 

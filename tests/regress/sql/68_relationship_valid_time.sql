@@ -91,6 +91,28 @@ SELECT neotoma.create_relationship(jsonb_build_object('relationship_type', 'REFE
 SELECT neotoma.create_relationship(jsonb_build_object('relationship_type', 'REFERS_TO', 'source_entity_id', :'alice',
          'target_entity_id', :'hooli', 'metadata', '{"note": "mentioned"}'::jsonb)) ? 'valid_during' AS hooli_bounded_after;
 
+-- A relationship that holds always, with metadata that changed over valid
+-- time: Alice refers to Hooli as a client, and as a partner from 2023.
+-- It holds always (no valid_during), and its metadata then is the one
+-- valid then, not the fold of every assertion.
+SELECT neotoma.create_relationship(jsonb_build_object('relationship_type', 'REFERS_TO', 'source_entity_id', :'hooli',
+         'target_entity_id', :'alice', 'metadata', '{"as": "client"}'::jsonb)) IS NOT NULL AS always;
+SELECT r ? 'valid_during' AS bounded, r->'metadata' AS metadata_now
+FROM neotoma.create_relationship(jsonb_build_object('relationship_type', 'REFERS_TO', 'source_entity_id', :'hooli',
+         'target_entity_id', :'alice', 'metadata', '{"as": "partner"}'::jsonb, 'valid_from', '2023-01-01')) r;
+SELECT t AS valid_at, r->'metadata' AS metadata
+FROM unnest(ARRAY['2020-06-01', '2024-06-01']) t,
+     jsonb_array_elements(neotoma.list_relationships(jsonb_build_object('entity_id', :'hooli', 'direction', 'outbound',
+       'relationship_type', 'REFERS_TO', 'valid_at', t))->'relationships') r;
+SELECT (neotoma.get_relationship_snapshot(jsonb_build_object('relationship_type', 'REFERS_TO', 'source_entity_id', :'hooli',
+         'target_entity_id', :'alice', 'valid_at', '2020-06-01'))->'snapshot'->'snapshot') AS snapshot_2020,
+       (SELECT r->'metadata' FROM jsonb_array_elements(neotoma.retrieve_graph_neighborhood(jsonb_build_object(
+          'node_id', :'hooli', 'include_sources', false, 'include_events', false, 'valid_at', '2020-06-01'))->'relationships') r
+        WHERE r->>'source_entity_id' = :'hooli' AND r->>'relationship_type' = 'REFERS_TO') AS neighborhood_2020,
+       (SELECT r->'snapshot' FROM jsonb_array_elements(neotoma.get_subgraph_by_ids(jsonb_build_object(
+          'entity_ids', jsonb_build_array(:'hooli', :'alice'), 'valid_at', '2020-06-01'))->'relationships') r
+        WHERE r->>'source_entity_id' = :'hooli') AS subgraph_2020;
+
 -- Batches take intervals too: create_relationships and a bulk operation.
 SELECT r->'valid_during' AS batch_during
 FROM jsonb_array_elements(neotoma.create_relationships(jsonb_build_object('relationships', jsonb_build_array(
@@ -117,11 +139,33 @@ SELECT neotoma.merge_entities(jsonb_build_object('from_entity_id', :'initech', '
 SELECT r->'valid_during' AS rekeyed_during, r->'metadata'->>'role' AS role_now
 FROM jsonb_array_elements(neotoma.list_relationships(jsonb_build_object('entity_id', :'corp', 'direction', 'inbound'))->'relationships') r;
 
+-- Export and import: the file leaves valid_during out, the import
+-- recomputes it from the assertions (and a row of an older export, which
+-- has none, holds always until then); another user's import holds the
+-- same stretches.
+CREATE TEMP TABLE exported AS SELECT row_number() OVER () AS n, l FROM neotoma.export_lines() l;
+SELECT count(*) FILTER (WHERE l->>'table' = 'relationships') AS relationship_lines,
+       count(*) FILTER (WHERE l->>'table' = 'relationships' AND l->'row' ? 'valid_during') AS with_valid_during
+FROM exported;
+CREATE TEMP TABLE exported_during AS
+  SELECT relationship_type, source_entity_id, target_entity_id, neotoma._valid_during(valid_during) AS during
+  FROM neotoma.relationships WHERE merged_into IS NULL;
+SET neotoma.user_id = '68000000-0000-0000-0000-00000000000d';
+SELECT neotoma.import_lines(array_agg(l ORDER BY n)) ? 'relationship_observations' AS imported FROM exported;
+SELECT count(*) AS same_stretches, count(*) FILTER (WHERE d.during IS NOT NULL) AS bounded
+FROM neotoma.relationships r
+JOIN exported_during d USING (relationship_type, source_entity_id, target_entity_id)
+WHERE r.merged_into IS NULL AND neotoma._valid_during(r.valid_during) IS NOT DISTINCT FROM d.during;
+SELECT (SELECT count(*) FROM neotoma.relationships WHERE merged_into IS NULL) AS imported_relationships;
+SELECT neotoma.verify()->'mismatches' AS mismatches_after_import;
+SET neotoma.user_id = '68000000-0000-0000-0000-00000000000a';
+
 -- verify() recomputes the union; a stored union that is not the fold is found.
 SELECT neotoma.verify()->'mismatches' AS mismatches;
 RESET ROLE;
 UPDATE neotoma.relationships SET valid_during = '{(,)}'
-WHERE relationship_type = 'PART_OF' AND source_entity_id = :'alice' AND target_entity_id = :'acme';
+WHERE user_id = '68000000-0000-0000-0000-00000000000a'
+  AND relationship_type = 'PART_OF' AND source_entity_id = :'alice' AND target_entity_id = :'acme';
 SELECT m->>'field' AS field, m->'expected' AS expected, m->'stored' AS stored
 FROM jsonb_array_elements(neotoma.verify()->'mismatches') m;
 
@@ -148,6 +192,11 @@ SELECT jsonb_path_query_array(neotoma.memory_open_nodes('{"names": ["Ann"], "val
        jsonb_array_length(neotoma.graphmem_find_relations('{}')->'relations') AS graphmem_relations_now,
        jsonb_path_query_array(neotoma.graphmem_find_relations('{"valid_at": "2020-06-01"}'), '$.relations[*].relation_type') AS graphmem_relations_then;
 SELECT try_action('memory_read_graph', '{"valid_at": "yesterday"}')->'error'->'details' AS bad_dialect_valid_at;
+-- A write finds a relation whatever its valid time: deleting the one that
+-- held until 2022 deletes it.
+SELECT neotoma.memory_delete_relations('{"relations": [{"from": "Ann", "to": "Acme", "relationType": "PART_OF"}]}') AS deleted;
+SELECT count(*) AS ann_relationships_left
+FROM jsonb_array_elements(neotoma.list_relationships(jsonb_build_object('entity_id', :'ann', 'current_only', false))->'relationships');
 
 -- Another user sees none of it.
 SET neotoma.user_id = '68000000-0000-0000-0000-00000000000b';

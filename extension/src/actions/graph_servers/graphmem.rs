@@ -510,10 +510,14 @@ pub fn delete_relation(
     if crate::actions::entities::beyond_limit(&user, from)? {
         return Err(not_found("Relation", req.relation_id));
     }
-    let live = super::relations_of(&user, &[from.to_string()], true)?
-        .into_iter()
-        .find(|r| r.relationship_id == relationship && r.relation_type == relation_type)
-        .ok_or_else(|| not_found("Relation", req.relation_id))?;
+    // Whatever its valid time.
+    let live = {
+        let _any = super::valid_at::regardless();
+        super::relations_of(&user, &[from.to_string()], true)?
+    }
+    .into_iter()
+    .find(|r| r.relationship_id == relationship && r.relation_type == relation_type)
+    .ok_or_else(|| not_found("Relation", req.relation_id))?;
     if live.relationship_type == graph::RELATIONSHIP_TYPE {
         super::assert_relation(
             &user,

@@ -305,14 +305,18 @@ pub fn delete_relations(
         let (Some(from), Some(to)) = (ids.get(&r.from), ids.get(&r.to)) else {
             continue;
         };
-        // One of Neotoma's own relationship types, named as such.
-        let typed = super::relations_of(&user, std::slice::from_ref(from), true)?
-            .into_iter()
-            .find(|x| {
-                &x.to_id == to
-                    && x.relation_type == r.relation_type
-                    && x.relationship_type != graph::RELATIONSHIP_TYPE
-            });
+        // One of Neotoma's own relationship types, named as such (whatever
+        // its valid time).
+        let typed = {
+            let _any = super::valid_at::regardless();
+            super::relations_of(&user, std::slice::from_ref(from), true)?
+        }
+        .into_iter()
+        .find(|x| {
+            &x.to_id == to
+                && x.relation_type == r.relation_type
+                && x.relationship_type != graph::RELATIONSHIP_TYPE
+        });
         match typed {
             Some(t) => super::delete_typed_relationship(&user, &workspace, &t)?,
             None => {

@@ -375,7 +375,7 @@ pub fn relations_in(user: &Uuid, workspace: &str) -> Result<Vec<Relation>, Neoto
            SELECT r.source_entity_id FROM neotoma.relationships r
            JOIN neotoma.entities a ON a.user_id = r.user_id AND a.id = r.source_entity_id
            WHERE r.user_id = $1::uuid AND r.merged_into IS NULL AND r.deleted_at IS NULL AND a.workspace = $2
-             AND r.valid_during @> coalesce(neotoma._from_micros($4), now()) -- new
+             AND ($5 OR r.valid_during @> coalesce(neotoma._from_micros($4), now())) -- new
            ORDER BY r.source_entity_id LIMIT $3) r",
         )?,
         &[
@@ -383,6 +383,7 @@ pub fn relations_in(user: &Uuid, workspace: &str) -> Result<Vec<Relation>, Neoto
             Arg::Text(workspace),
             Arg::Int(RELATIONSHIPS_READ),
             Arg::OptInt(valid_at::asked()),
+            Arg::Bool(valid_at::any_time()),
         ],
     )?;
     let starts: Vec<String> = db::from_json(v, "relationship starts")?;
@@ -410,13 +411,19 @@ pub fn relations_of(
         source_entity_id: String,
         target_entity_id: String,
         metadata: Value,
+        /// An assertion of it holds over an interval: its metadata is
+        /// rendered at the valid time shown.
+        #[serde(default)]
+        timed: bool,
     }
     let v = db::json(
         &crate::installed::adapt(
         "SELECT coalesce(jsonb_agg(x ORDER BY x->>'source_entity_id', x->>'target_entity_id', x->>'relationship_type'), '[]')
          FROM (SELECT jsonb_build_object('id', r.id, 'relationship_type', r.relationship_type,
                   'source_entity_id', r.source_entity_id, 'target_entity_id', r.target_entity_id,
-                  'metadata', r.snapshot) AS x
+                  'metadata', r.snapshot
+                  , 'timed', neotoma._relationship_timed(r.user_id, r.id) -- new
+                  ) AS x
                FROM neotoma.relationships r
                JOIN neotoma.entities a ON a.user_id = r.user_id AND a.id = r.source_entity_id
                JOIN neotoma.entities b ON b.user_id = r.user_id AND b.id = r.target_entity_id
@@ -424,7 +431,7 @@ pub fn relations_of(
                  AND (r.source_entity_id = ANY($2) OR (NOT $3 AND r.target_entity_id = ANY($2)))
                  AND a.merged_into IS NULL AND a.deleted_at IS NULL
                  AND b.merged_into IS NULL AND b.deleted_at IS NULL
-                 AND r.valid_during @> coalesce(neotoma._from_micros($5), now()) -- new
+                 AND ($6 OR r.valid_during @> coalesce(neotoma._from_micros($5), now())) -- new
                ORDER BY r.source_entity_id, r.target_entity_id, r.relationship_type LIMIT $4) y",
         )?,
         &[
@@ -433,11 +440,18 @@ pub fn relations_of(
             Arg::Bool(from_only),
             Arg::Int(RELATIONSHIPS_READ),
             Arg::OptInt(valid_at::asked()),
+            Arg::Bool(valid_at::any_time()),
         ],
     )?;
     let rows: Vec<Row> = db::from_json(v, "relationships")?;
     let mut out = Vec::new();
-    for r in rows {
+    for mut r in rows {
+        if r.timed && !valid_at::any_time() {
+            let t = valid_at::asked().unwrap_or_else(db::transaction_start_micros);
+            if let Some(rendered) = crate::actions::relationships::rendered_at(user, &r.id, t)? {
+                r.metadata = Value::Object(rendered.snapshot);
+            }
+        }
         let types = if r.relationship_type == graph::RELATIONSHIP_TYPE
             && graph::holds_relation_types(&r.metadata)
         {

@@ -3,7 +3,8 @@
 //! documents has a time), else now. A read sets it for its call
 //! ([`answer_at`]); the graph layer reads it: the relations holding then
 //! (`relations_of`, `relations_in`) and the nodes' fields as true then
-//! ([`render_nodes`]).
+//! ([`render_nodes`]). A write that looks for a relation to change looks
+//! at every one, whatever its valid time ([`regardless`]).
 
 use super::Node;
 use crate::actions::entities::value_timelines_of;
@@ -14,14 +15,25 @@ use serde_json::Value;
 use std::cell::Cell;
 use uuid::Uuid;
 
-thread_local! {
-    /// The valid time of the read running (None: now).
-    static ASKED: Cell<Option<i64>> = const { Cell::new(None) };
+/// Which relations and values the graph layer shows.
+#[derive(Clone, Copy)]
+enum When {
+    /// What holds now (a read without `valid_at`).
+    Now,
+    /// What holds at this instant (microseconds).
+    At(i64),
+    /// Every relation, whatever its valid time (a write's lookup).
+    Any,
 }
 
-/// A read at a valid time; when it ends (dropped), the time before it
+thread_local! {
+    /// The valid time of the call running.
+    static ASKED: Cell<When> = const { Cell::new(When::Now) };
+}
+
+/// A call at a valid time; when it ends (dropped), the time before it
 /// holds again.
-pub struct Reading(Option<i64>);
+pub struct Reading(When);
 
 impl Drop for Reading {
     fn drop(&mut self) {
@@ -29,21 +41,40 @@ impl Drop for Reading {
     }
 }
 
-/// Answers the read that holds the result at `valid_at` (ISO 8601).
+/// Answers the read that holds the result at `valid_at` (ISO 8601), else
+/// now.
 pub fn answer_at(valid_at: &Option<String>) -> Result<Reading, NeotomaError> {
-    let t = common::optional_micros("valid_at", valid_at)?;
-    Ok(Reading(ASKED.replace(t)))
+    let when = match common::optional_micros("valid_at", valid_at)? {
+        Some(t) => When::At(t),
+        None => When::Now,
+    };
+    Ok(Reading(ASKED.replace(when)))
 }
 
-/// The valid time asked for (None: now).
+/// Lets a write see every relation, whatever its valid time (deleting a
+/// relation that held only in the past).
+pub fn regardless() -> Reading {
+    Reading(ASKED.replace(When::Any))
+}
+
+/// The instant asked for (None: now, or any time).
 pub fn asked() -> Option<i64> {
-    ASKED.get()
+    match ASKED.get() {
+        When::At(t) => Some(t),
+        When::Now | When::Any => None,
+    }
+}
+
+/// Whether every relation is shown, whatever its valid time.
+pub fn any_time() -> bool {
+    matches!(ASKED.get(), When::Any)
 }
 
 /// Each node's fields as true at the valid time asked for (the stored
 /// snapshot is what holds now): a field that holds over valid time takes
 /// its value then, or leaves when none holds; the name, label and
-/// observations shown follow them.
+/// observations shown follow them (a name that holds at no instant keeps
+/// the current one).
 pub fn render_nodes(user: &Uuid, nodes: &mut [Node]) -> Result<(), NeotomaError> {
     let Some(t) = asked() else {
         return Ok(());

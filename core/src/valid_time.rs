@@ -283,6 +283,23 @@ pub fn values_at(
     })
 }
 
+/// A snapshot rendered now (`snapshot`) as at the instant `t`: each field
+/// of `timelines` takes its value then when one holds and `shown` keeps
+/// it, and leaves otherwise; the other fields hold at every instant.
+pub fn overlay_at(
+    snapshot: &mut serde_json::Map<String, Value>,
+    timelines: &ValueTimelines,
+    t: i64,
+    shown: impl Fn(&ValueStretch) -> bool,
+) {
+    for (field, holding) in values_at(timelines, t) {
+        match holding.filter(|s| shown(s)) {
+            Some(s) => snapshot.insert(field.clone(), s.2.clone()),
+            None => snapshot.remove(field),
+        };
+    }
+}
+
 impl Default for FieldTimeline {
     fn default() -> Self {
         FieldTimeline::always(None)
@@ -556,6 +573,17 @@ mod tests {
                 );
             }
         }
+        // The snapshot rendered at 25 (now), overlaid as at each instant,
+        // is the snapshot rendered then; what `shown` refuses leaves.
+        let now = render_at(&state, 25).snapshot;
+        for t in [0, 9, 10, 15, 19, 20, 25] {
+            let mut overlaid = now.clone();
+            overlay_at(&mut overlaid, &timelines, t, |_| true);
+            assert_eq!(overlaid, render_at(&state, t).snapshot, "at {t}");
+        }
+        let mut hidden = now.clone();
+        overlay_at(&mut hidden, &timelines, 15, |s| s.2 != json!("engineer"));
+        assert!(!hidden.contains_key("role") && hidden.contains_key("name"));
         let text = serde_json::to_string(&timelines["role"]).unwrap();
         assert_eq!(
             text,

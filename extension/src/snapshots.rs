@@ -635,6 +635,17 @@ fn derived_rows(
 /// the statement runs, so large folds are written in slices.
 pub const WRITE_SLICE: usize = 100;
 
+/// The reducer state stored with an entity's snapshot (None without one).
+pub fn stored_state(user: &Uuid, entity_id: &str) -> Result<Option<SnapshotState>, NeotomaError> {
+    match db::json(
+        "SELECT reducer_state FROM neotoma.entity_snapshots WHERE user_id = $1::uuid AND entity_id = $2",
+        &[Arg::uuid(user), Arg::Text(entity_id)],
+    )? {
+        Value::Null => Ok(None),
+        v => db::from_json(v, "reducer state").map(Some),
+    }
+}
+
 /// Timeline event rows of an entity, as stored in `neotoma.timeline_events`:
 /// those of its date fields' values (rendered) and those of its values'
 /// stretches over valid time (its state).

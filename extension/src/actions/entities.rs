@@ -487,13 +487,9 @@ fn render_page_at(
         let (Some(timelines), Some(snapshot)) = (timelines.get(&e.id), e.snapshot.as_mut()) else {
             continue;
         };
-        for (field, holding) in valid_time::values_at(timelines, t) {
-            let shown = holding.filter(|s| min_confidence.is_none_or(|min| s.3.passes(min)));
-            match shown {
-                Some(s) => snapshot.insert(field.clone(), s.2.clone()),
-                None => snapshot.remove(field),
-            };
-        }
+        valid_time::overlay_at(snapshot, timelines, t, |s| {
+            min_confidence.is_none_or(|min| s.3.passes(min))
+        });
     }
     Ok(())
 }
@@ -685,13 +681,7 @@ pub fn correct(user: Uuid, req: CorrectRequest) -> Result<CorrectResponse, Neoto
     }
     let valid = crate::installed::served_interval(&req.valid_from, &req.valid_to)?;
     let user_s = user.to_string();
-    let state: Option<SnapshotState> = match db::json(
-        "SELECT reducer_state FROM neotoma.entity_snapshots WHERE user_id = $1::uuid AND entity_id = $2",
-        &[Arg::uuid(user), Arg::Text(&entity.id)],
-    )? {
-        Value::Null => None,
-        v => Some(db::from_json(v, "reducer state")?),
-    };
+    let state = snapshots::stored_state(&user, &entity.id)?;
     // The value it corrects: the field's where the correction holds (its
     // start, else the instant before its end, else now).
     let instant = valid

@@ -244,6 +244,9 @@ pub fn apply_to_relationship(
     } else {
         db::from_json(row, "relationship state")?
     };
+    // None folded before (new, or folded afresh): when it holds is these
+    // assertions' union alone.
+    let first = state.observation_count == 0;
     for o in observations {
         reducer::apply(&mut state, o, &Default::default());
     }
@@ -263,20 +266,20 @@ pub fn apply_to_relationship(
             Arg::Int(state.observation_count as i64),
             Arg::Int(state.last_observation_at.unwrap_or(0)),
             Arg::Json(&json!(intervals)),
-            Arg::Bool(fresh),
+            Arg::Bool(first),
         ],
     )
 }
 
 /// A relationship's snapshot, and when it holds: the union of its
 /// assertions' intervals ($8, `[[from, to], …]` in microseconds, null
-/// ends unbounded) with the stored one, or alone when the relationship had
-/// none folded yet or is folded afresh ($9). Without assertions it holds
-/// always, as the column's default says.
+/// ends unbounded) with the stored one, or alone when none was folded
+/// before ($9). Without assertions it holds always, as the column's
+/// default says.
 const UPDATE_RELATIONSHIP: &str = "
     UPDATE neotoma.relationships SET snapshot = $3, provenance = $4, reducer_state = $5,
            observation_count = $6, last_observation_at = neotoma._from_micros($7)
-           , valid_during = coalesce(CASE WHEN $9 OR observation_count = 0 THEN n.during ELSE valid_during + n.during END, CASE WHEN $9 THEN '{(,)}' ELSE valid_during END) -- new
+           , valid_during = CASE WHEN $9 THEN coalesce(n.during, '{(,)}') ELSE valid_during + coalesce(n.during, '{}') END -- new
     FROM (SELECT range_agg(tstzrange(neotoma._from_micros((x->>0)::bigint), neotoma._from_micros((x->>1)::bigint))) AS during
           FROM jsonb_array_elements($8) x) n
     WHERE user_id = $1::uuid AND id = $2::uuid";
@@ -376,20 +379,26 @@ fn relationship_out(user: &Uuid, id: &str) -> Result<RelationshipOut, NeotomaErr
         &[Arg::uuid(user), Arg::Text(id)],
     )?;
     let mut out: RelationshipOut = db::from_json(v, "relationship")?;
-    if out.timed {
-        if let Some(r) = rendered_at(user, id, db::transaction_start_micros())? {
-            out.metadata = r.snapshot;
-        }
+    if let Some(r) = rendered_at(user, id, out.timed, db::transaction_start_micros())? {
+        out.metadata = r.snapshot;
     }
     Ok(out)
 }
 
 /// A relationship's metadata as true in the world at `t`: reduced from
-/// its assertions valid then (None when none is). Read for relationships
-/// with an assertion over an interval (`timed`) only: the stored snapshot
-/// folds every assertion, which is the metadata at any instant when all
-/// hold always.
-pub fn rendered_at(user: &Uuid, id: &str, t: i64) -> Result<Option<Rendered>, NeotomaError> {
+/// its assertions valid then (None when none is). Read only when an
+/// assertion of it holds over an interval (`timed`; else None): the stored
+/// snapshot folds every assertion, which is the metadata at any instant
+/// when all hold always.
+pub fn rendered_at(
+    user: &Uuid,
+    id: &str,
+    timed: bool,
+    t: i64,
+) -> Result<Option<Rendered>, NeotomaError> {
+    if !timed {
+        return Ok(None);
+    }
     let valid: Vec<Observation> = relationship_observations(user, id)?
         .into_iter()
         .filter(|o| Interval::of(o).contains(t))
@@ -417,10 +426,7 @@ pub fn metadata_at<'a>(
         let Some(id) = r.get("id").and_then(Value::as_str).map(str::to_string) else {
             continue;
         };
-        if !timed {
-            continue;
-        }
-        if let Some(rendered) = rendered_at(user, &id, t)? {
+        if let Some(rendered) = rendered_at(user, &id, timed, t)? {
             r.insert("metadata".into(), Value::Object(rendered.snapshot));
         }
     }
@@ -487,8 +493,7 @@ pub fn list_relationships(
         .map(|t| RelationshipType::parse("relationship_type", t))
         .transpose()?;
     let (limit, offset) = common::page(req.limit, req.offset)?;
-    let valid_at = common::optional_micros("valid_at", &req.valid_at)?
-        .unwrap_or_else(db::transaction_start_micros);
+    let valid_at = valid_at_or_now(&req.valid_at)?;
     let (entity, _) = resolve_live_entity(&user, &entity_id)?;
     let scope = crate::scope::current();
     let v = db::json(
@@ -512,10 +517,8 @@ pub fn list_relationships(
     )?;
     let mut page: ListRelationshipsResponse = db::from_json(v, "relationships")?;
     for r in page.relationships.iter_mut() {
-        if r.timed {
-            if let Some(rendered) = rendered_at(&user, &r.id, valid_at)? {
-                r.metadata = rendered.snapshot;
-            }
+        if let Some(rendered) = rendered_at(&user, &r.id, r.timed, valid_at)? {
+            r.metadata = rendered.snapshot;
         }
     }
     Ok(page)
@@ -531,8 +534,7 @@ pub fn get_relationship_snapshot(
     let (s, _) = resolve_live_entity(&user, &source)?;
     let (t, _) = resolve_live_entity(&user, &target)?;
     let id = relationship_id(&user, rtype.as_str(), &s.id, &t.id).to_string();
-    let valid_at = common::optional_micros("valid_at", &req.valid_at)?
-        .unwrap_or_else(db::transaction_start_micros);
+    let valid_at = valid_at_or_now(&req.valid_at)?;
     let found = db::json(
         &crate::installed::adapt(RELATIONSHIP_SNAPSHOT)?,
         &[Arg::uuid(user), Arg::Text(&id)],
@@ -568,13 +570,17 @@ pub fn get_relationship_snapshot(
         .with("target_entity_id", t.id));
     }
     let mut out: GetRelationshipSnapshotResponse = db::from_json(found, "relationship snapshot")?;
-    if out.snapshot.timed {
-        if let Some(r) = rendered_at(&user, &id, valid_at)? {
-            out.snapshot.snapshot = r.snapshot;
-            out.snapshot.provenance = r.provenance;
-        }
+    if let Some(r) = rendered_at(&user, &id, out.snapshot.timed, valid_at)? {
+        out.snapshot.snapshot = r.snapshot;
+        out.snapshot.provenance = r.provenance;
     }
     Ok(out)
+}
+
+/// A read's valid time (`valid_at`, ISO 8601) in microseconds, else now:
+/// the relationships it answers are those holding then.
+pub fn valid_at_or_now(value: &Option<String>) -> Result<i64, NeotomaError> {
+    Ok(common::optional_micros("valid_at", value)?.unwrap_or_else(db::transaction_start_micros))
 }
 
 pub fn relationship_observations(user: &Uuid, id: &str) -> Result<Vec<Observation>, NeotomaError> {

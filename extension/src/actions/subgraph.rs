@@ -88,8 +88,7 @@ fn subgraph(
     ids: Vec<String>,
     valid_at: &Option<String>,
 ) -> Result<SubgraphResponse, NeotomaError> {
-    let valid_at =
-        common::optional_micros("valid_at", valid_at)?.unwrap_or_else(db::transaction_start_micros);
+    let valid_at = super::relationships::valid_at_or_now(valid_at)?;
     let scope = crate::scope::current();
     let mut graph: SubgraphResponse = db::with_custom_index_plans(|| {
         db::parsed(
@@ -104,8 +103,9 @@ fn subgraph(
             "subgraph",
         )
     })?;
-    for r in graph.relationships.iter_mut().filter(|r| r.timed) {
-        if let Some(rendered) = super::relationships::rendered_at(&user, &r.id, valid_at)? {
+    for r in graph.relationships.iter_mut() {
+        if let Some(rendered) = super::relationships::rendered_at(&user, &r.id, r.timed, valid_at)?
+        {
             r.snapshot = rendered.snapshot;
         }
     }

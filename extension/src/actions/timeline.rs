@@ -3,10 +3,9 @@
 use crate::actions::entities::{resolve_live_entity, EntityRow};
 use crate::db::{self, Arg};
 use crate::registry;
-use crate::snapshots::event_rows_of;
+use crate::snapshots::{event_rows_of, stored_state};
 use neotoma_core::actions::common;
 use neotoma_core::actions::timeline::*;
-use neotoma_core::reducer::SnapshotState;
 use neotoma_core::schema::check_name;
 use neotoma_core::time::format_micros;
 use neotoma_core::valid_time;
@@ -126,15 +125,7 @@ fn events_at(
     limit: i64,
     offset: i64,
 ) -> Result<ListTimelineEventsResponse, NeotomaError> {
-    let stored = db::json(
-        "SELECT reducer_state FROM neotoma.entity_snapshots WHERE user_id = $1::uuid AND entity_id = $2",
-        &[Arg::uuid(user), Arg::Text(&entity.id)],
-    )?;
-    let state: SnapshotState = if stored.is_null() {
-        SnapshotState::default()
-    } else {
-        db::from_json(stored, "reducer state")?
-    };
+    let state = stored_state(user, &entity.id)?.unwrap_or_default();
     let schemas = registry::active(*user, std::slice::from_ref(&entity.entity_type))?;
     let mut rows = match schemas.get(&entity.entity_type) {
         Some(a) => event_rows_of(

@@ -2,7 +2,7 @@
 //! an entity or a source, and the one-hop `related_*` output of `store`.
 
 use crate::actions::entities::resolve_live_entity;
-use crate::actions::relationships::{live_edges, metadata_at, Direction};
+use crate::actions::relationships::{live_edges, metadata_at, valid_at_or_now, Direction};
 use crate::db::{self, Arg};
 use neotoma_core::actions::common;
 use neotoma_core::actions::traversal::*;
@@ -56,7 +56,7 @@ pub fn retrieve_related_entities(
         })
         .transpose()?;
     let include_entities = req.include_entities.unwrap_or(true);
-    let valid_at = valid_at(&req.valid_at)?;
+    let valid_at = valid_at_or_now(&req.valid_at)?;
     let (start, _) = resolve_live_entity(&user, &entity_id)?;
     let scope = crate::scope::current();
     db::parsed(
@@ -74,12 +74,6 @@ pub fn retrieve_related_entities(
         ],
         "traversal",
     )
-}
-
-/// A read's valid time (`valid_at`, ISO 8601), in microseconds: the
-/// relationships it follows are those holding then (default now).
-fn valid_at(value: &Option<String>) -> Result<i64, NeotomaError> {
-    Ok(common::optional_micros("valid_at", value)?.unwrap_or_else(db::transaction_start_micros))
 }
 
 /// The walk of `retrieve_related_entities`, answered as the response's JSON.
@@ -163,7 +157,7 @@ pub fn retrieve_graph_neighborhood(
         with(req.include_events, true),
         with(req.include_observations, false),
     );
-    let valid_at = valid_at(&req.valid_at)?;
+    let valid_at = valid_at_or_now(&req.valid_at)?;
     let scope = crate::scope::current();
     match node_type {
         "entity" => {

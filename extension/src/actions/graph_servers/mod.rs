@@ -446,11 +446,10 @@ pub fn relations_of(
     let rows: Vec<Row> = db::from_json(v, "relationships")?;
     let mut out = Vec::new();
     for mut r in rows {
-        if r.timed && !valid_at::any_time() {
-            let t = valid_at::asked().unwrap_or_else(db::transaction_start_micros);
-            if let Some(rendered) = crate::actions::relationships::rendered_at(user, &r.id, t)? {
-                r.metadata = Value::Object(rendered.snapshot);
-            }
+        let t = valid_at::asked().unwrap_or_else(db::transaction_start_micros);
+        let timed = r.timed && !valid_at::any_time();
+        if let Some(rendered) = crate::actions::relationships::rendered_at(user, &r.id, timed, t)? {
+            r.metadata = Value::Object(rendered.snapshot);
         }
         let types = if r.relationship_type == graph::RELATIONSHIP_TYPE
             && graph::holds_relation_types(&r.metadata)

@@ -84,12 +84,7 @@ pub fn render_nodes(user: &Uuid, nodes: &mut [Node]) -> Result<(), NeotomaError>
         let Some(timelines) = timelines.get(&node.id) else {
             continue;
         };
-        for (field, holding) in valid_time::values_at(timelines, t) {
-            match holding {
-                Some(s) => node.snapshot.insert(field.clone(), s.2.clone()),
-                None => node.snapshot.remove(field),
-            };
-        }
+        valid_time::overlay_at(&mut node.snapshot, timelines, t, |_| true);
         let text = |field: &str| {
             node.snapshot
                 .get(field)

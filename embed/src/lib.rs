@@ -19,8 +19,10 @@ pub const MAX_TOKENS: usize = 512;
 pub struct StaticModel {
     name: String,
     tokenizer: tokenizers::Tokenizer,
-    /// Row-major: one row of `dims` per token id.
-    vectors: Vec<f32>,
+    /// `model.safetensors`, mapped; its embeddings, little-endian f32,
+    /// row-major (one row of `dims` per token id), start at `vectors_at`.
+    weights: memmap2::Mmap,
+    vectors_at: usize,
     dims: usize,
     unknown: Option<u32>,
     normalize: bool,
@@ -53,7 +55,13 @@ impl StaticModel {
             .map_err(|e| format!("config.json: {e}"))?;
         let tokenizer = tokenizers::Tokenizer::from_bytes(read("tokenizer.json")?)
             .map_err(|e| format!("tokenizer.json: {e}"))?;
-        let weights = read("model.safetensors")?;
+        let file = std::fs::File::open(dir.join("model.safetensors"))
+            .map_err(|e| format!("cannot read model.safetensors: {e}"))?;
+        // SAFETY: the mapping is only read. A model's files are replaced by
+        // new files (scripts/install-model, packages), never rewritten in
+        // place while servers run (docs/actions.md, "By meaning").
+        let weights = unsafe { memmap2::Mmap::map(&file) }
+            .map_err(|e| format!("cannot read model.safetensors: {e}"))?;
         let tensors = safetensors::SafeTensors::deserialize(&weights)
             .map_err(|e| format!("model.safetensors: {e}"))?;
         let embeddings = tensors
@@ -71,18 +79,15 @@ impl StaticModel {
         if rows < tokenizer.get_vocab_size(true) || dims == 0 {
             return Err("model.safetensors: fewer vectors than tokens".to_string());
         }
-        let vectors = embeddings
-            .data()
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
+        let vectors_at = embeddings.data().as_ptr() as usize - weights.as_ptr() as usize;
         let unknown = tokenizer.token_to_id("[UNK]");
         let bert = is_bert(&tokenizer);
         Ok(StaticModel {
             name,
             bert,
             tokenizer,
-            vectors,
+            weights,
+            vectors_at,
             dims,
             unknown,
             normalize: config.normalize,
@@ -159,10 +164,11 @@ impl StaticModel {
             return None;
         }
         let mut sum = vec![0f32; self.dims];
+        let row_bytes = self.dims * 4;
         for id in &ids {
-            let row = &self.vectors[*id as usize * self.dims..][..self.dims];
-            for (s, v) in sum.iter_mut().zip(row) {
-                *s += v;
+            let row = &self.weights[self.vectors_at + *id as usize * row_bytes..][..row_bytes];
+            for (s, v) in sum.iter_mut().zip(row.chunks_exact(4)) {
+                *s += f32::from_le_bytes([v[0], v[1], v[2], v[3]]);
             }
         }
         let n = ids.len() as f32;

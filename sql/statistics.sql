@@ -3,10 +3,15 @@
 -- have at least doubled since their statistics were taken (or never had
 -- any) are analysed, which also renews every backend's kept plans over
 -- them. SKIP_LOCKED: a table another transaction is analysing is left to it.
--- Runs as the tables' owner; answers how many tables it analysed.
+-- A sample of 9,000 rows (statistics target 30, not 100): ANALYZE holds its
+-- sample in the writing backend, and 30,000 snapshots took 80 MB of it
+-- (24 MB now) and 1.6 s of a store (0.7 s); autovacuum's later ANALYZE
+-- takes the full sample. Runs as the tables' owner; answers how many tables
+-- it analysed.
 CREATE FUNCTION neotoma_private._refresh_statistics() RETURNS integer
 LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, neotoma, pg_temp SET client_min_messages = error AS $$
+SET search_path = pg_catalog, neotoma, pg_temp SET client_min_messages = error
+SET default_statistics_target = 30 AS $$
 DECLARE
   t regclass;
   n integer := 0;

@@ -251,10 +251,13 @@ REVOKE ALL ON neotoma.timeline_counts FROM PUBLIC;
 GRANT SELECT ON neotoma.timeline_counts TO neotoma_user;
 REVOKE ALL ON FUNCTION neotoma_private._count_events(), neotoma_private._recount_events() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION neotoma_private._recount_events() TO neotoma_user;
--- Its statistics are kept current like the other tables'.
+-- Its statistics are kept current like the other tables', from a sample
+-- of 9,000 rows (ANALYZE holds it in the writing backend: 80 MB for 30,000
+-- snapshots, 24 MB for 9,000).
 CREATE OR REPLACE FUNCTION neotoma_private._refresh_statistics() RETURNS integer
 LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, neotoma, pg_temp SET client_min_messages = error AS $$
+SET search_path = pg_catalog, neotoma, pg_temp SET client_min_messages = error
+SET default_statistics_target = 30 AS $$
 DECLARE
   t regclass;
   n integer := 0;

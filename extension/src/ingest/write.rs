@@ -107,6 +107,9 @@ pub fn store_entities(origin: &Origin, batch: &PreparedBatch) -> Result<Stored, 
     crate::statistics::note_rows(batch.entities.len());
     let mut stored = Stored::default();
     for (n, chunk) in batch.entities.chunks(CHUNK).enumerate() {
+        if n > 0 {
+            crate::statistics::keep_current_within()?;
+        }
         store_chunk(origin, chunk, n * CHUNK, &batch.schemas, &mut stored)?;
     }
     Ok(stored)

@@ -71,4 +71,21 @@ SELECT relname, relpages > 0 AS has_statistics FROM pg_class
 WHERE oid IN ('neotoma.entities'::regclass, 'neotoma.observations'::regclass, 'neotoma.entity_snapshots'::regclass)
 ORDER BY relname;
 
+-- A look analyses from a sample of 9,000 rows (statistics target 30): the
+-- writing backend holds the sample. With more than 30 entities, the
+-- histogram of their ids has 31 bounds (the default target would give one
+-- per id here). The owner marks the table as never analysed to have it
+-- looked at.
+SELECT jsonb_array_length(neotoma.store(jsonb_build_object('entities',
+  (SELECT jsonb_agg(jsonb_build_object('entity_type', 'note', 'title', 'Sampled ' || g)) FROM generate_series(1, 40) g)))->'entities') AS notes;
+RESET ROLE;
+UPDATE pg_class SET relpages = 0 WHERE oid = 'neotoma.entities'::regclass;
+SET ROLE neotoma_regress_agent;
+SELECT neotoma_private._refresh_statistics() > 0 AS analysed;
+-- (pg_stats hides the statistics of a table under row level security from
+-- its users: the owner reads them.)
+RESET ROLE;
+SELECT array_length(histogram_bounds::text::text[], 1) AS id_bounds, current_setting('default_statistics_target') AS session_target
+FROM pg_stats WHERE schemaname = 'neotoma' AND tablename = 'entities' AND attname = 'id';
+
 ROLLBACK;

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import threading
 import time
 import uuid
 from contextlib import contextmanager
@@ -88,6 +89,39 @@ def timer() -> Iterator[Callable[[], float]]:
     elapsed: list[float] = []
     yield lambda: elapsed[0] if elapsed else time.perf_counter() - start
     elapsed.append(time.perf_counter() - start)
+
+
+def private_memory(pid: int) -> int:
+    """A local backend's private memory in bytes (RssAnon: what it holds
+    beyond shared buffers and mapped files); 0 when it cannot be read."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+@contextmanager
+def peak_private_memory(pid: int) -> Iterator[Callable[[], int]]:
+    """Samples backend `pid`'s private memory twice a second while the block
+    runs; yields a function answering the largest sample."""
+    peak = [private_memory(pid)]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.5):
+            peak[0] = max(peak[0], private_memory(pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        yield lambda: peak[0]
+    finally:
+        done.set()
+        sampler.join()
+        peak[0] = max(peak[0], private_memory(pid))
 
 
 def latencies(fn: Callable[[int], object], n: int) -> list[float]:

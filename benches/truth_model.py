@@ -2,11 +2,13 @@
 one cluster (issue 14's goals, each printed with its baseline and whether it
 is met):
 
-* structured `store` throughput, batches of 1 and of 100 entities, next to
-  the baseline: the same rows written into equivalent tables (source,
-  observations, entities: the same columns and indexes, without the truth
+* structured `store` throughput as an ordinary role, batches of 1 and of
+  100 entities, against the floor (issue 40): every row a store writes
+  (derived rows, embedding and change feed included), precomputed, into
+  equivalent tables (the same columns and indexes, without the truth
   model's triggers, keys and row level security), one statement and one
-  transaction per call, as `store` is;
+  transaction per call, as `store` is; and beside it issue 14's baseline,
+  the source, entity and observation rows alone;
 * the statements one `store` runs inside Postgres (with pg_stat_statements,
   which scripts/bench preloads);
 * 8 concurrent clients against 1, storing entities of which some are the
@@ -26,10 +28,12 @@ import threading
 import uuid
 
 import psycopg
-from common import fresh_database, goal, latencies, new_user, pct, stat_statements, summary, table, timer
+from common import (connect_as, fresh_database, goal, latencies, new_user, ordinary_role, pct, stat_statements,
+                    summary, table, timer)
 
 SCALE = float(os.environ.get("BENCH_SCALE", "1"))
 STORE = "SELECT neotoma.store(%s::jsonb)"
+ROLE = "neotoma_bench_truth"
 
 # The baseline: source, entities and observations rows written in one
 # statement, into tables like the truth model's (columns, defaults, checks,
@@ -50,13 +54,16 @@ FROM jsonb_to_recordset(%(rows)s::jsonb) AS r(id text, observation uuid, fields 
 
 # The floor: every row a `store` of new entities writes (source, run,
 # entities, observations, and the derived rows: snapshots, identifiers, a
-# timeline event, the count delta), precomputed, written by one statement
-# into tables like the truth model's (columns and indexes, without keys,
-# triggers and row level security). The derived JSON is a real snapshot's
+# timeline event, the embedding, the change feed's entry, the count deltas),
+# precomputed, written by one statement into tables like the truth model's
+# (columns, generated columns and indexes, without keys, triggers and row
+# level security). The derived JSON and the embedding are a real snapshot's
 # (`template`), so the rows are the same size. What `store` adds beyond it is
-# reading and locking what it folds, the fold, and its statements' overhead.
+# reading and locking what it folds, the fold, computing the embedding, the
+# keys' checks, and its statements' overhead.
 FLOOR_TABLES = ("sources", "interpretation_runs", "entities", "observations", "entity_snapshots",
-                "entity_identifiers", "timeline_events", "entity_counts")  # fmt: skip
+                "entity_identifiers", "timeline_events", "entity_embeddings", "changes", "entity_counts",
+                "timeline_counts")  # fmt: skip
 FLOOR = """
 WITH src AS (
   INSERT INTO floor.sources (user_id, id, content_hash, source_type, content)
@@ -65,7 +72,9 @@ run AS (
   INSERT INTO floor.interpretation_runs (user_id, id, source_id, interpreter, status, entities_created,
                                          observations_created, finished_at)
   VALUES (%(user)s::uuid, %(run)s::uuid, %(source)s::uuid, 'structured', 'completed', %(n)s, %(n)s, now())),
-rows AS (SELECT * FROM jsonb_to_recordset(%(rows)s::jsonb) AS r(id text, observation uuid, event uuid, fields jsonb)),
+rows AS (SELECT * FROM jsonb_to_recordset(%(rows)s::jsonb)
+         AS r(id text, observation uuid, event uuid, fields jsonb, provenance jsonb, field_provenance jsonb,
+              reducer_state jsonb)),
 ent AS (
   INSERT INTO floor.entities (user_id, id, entity_type, canonical_name, identity_key)
   SELECT %(user)s::uuid, r.id, 'invoice', r.fields->>'invoice_number', r.fields->>'invoice_number' FROM rows r),
@@ -77,9 +86,8 @@ obs AS (
 snap AS (
   INSERT INTO floor.entity_snapshots (user_id, entity_id, entity_type, schema_version, snapshot, provenance,
                                       field_provenance, reducer_state, observation_count, last_observation_at, computed_at)
-  SELECT %(user)s::uuid, r.id, 'invoice', '1.0', r.fields, t.provenance, t.field_provenance, t.reducer_state, 1, now(), now()
-  FROM rows r, (SELECT %(provenance)s::jsonb AS provenance, %(field_provenance)s::jsonb AS field_provenance,
-                       %(reducer_state)s::jsonb AS reducer_state) t),
+  SELECT %(user)s::uuid, r.id, 'invoice', '1.0', r.fields, r.provenance, r.field_provenance, r.reducer_state, 1, now(), now()
+  FROM rows r),
 ids AS (
   INSERT INTO floor.entity_identifiers (user_id, entity_id, field, value)
   SELECT %(user)s::uuid, r.id, f.field, r.fields->>f.field FROM rows r, (VALUES ('invoice_number'), ('vendor_name')) f(field)),
@@ -87,18 +95,43 @@ ev AS (
   INSERT INTO floor.timeline_events (user_id, id, event_type, event_timestamp, source_id, entity_id, entity_ids,
                                      source_field, observation_id)
   SELECT %(user)s::uuid, r.event, 'InvoiceIssued', (r.fields->>'invoice_date')::timestamptz, %(source)s::uuid, r.id,
-         ARRAY[r.id], 'invoice_date', r.observation FROM rows r)
+         ARRAY[r.id], 'invoice_date', r.observation FROM rows r),
+emb AS (
+  INSERT INTO floor.entity_embeddings (user_id, entity_id, entity_type, model, embedding, list_no)
+  SELECT %(user)s::uuid, r.id, 'invoice', %(model)s, %(embedding)s::real[], %(list_no)s FROM rows r
+  WHERE %(embedding)s IS NOT NULL),
+feed AS (
+  INSERT INTO floor.changes (user_id, kind, operation, entity_id, entity_type, source_id)
+  SELECT %(user)s::uuid, 'entity', 'observed', r.id, 'invoice', %(source)s::uuid FROM rows r),
+days AS (
+  INSERT INTO floor.timeline_counts (user_id, workspace, day, event_type, events)
+  VALUES (%(user)s::uuid, 'default', '2024-01-15', 'InvoiceIssued', %(n)s))
 INSERT INTO floor.entity_counts (user_id, entity_type, current, total) VALUES (%(user)s::uuid, 'invoice', %(n)s, %(n)s)"""
+
+
+def floor_template(conn: psycopg.Connection, user: str) -> dict:
+    """The derived JSON and the embedding of one of `user`'s stored invoices,
+    which the floor's rows copy (so they are the same size)."""
+    row = conn.execute(
+        "SELECT s.provenance, s.field_provenance, s.reducer_state, e.model, e.embedding::text, e.list_no "
+        "FROM neotoma.entity_snapshots s LEFT JOIN neotoma.entity_embeddings e "
+        "ON e.user_id = s.user_id AND e.entity_id = s.entity_id "
+        "WHERE s.user_id = %s AND s.entity_type = 'invoice' ORDER BY s.entity_id LIMIT 1", (user,)).fetchone()  # fmt: skip
+    return dict(zip(("provenance", "field_provenance", "reducer_state"), row[:3])) | {
+        "model": row[3], "embedding": row[4], "list_no": row[5]}
 
 
 def floor_store(conn: psycopg.Connection, user: str, entities: list[dict], template: dict) -> None:
     content = json.dumps({"entities": entities})
+    # Each row's JSON arrives with the row, as a store's derived rows do.
+    derived = {k: template[k] for k in ("provenance", "field_provenance", "reducer_state")}
     rows = [{"id": f"ent_{e['invoice_number']}", "observation": str(uuid.uuid4()), "event": str(uuid.uuid4()), "fields": e}
-            for e in entities]  # fmt: skip
+            | derived for e in entities]  # fmt: skip
     conn.execute(
         FLOOR,
         {"user": user, "source": uuid.uuid4(), "run": uuid.uuid4(), "hash": hashlib.sha256(content.encode()).hexdigest(),
-         "content": content, "rows": json.dumps(rows), "n": len(entities)} | template,
+         "content": content, "rows": json.dumps(rows), "n": len(entities)}
+        | {k: template[k] for k in ("model", "embedding", "list_no")},
     )  # fmt: skip
 
 
@@ -124,22 +157,20 @@ def plain_store(conn: psycopg.Connection, user: str, entities: list[dict]) -> No
     )  # fmt: skip
 
 
-def throughput(conn: psycopg.Connection, user: str, batch: int, calls: int, tag: str) -> tuple[float, float, float]:
-    """Entities per second through neotoma.store, through the baseline and
-    through the floor (every row a store writes, in one statement)."""
+def throughput(conn: psycopg.Connection, as_user: psycopg.Connection, user: str, batch: int, calls: int,
+               tag: str) -> tuple[float, float, float]:
+    """Entities per second through neotoma.store (as an ordinary role,
+    `as_user`: row level security applies), through the baseline and through
+    the floor (every row a store writes, in one statement)."""
     with timer() as t:
         for b in range(calls):
-            conn.execute(STORE, (json.dumps({"entities": [invoice(b * batch + j, tag) for j in range(batch)]}),))
+            as_user.execute(STORE, (json.dumps({"entities": [invoice(b * batch + j, tag) for j in range(batch)]}),))
     ours = calls * batch / t()
     with timer() as t:
         for b in range(calls):
             plain_store(conn, user, [invoice(b * batch + j, tag) for j in range(batch)])
     plain = calls * batch / t()
-    row = conn.execute(
-        "SELECT provenance, field_provenance, reducer_state FROM neotoma.entity_snapshots "
-        "WHERE entity_type = 'invoice' ORDER BY entity_id LIMIT 1"
-    ).fetchone()
-    template = dict(zip(("provenance", "field_provenance", "reducer_state"), map(json.dumps, row)))
+    template = floor_template(conn, user)
     with timer() as t:
         for b in range(calls):
             floor_store(conn, user, [invoice(b * batch + j, tag) for j in range(batch)], template)
@@ -215,17 +246,20 @@ def main() -> None:
         for t in FLOOR_TABLES:
             conn.execute(f"CREATE TABLE floor.{t} (LIKE neotoma.{t} INCLUDING ALL)")
 
-        store1, plain1, floor1 = throughput(conn, user, 1, int(2000 * SCALE), "B1")
-        store100, plain100, floor100 = throughput(conn, user, 100, max(5, int(50 * SCALE)), "B100")
+        ordinary_role(conn, ROLE)
+        with connect_as(dsn, ROLE, user) as as_user:
+            store1, plain1, floor1 = throughput(conn, as_user, user, 1, int(2000 * SCALE), "B1")
+            store100, plain100, floor100 = throughput(conn, as_user, user, 100, max(5, int(50 * SCALE)), "B100")
         table(
-            "store throughput (entities/s) vs the same rows into equivalent tables (goal: >= 50% for 1, >= 25% for 100); "
-            "floor: every row a store writes (8 tables, derived rows included), precomputed, in one statement",
+            f"store throughput (entities/s, as the ordinary role {ROLE}) against the floor: every row a store writes "
+            "(11 tables, derived rows included), precomputed, in one statement (goal, issue 40: >= 60% for 1, >= 50% "
+            "for 100); the baseline: the source, entity and observation rows alone",
             [
-                ("batch", "neotoma.store", "baseline", "store/baseline", "goal", "floor", "store/floor"),
-                ("1", f"{store1:,.0f}", f"{plain1:,.0f}", f"{store1 / plain1:.0%}", goal(store1 >= 0.5 * plain1),
-                 f"{floor1:,.0f}", f"{store1 / floor1:.0%}"),
-                ("100", f"{store100:,.0f}", f"{plain100:,.0f}", f"{store100 / plain100:.0%}", goal(store100 >= 0.25 * plain100),
-                 f"{floor100:,.0f}", f"{store100 / floor100:.0%}"),
+                ("batch", "neotoma.store", "floor", "store/floor", "goal", "baseline", "store/baseline"),
+                ("1", f"{store1:,.0f}", f"{floor1:,.0f}", f"{store1 / floor1:.0%}", goal(store1 >= 0.6 * floor1),
+                 f"{plain1:,.0f}", f"{store1 / plain1:.0%}"),
+                ("100", f"{store100:,.0f}", f"{floor100:,.0f}", f"{store100 / floor100:.0%}", goal(store100 >= 0.5 * floor100),
+                 f"{plain100:,.0f}", f"{store100 / plain100:.0%}"),
             ],
         )  # fmt: skip
 

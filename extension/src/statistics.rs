@@ -37,6 +37,7 @@ pub fn note_rows(rows: usize) {
 /// were small, would otherwise serve the rest: a foreign-key check planned
 /// then read every entity of the user for each key, which made a
 /// 200,000-row file quadratic (35,500 rows in 13 minutes).
+/// (`neotoma_private._refresh_statistics()` runs as the tables' owner.)
 pub fn keep_current_within() -> Result<(), NeotomaError> {
     db::run(
         &crate::installed::adapt("SELECT neotoma_private._refresh_statistics()")?,
@@ -45,8 +46,7 @@ pub fn keep_current_within() -> Result<(), NeotomaError> {
 }
 
 /// After a write action: analyses the tables that outgrew their statistics
-/// (`neotoma_private._refresh_statistics()`, which runs as the tables' owner), when
-/// it is time to look.
+/// (as [`keep_current_within`] does), when it is time to look.
 pub fn keep_current() -> Result<(), NeotomaError> {
     match SINCE.get() {
         Some((writes, rows)) if writes + 1 < WRITES && rows < ROWS => {
@@ -55,10 +55,7 @@ pub fn keep_current() -> Result<(), NeotomaError> {
         }
         _ => {
             SINCE.set(Some((0, 0)));
-            db::run(
-                &crate::installed::adapt("SELECT neotoma_private._refresh_statistics()")?,
-                &[],
-            )
+            keep_current_within()
         }
     }
 }

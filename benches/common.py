@@ -91,37 +91,35 @@ def timer() -> Iterator[Callable[[], float]]:
     elapsed.append(time.perf_counter() - start)
 
 
-def private_memory(pid: int) -> int:
-    """A local backend's private memory in bytes (RssAnon: what it holds
-    beyond shared buffers and mapped files); 0 when it cannot be read."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("RssAnon:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
+def status_mb(pid: int, field: str = "VmRSS") -> float:
+    """A memory field of /proc/<pid>/status (VmRSS, VmHWM, RssAnon, …) in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
-@contextmanager
-def peak_private_memory(pid: int) -> Iterator[Callable[[], int]]:
-    """Samples backend `pid`'s private memory twice a second while the block
-    runs; yields a function answering the largest sample."""
-    peak = [private_memory(pid)]
-    done = threading.Event()
+class Peak:
+    """Samples a process's memory field (VmRSS by default) every `every`
+    seconds while it runs."""
 
-    def sample() -> None:
-        while not done.wait(0.5):
-            peak[0] = max(peak[0], private_memory(pid))
+    def __init__(self, pid: int, every: float = 0.02, field: str = "VmRSS"):
+        self.pid, self.every, self.field, self.peak, self.stop = pid, every, field, 0.0, False
+        self.thread = threading.Thread(target=self.run, daemon=True)
 
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    try:
-        yield lambda: peak[0]
-    finally:
-        done.set()
-        sampler.join()
-        peak[0] = max(peak[0], private_memory(pid))
+    def run(self) -> None:
+        while not self.stop:
+            self.peak = max(self.peak, status_mb(self.pid, self.field))
+            time.sleep(self.every)
+
+    def __enter__(self) -> "Peak":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop = True
+        self.thread.join()
+        self.peak = max(self.peak, status_mb(self.pid, self.field))
 
 
 def latencies(fn: Callable[[int], object], n: int) -> list[float]:

@@ -46,7 +46,7 @@ import httpx2 as httpx
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import fresh_database, goal, new_user, pct, table  # noqa: E402
+from common import Peak, fresh_database, goal, new_user, pct, status_mb, table  # noqa: E402
 from mcp import Client  # noqa: E402
 
 SCALE = float(os.environ.get("BENCH_SCALE", "1"))
@@ -62,39 +62,8 @@ INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "b", "version": "0"}}}  # fmt: skip
 
 
-def status_mb(pid: int, field: str = "VmRSS") -> float:
-    """A memory field of /proc/<pid>/status (VmRSS, VmHWM, RssAnon, …) in MB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
 def rss_mb(pid: int) -> float:
     return status_mb(pid, "VmRSS")
-
-
-class Peak:
-    """Samples a process's memory field (VmRSS by default) every `every`
-    seconds while it runs."""
-
-    def __init__(self, pid: int, every: float = 0.02, field: str = "VmRSS"):
-        self.pid, self.every, self.field, self.peak, self.stop = pid, every, field, 0.0, False
-        self.thread = threading.Thread(target=self.run, daemon=True)
-
-    def run(self) -> None:
-        while not self.stop:
-            self.peak = max(self.peak, status_mb(self.pid, self.field))
-            time.sleep(self.every)
-
-    def __enter__(self) -> "Peak":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop = True
-        self.thread.join()
-        self.peak = max(self.peak, status_mb(self.pid, self.field))
 
 
 def free_port() -> int:

@@ -76,7 +76,7 @@ def main() -> None:
     table(f"the last upgrade and verify() at {BIG:,} entities", [
         ("figure", "value", ""),
         ("store batches of 1,000 (the big user's load, beside the third's)", f"{rate:,.0f} entities/s", f"on the {previous} SQL"),
-        ("the loading backend's private memory (RssAnon), at most", f"{memory / 2**20:.0f} MB", ""),
+        ("the loading backend's private memory (RssAnon), at most", f"{memory:.0f} MB", ""),
         (f"ALTER EXTENSION neotoma UPDATE, {previous} → {current}, {entities:,} entities", f"{update_s:.1f} s",
          f"database {before / 2**30:.2f} → {after / 2**30:.2f} GiB"),
         (f"verify() of {BIG:,} entities, as the ordinary role", f"{verify_s:.1f} s", f"clean: {report.get('ok')}"),
